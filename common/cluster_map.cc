@@ -1,0 +1,208 @@
+#include "common/cluster_map.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace orthofs {
+
+std::string_view PlacementStrategyName(PlacementStrategy s) {
+  return s == PlacementStrategy::kMigration ? "migration" : "repartition";
+}
+
+Result<PlacementStrategy> ParsePlacementStrategy(std::string_view name) {
+  if (name == "migration") return PlacementStrategy::kMigration;
+  if (name == "repartition") return PlacementStrategy::kRepartition;
+  return Status::InvalidArgument("unknown placement strategy '" + std::string(name) +
+                                 "' (want migration or repartition)");
+}
+
+const OsdInfo* ClusterMap::FindOsd(uint32_t id) const {
+  for (const auto& osd : osds) {
+    if (osd.id == id) return &osd;
+  }
+  return nullptr;
+}
+
+Status ValidateAddress(std::string_view address) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Status::InvalidArgument("address '" + std::string(address) + "' is not host:port");
+  }
+  std::string_view host = address.substr(0, colon);
+  std::string_view port = address.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') {
+      return Status::InvalidArgument("address '" + std::string(address) +
+                                     "': IPv6 host must be [addr]");
+    }
+  } else {
+    if (host.find(':') != std::string_view::npos) {
+      return Status::InvalidArgument("address '" + std::string(address) +
+                                     "': write an IPv6 host as [addr]:port");
+    }
+    for (char c : host) {
+      bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+      if (!ok) {
+        return Status::InvalidArgument("address '" + std::string(address) +
+                                       "': bad character in host");
+      }
+    }
+  }
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || value == 0 ||
+      value > 65535) {
+    return Status::InvalidArgument("address '" + std::string(address) +
+                                   "': port must be a number in 1..65535");
+  }
+  return Status::Ok();
+}
+
+Status ValidateClusterMap(const ClusterMap& map) {
+  if (map.epoch == 0) return Status::InvalidArgument("epoch: must be at least 1");
+  if (map.object_size < kMinObjectSize || map.object_size > kMaxObjectSize ||
+      (map.object_size & (map.object_size - 1)) != 0) {
+    return Status::InvalidArgument("object_size: " + std::to_string(map.object_size) +
+                                   " is not a power of two in " + std::to_string(kMinObjectSize) +
+                                   ".." + std::to_string(kMaxObjectSize));
+  }
+  if (map.osds.size() < 2) {
+    return Status::InvalidArgument("osds: " + std::to_string(map.osds.size()) +
+                                   " OSD(s); orthogonal replicas need at least 2");
+  }
+  std::map<uint32_t, size_t> ids;
+  std::map<std::string, size_t> addresses;
+  for (size_t i = 0; i < map.osds.size(); ++i) {
+    const OsdInfo& osd = map.osds[i];
+    std::string where = "osds[" + std::to_string(i) + "]";
+    if (auto [it, fresh] = ids.emplace(osd.id, i); !fresh) {
+      return Status::InvalidArgument(where + ".id: duplicate id " + std::to_string(osd.id) +
+                                     " (also osds[" + std::to_string(it->second) + "])");
+    }
+    if (Status st = ValidateAddress(osd.address); !st.ok()) {
+      return Status::InvalidArgument(where + ".address: " + st.message());
+    }
+    if (auto [it, fresh] = addresses.emplace(osd.address, i); !fresh) {
+      return Status::InvalidArgument(where + ".address: duplicate address " + osd.address +
+                                     " (also osds[" + std::to_string(it->second) + "])");
+    }
+    if (!std::isfinite(osd.weight) || osd.weight <= 0 || osd.weight > 1e6) {
+      return Status::InvalidArgument(where + ".weight: must be a number in (0, 1e6]");
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// yaml-cpp reports errors by exception; they stop at this file's boundary.
+template <typename T>
+Status ReadScalar(const YAML::Node& node, const std::string& where, T* out) {
+  if (!node.IsScalar()) return Status::InvalidArgument(where + ": must be a scalar");
+  try {
+    *out = node.as<T>();
+  } catch (const YAML::Exception&) {
+    return Status::InvalidArgument(where + ": '" + node.Scalar() + "' has the wrong type");
+  }
+  return Status::Ok();
+}
+
+Status RejectUnknownKeys(const YAML::Node& node, const std::string& where,
+                         const std::set<std::string>& known) {
+  for (const auto& kv : node) {
+    std::string key = kv.first.as<std::string>();
+    if (!known.count(key)) {
+      return Status::InvalidArgument(where + (where.empty() ? "" : ".") + key + ": unknown key");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseOsd(const YAML::Node& node, const std::string& where, OsdInfo* osd) {
+  if (!node.IsMap()) return Status::InvalidArgument(where + ": must be a mapping");
+  ORTHOFS_RETURN_IF_ERROR(RejectUnknownKeys(node, where, {"id", "address", "weight"}));
+  if (!node["id"]) return Status::InvalidArgument(where + ".id: missing");
+  if (!node["address"]) return Status::InvalidArgument(where + ".address: missing");
+  int64_t id = -1;
+  ORTHOFS_RETURN_IF_ERROR(ReadScalar(node["id"], where + ".id", &id));
+  if (id < 0 || id > UINT32_MAX) {
+    return Status::InvalidArgument(where + ".id: must be in 0..4294967295");
+  }
+  osd->id = static_cast<uint32_t>(id);
+  ORTHOFS_RETURN_IF_ERROR(ReadScalar(node["address"], where + ".address", &osd->address));
+  if (node["weight"]) {
+    ORTHOFS_RETURN_IF_ERROR(ReadScalar(node["weight"], where + ".weight", &osd->weight));
+  }
+  return Status::Ok();
+}
+
+Status ParseInto(const YAML::Node& root, ClusterMap* map) {
+  if (!root.IsMap()) return Status::InvalidArgument("the map must be a YAML mapping");
+  ORTHOFS_RETURN_IF_ERROR(
+      RejectUnknownKeys(root, "", {"epoch", "object_size", "placement", "osds"}));
+  if (!root["epoch"]) return Status::InvalidArgument("epoch: missing");
+  int64_t epoch = 0;
+  ORTHOFS_RETURN_IF_ERROR(ReadScalar(root["epoch"], "epoch", &epoch));
+  if (epoch < 1) return Status::InvalidArgument("epoch: must be at least 1");
+  map->epoch = static_cast<uint64_t>(epoch);
+  if (root["object_size"]) {
+    int64_t size = 0;
+    ORTHOFS_RETURN_IF_ERROR(ReadScalar(root["object_size"], "object_size", &size));
+    if (size < 0 || size > UINT32_MAX) {
+      return Status::InvalidArgument("object_size: out of range");
+    }
+    map->object_size = static_cast<uint32_t>(size);
+  }
+  if (root["placement"]) {
+    std::string name;
+    ORTHOFS_RETURN_IF_ERROR(ReadScalar(root["placement"], "placement", &name));
+    Result<PlacementStrategy> s = ParsePlacementStrategy(name);
+    if (!s.ok()) return Status::InvalidArgument("placement: " + s.status().message());
+    map->strategy = *s;
+  }
+  const YAML::Node osds = root["osds"];
+  if (!osds) return Status::InvalidArgument("osds: missing");
+  if (!osds.IsSequence()) return Status::InvalidArgument("osds: must be a list");
+  for (size_t i = 0; i < osds.size(); ++i) {
+    OsdInfo osd;
+    ORTHOFS_RETURN_IF_ERROR(ParseOsd(osds[i], "osds[" + std::to_string(i) + "]", &osd));
+    map->osds.push_back(std::move(osd));
+  }
+  return ValidateClusterMap(*map);
+}
+
+}  // namespace
+
+Result<ClusterMap> ParseClusterMap(std::string_view yaml_text) {
+  ClusterMap map;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml_text));
+    ORTHOFS_RETURN_IF_ERROR(ParseInto(root, &map));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("not valid YAML: " + std::string(e.what()));
+  }
+  return map;
+}
+
+std::string FormatClusterMap(const ClusterMap& map) {
+  std::ostringstream out;
+  out << "# OrthoFS cluster map: shared by every OSD and client.\n";
+  out << "epoch: " << map.epoch << "\n";
+  out << "object_size: " << map.object_size << "\n";
+  out << "placement: " << PlacementStrategyName(map.strategy) << "\n";
+  out << "osds:\n";
+  for (const auto& osd : map.osds) {
+    out << "  - id: " << osd.id << "\n";
+    out << "    address: \"" << osd.address << "\"\n";
+    out << "    weight: " << osd.weight << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace orthofs

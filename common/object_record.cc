@@ -1,0 +1,37 @@
+#include "common/object_record.h"
+
+#include "common/checksum.h"
+#include "common/oid.h"
+
+namespace orthofs {
+
+std::string EncodeObjectRecord(uint64_t version, std::string_view data) {
+  std::string r;
+  r.reserve(kObjectRecordHeaderSize + data.size());
+  r.push_back(static_cast<char>(kObjectRecordFormat));
+  AppendBigEndian64(&r, version);
+  AppendBigEndian64(&r, ObjectChecksum(data));
+  r.append(data);
+  return r;
+}
+
+Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
+  if (record.size() < kObjectRecordHeaderSize) {
+    return Status::Corruption("object record of " + std::to_string(record.size()) +
+                              " bytes is shorter than its header");
+  }
+  if (static_cast<uint8_t>(record[0]) != kObjectRecordFormat) {
+    return Status::Corruption("object record has unknown format " +
+                              std::to_string(static_cast<uint8_t>(record[0])));
+  }
+  ObjectRecordView view;
+  view.version = ReadBigEndian64(record.data() + 1);
+  view.checksum = ReadBigEndian64(record.data() + 9);
+  view.data = record.substr(kObjectRecordHeaderSize);
+  if (ObjectChecksum(view.data) != view.checksum) {
+    return Status::Corruption("object record checksum mismatch");
+  }
+  return view;
+}
+
+}  // namespace orthofs

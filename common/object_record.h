@@ -1,0 +1,26 @@
+// The stored form of one object: a fixed header (format, version, checksum) and the bytes.
+// The length is the value's size minus the header, so it cannot disagree with the bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace orthofs {
+
+inline constexpr uint8_t kObjectRecordFormat = 1;
+inline constexpr size_t kObjectRecordHeaderSize = 1 + 8 + 8;
+
+struct ObjectRecordView {
+  uint64_t version = 0;
+  uint64_t checksum = 0;
+  std::string_view data;  // points into the encoded record
+};
+
+std::string EncodeObjectRecord(uint64_t version, std::string_view data);
+// Checks format and checksum; kCorruption when either is wrong.
+Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
+
+}  // namespace orthofs

@@ -1,0 +1,110 @@
+// Status and Result<T>: how errors cross module boundaries (no exceptions), after
+// LevelDB/RocksDB's Status and absl::StatusOr.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace orthofs {
+
+enum class StatusCode {
+  kOk = 0,
+  kNotFound,
+  kInvalidArgument,
+  kWrongOsd,         // the object is not placed on this OSD under the current map
+  kStaleEpoch,       // the request was placed with another cluster-map epoch
+  kVersionMismatch,  // a conditional operation's expected version did not hold
+  kAlreadyExists,
+  kNoSpace,
+  kIoError,
+  kCorruption,   // checksum mismatch or undecodable stored record
+  kUnavailable,  // the peer could not be reached
+  kDeadlineExceeded,
+  kInternal,
+};
+
+// Stable upper-case name ("STALE_EPOCH"); also the code's form on the wire.
+std::string_view StatusCodeName(StatusCode code);
+// Inverse of StatusCodeName; unknown names map to kInternal.
+StatusCode StatusCodeFromName(std::string_view name);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+  static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
+  static Status WrongOsd(std::string m) { return {StatusCode::kWrongOsd, std::move(m)}; }
+  static Status StaleEpoch(std::string m) { return {StatusCode::kStaleEpoch, std::move(m)}; }
+  static Status VersionMismatch(std::string m) {
+    return {StatusCode::kVersionMismatch, std::move(m)};
+  }
+  static Status AlreadyExists(std::string m) {
+    return {StatusCode::kAlreadyExists, std::move(m)};
+  }
+  static Status NoSpace(std::string m) { return {StatusCode::kNoSpace, std::move(m)}; }
+  static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
+  static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
+  static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+  static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  bool Is(StatusCode c) const { return code_ == c; }
+
+  // "STALE_EPOCH: request epoch 3, OSD epoch 4"
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// A value or the Status explaining why there is none.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    assert(!status_.ok());
+  }
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+}  // namespace orthofs
+
+#define ORTHOFS_RETURN_IF_ERROR(expr)      \
+  do {                                     \
+    ::orthofs::Status _st = (expr);        \
+    if (!_st.ok()) return _st;             \
+  } while (0)
