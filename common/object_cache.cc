@@ -36,6 +36,12 @@ bool ObjectCache::Contains(const std::string& key) const {
   return index_.count(key) > 0;
 }
 
+std::shared_ptr<const CachedObject> ObjectCache::Peek(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto found = index_.find(key);
+  return found == index_.end() ? nullptr : found->second->object;
+}
+
 void ObjectCache::Insert(const std::string& key, std::shared_ptr<const CachedObject> object,
                          CacheChain chain) {
   std::lock_guard lock(mu_);

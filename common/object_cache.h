@@ -47,6 +47,9 @@ class ObjectCache {
   std::shared_ptr<const CachedObject> Lookup(const std::string& key);
   // True if present; no promotion and no statistics (for "already prefetched?" checks).
   bool Contains(const std::string& key) const;
+  // The cached object or nullptr, with no promotion and no statistics (writers use it to
+  // refresh entries that are cached without counting a read).
+  std::shared_ptr<const CachedObject> Peek(const std::string& key) const;
   // Inserts or replaces. A replaced object keeps no chain position. Objects larger than the
   // capacity are not cached.
   void Insert(const std::string& key, std::shared_ptr<const CachedObject> object,

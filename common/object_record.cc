@@ -6,11 +6,15 @@
 namespace orthofs {
 
 std::string EncodeObjectRecord(uint64_t version, std::string_view data) {
+  return EncodeObjectRecord(version, ObjectChecksum(data), data);
+}
+
+std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data) {
   std::string r;
   r.reserve(kObjectRecordHeaderSize + data.size());
   r.push_back(static_cast<char>(kObjectRecordFormat));
   AppendBigEndian64(&r, version);
-  AppendBigEndian64(&r, ObjectChecksum(data));
+  AppendBigEndian64(&r, checksum);
   r.append(data);
   return r;
 }

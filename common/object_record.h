@@ -20,6 +20,8 @@ struct ObjectRecordView {
 };
 
 std::string EncodeObjectRecord(uint64_t version, std::string_view data);
+// The same with the checksum already computed (ObjectChecksum(data)).
+std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data);
 // Checks format and checksum; kCorruption when either is wrong.
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
 

@@ -81,18 +81,31 @@ uint32_t Placement::FirstChoiceOsdFor(const Oid& oid) const {
   return map_.osds[all_.Owner(PlacementHashesOf(ObjectHashInput(oid)).h)].id;
 }
 
+FilePlacement Placement::ForFile(uint32_t fnso, uint64_t fno) const {
+  return FilePlacement(this, fnso, fno, ReplicaIndexFor(fnso, fno));
+}
+
 uint32_t Placement::OriginalOsdFor(const Oid& oid) const {
-  const uint32_t r = ReplicaIndexFor(oid.fnso, oid.fno);
-  const PlacementHashes hashes = PlacementHashesOf(ObjectHashInput(oid));
-  uint32_t index;
-  if (map_.strategy == PlacementStrategy::kMigration) {
-    index = all_.Owner(hashes.h);
-    // Only objects whose first choice is the replica OSD move, by the second hash.
-    if (index == r) index = SkipExcluded(without_[r].Owner(hashes.h2), r);
-  } else {
-    index = SkipExcluded(without_[r].Owner(hashes.h), r);
+  return ForFile(oid.fnso, oid.fno).OriginalOsdFor(oid.type, oid.offset);
+}
+
+uint32_t FilePlacement::replica_osd() const {
+  return placement_->map_.osds[replica_index_].id;
+}
+
+FilePlacement::Original FilePlacement::OriginalFor(ObjectType type, uint64_t offset) const {
+  const Placement& p = *placement_;
+  const uint32_t r = replica_index_;
+  const PlacementHashes hashes = PlacementHashesOf(
+      Placement::ObjectHashInput(Oid{fnso_, fno_, offset, type, CopyFlag::kOriginal}));
+  if (p.map_.strategy == PlacementStrategy::kRepartition) {
+    return {p.map_.osds[Placement::SkipExcluded(p.without_[r].Owner(hashes.h), r)].id, false};
   }
-  return map_.osds[index].id;
+  uint32_t index = p.all_.Owner(hashes.h);
+  if (index != r) return {p.map_.osds[index].id, false};
+  // Only objects whose first choice is the replica OSD move, by the second hash.
+  index = Placement::SkipExcluded(p.without_[r].Owner(hashes.h2), r);
+  return {p.map_.osds[index].id, true};
 }
 
 uint32_t Placement::OsdFor(const Oid& oid) const {

@@ -28,10 +28,39 @@ class NamespaceSplit {
   std::vector<uint64_t> starts_;  // starts_[0] == 0, ascending
 };
 
+class Placement;
+
+// One file's placement with the file's hash computed once: the data path and reports place
+// many objects of the same file.
+class FilePlacement {
+ public:
+  uint32_t replica_osd() const;
+  struct Original {
+    uint32_t osd;
+    bool migrated;  // migration moved it off its first choice (the replica OSD)
+  };
+  Original OriginalFor(ObjectType type, uint64_t offset) const;
+  uint32_t OriginalOsdFor(ObjectType type, uint64_t offset) const {
+    return OriginalFor(type, offset).osd;
+  }
+
+ private:
+  friend class Placement;
+  FilePlacement(const Placement* placement, uint32_t fnso, uint64_t fno, uint32_t replica_index)
+      : placement_(placement), fnso_(fnso), fno_(fno), replica_index_(replica_index) {}
+
+  const Placement* placement_;
+  uint32_t fnso_;
+  uint64_t fno_;
+  uint32_t replica_index_;
+};
+
 class Placement {
  public:
   // map must be valid (ValidateClusterMap).
   explicit Placement(const ClusterMap& map);
+
+  FilePlacement ForFile(uint32_t fnso, uint64_t fno) const;
 
   // The OSD holding every replica object of the file: owner_N(h(fnso‖fno)).
   uint32_t ReplicaOsdFor(uint32_t fnso, uint64_t fno) const;
@@ -50,6 +79,7 @@ class Placement {
   static std::string ObjectHashInput(const Oid& oid);
 
  private:
+  friend class FilePlacement;
   uint32_t ReplicaIndexFor(uint32_t fnso, uint64_t fno) const;
   // Index into map_.osds of the index'th member of the split that leaves out `excluded`.
   static uint32_t SkipExcluded(uint32_t index, uint32_t excluded) {

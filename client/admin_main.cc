@@ -1,0 +1,451 @@
+// orthofs: the admin CLI (cluster status, one-object debugging, placement inspection).
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "client/grpc_logging.h"
+#include "client/map_file.h"
+#include "client/osd_client.h"
+#include "common/placement_report.h"
+
+namespace orthofs {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitDegraded = 3;  // status: some OSD is down
+
+std::string DefaultMapPath() {
+  const char* env = std::getenv("ORTHOFS_MAP");
+  return env ? env : "/etc/orthofs/cluster.yaml";
+}
+
+int Error(const std::string& message) {
+  std::cerr << "orthofs: " << message << "\n";
+  return kExitError;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024 && unit < 5) {
+    v /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", v, kUnits[unit]);
+  return buf;
+}
+
+struct CommonFlags {
+  std::string map_path = DefaultMapPath();
+  int timeout_ms = 5000;
+};
+
+void AddCommonFlags(CLI::App* cmd, CommonFlags* flags) {
+  cmd->add_option("--map", flags->map_path, "cluster map file (default $ORTHOFS_MAP or " +
+                                                DefaultMapPath() + ")");
+  cmd->add_option("--timeout-ms", flags->timeout_ms, "deadline of each RPC")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600000));
+}
+
+Result<std::unique_ptr<ClusterClient>> Connect(const CommonFlags& flags) {
+  Result<ClusterMap> map = LoadClusterMapFile(flags.map_path);
+  if (!map.ok()) return map.status();
+  RpcOptions options;
+  options.deadline = std::chrono::milliseconds(flags.timeout_ms);
+  return std::make_unique<ClusterClient>(*map, options);
+}
+
+// ---- status ----
+
+int RunStatus(const CommonFlags& common, bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  nlohmann::json out = nlohmann::json::array();
+  int down = 0;
+  if (!json) {
+    std::printf("%-4s %-22s %-5s %6s %10s %11s %11s %11s\n", "ID", "ADDRESS", "STATE", "EPOCH",
+                "OBJECTS", "BYTES", "CAPACITY", "AVAILABLE");
+  }
+  for (const auto& osd : (*cluster)->osds()) {
+    wire::StatsRequest request;
+    request.set_epoch((*cluster)->map().epoch);
+    Result<wire::StatsResponse> stats = osd->Stats(request);
+    nlohmann::json row = {{"id", osd->osd_id()}, {"address", osd->address()}};
+    if (!stats.ok()) {
+      ++down;
+      row["state"] = "down";
+      row["error"] = stats.status().message();
+      if (!json) {
+        std::printf("%-4u %-22s %-5s %s\n", osd->osd_id(), osd->address().c_str(), "down",
+                    stats.status().ToString().c_str());
+      }
+    } else {
+      const bool epoch_ok = stats->epoch() == (*cluster)->map().epoch;
+      row["state"] = "up";
+      row["epoch"] = stats->epoch();
+      row["epoch_matches_map"] = epoch_ok;
+      row["objects"] = stats->objects();
+      row["bytes"] = stats->bytes();
+      row["capacity_bytes"] = stats->capacity_bytes();
+      row["available_bytes"] = stats->available_bytes();
+      if (!json) {
+        std::printf("%-4u %-22s %-5s %6llu%s %10llu %11s %11s %11s\n", osd->osd_id(),
+                    osd->address().c_str(), "up",
+                    static_cast<unsigned long long>(stats->epoch()), epoch_ok ? "" : "!",
+                    static_cast<unsigned long long>(stats->objects()),
+                    HumanBytes(stats->bytes()).c_str(), HumanBytes(stats->capacity_bytes()).c_str(),
+                    HumanBytes(stats->available_bytes()).c_str());
+      }
+    }
+    out.push_back(row);
+  }
+  if (json) {
+    std::cout << nlohmann::json{{"epoch", (*cluster)->map().epoch}, {"osds", out}}.dump() << "\n";
+  } else {
+    std::printf("map epoch %llu, %zu OSDs, %d down\n",
+                static_cast<unsigned long long>((*cluster)->map().epoch),
+                (*cluster)->osds().size(), down);
+  }
+  return down == 0 ? kExitOk : kExitDegraded;
+}
+
+// ---- put / get / stat / rm ----
+
+enum class Copies { kBoth, kOriginal, kReplica };
+
+std::vector<Oid> SelectedCopies(Oid oid, Copies copies) {
+  switch (copies) {
+    case Copies::kOriginal:
+      return {oid.WithFlag(CopyFlag::kOriginal)};
+    case Copies::kReplica:
+      return {oid.WithFlag(CopyFlag::kReplica)};
+    case Copies::kBoth:
+      break;
+  }
+  return {oid.WithFlag(CopyFlag::kOriginal), oid.WithFlag(CopyFlag::kReplica)};
+}
+
+void AddCopiesFlag(CLI::App* cmd, Copies* copies) {
+  static const std::map<std::string, Copies> kNames = {
+      {"both", Copies::kBoth}, {"original", Copies::kOriginal}, {"replica", Copies::kReplica}};
+  cmd->add_option("--copies", *copies, "both | original | replica (default both)")
+      ->transform(CLI::CheckedTransformer(kNames, CLI::ignore_case));
+}
+
+std::string OidHelp() {
+  return "object id fnso/fno/offset[/TYPE[/FLAG]], TYPE in DATA|INODE|DIRENT|SYMLINK|SUPER";
+}
+
+int RunPut(const CommonFlags& common, const std::string& oid_text, const std::string& file,
+           uint64_t offset, Copies copies, bool sync) {
+  Result<Oid> oid = ParseOid(oid_text);
+  if (!oid.ok()) return Error(oid.status().message());
+  std::string data;
+  if (file.empty() || file == "-") {
+    data.assign(std::istreambuf_iterator<char>(std::cin), {});
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return Error("cannot read " + file);
+    data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  ObjectWrite how;
+  how.offset = offset;
+  how.replace = offset == 0;
+  how.sync = sync;
+  for (const Oid& copy : SelectedCopies(*oid, copies)) {
+    Result<wire::ObjectMeta> meta = (*cluster)->Write(copy, data, how);
+    if (!meta.ok()) return Error(copy.ToString() + ": " + meta.status().ToString());
+    std::printf("%s on OSD %u: version %llu, %llu bytes\n", copy.ToString().c_str(),
+                (*cluster)->placement().OsdFor(copy),
+                static_cast<unsigned long long>(meta->version()),
+                static_cast<unsigned long long>(meta->length()));
+  }
+  return kExitOk;
+}
+
+int RunGet(const CommonFlags& common, const std::string& oid_text, const std::string& out_path,
+           uint64_t offset, uint64_t length) {
+  Result<Oid> oid = ParseOid(oid_text);
+  if (!oid.ok()) return Error(oid.status().message());
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  Result<wire::ReadResponse> read = (*cluster)->Read(*oid, offset, length);
+  if (!read.ok()) return Error(oid->ToString() + ": " + read.status().ToString());
+  if (out_path.empty() || out_path == "-") {
+    std::fwrite(read->data().data(), 1, read->data().size(), stdout);
+    std::fflush(stdout);
+  } else {
+    std::ofstream out(out_path, std::ios::binary);
+    out.write(read->data().data(), static_cast<std::streamsize>(read->data().size()));
+    if (!out) return Error("cannot write " + out_path);
+  }
+  return kExitOk;
+}
+
+int RunStat(const CommonFlags& common, const std::string& oid_text, Copies copies, bool json) {
+  Result<Oid> oid = ParseOid(oid_text);
+  if (!oid.ok()) return Error(oid.status().message());
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  int rc = kExitOk;
+  for (const Oid& copy : SelectedCopies(*oid, copies)) {
+    const uint32_t osd = (*cluster)->placement().OsdFor(copy);
+    Result<wire::ObjectMeta> meta = (*cluster)->Stat(copy);
+    if (json) {
+      nlohmann::json row = {{"oid", copy.ToString()}, {"osd", osd}};
+      if (meta.ok()) {
+        row["version"] = meta->version();
+        row["length"] = meta->length();
+        row["checksum"] = meta->checksum();
+      } else {
+        row["error"] = meta.status().ToString();
+      }
+      std::cout << row.dump() << "\n";
+    } else if (meta.ok()) {
+      std::printf("%s on OSD %u: version %llu, %llu bytes, checksum %016llx\n",
+                  copy.ToString().c_str(), osd, static_cast<unsigned long long>(meta->version()),
+                  static_cast<unsigned long long>(meta->length()),
+                  static_cast<unsigned long long>(meta->checksum()));
+    } else {
+      std::printf("%s on OSD %u: %s\n", copy.ToString().c_str(), osd,
+                  meta.status().ToString().c_str());
+    }
+    if (!meta.ok()) rc = kExitError;
+  }
+  return rc;
+}
+
+int RunRm(const CommonFlags& common, const std::string& oid_text, Copies copies) {
+  Result<Oid> oid = ParseOid(oid_text);
+  if (!oid.ok()) return Error(oid.status().message());
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  for (const Oid& copy : SelectedCopies(*oid, copies)) {
+    Result<bool> existed = (*cluster)->Delete(copy);
+    if (!existed.ok()) return Error(copy.ToString() + ": " + existed.status().ToString());
+    std::printf("%s on OSD %u: %s\n", copy.ToString().c_str(),
+                (*cluster)->placement().OsdFor(copy), *existed ? "deleted" : "was absent");
+  }
+  return kExitOk;
+}
+
+// ---- locate ----
+
+int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t first,
+              uint64_t count, const std::string& type_name, bool json) {
+  Result<ClusterMap> map = LoadClusterMapFile(common.map_path);
+  if (!map.ok()) return Error(map.status().message());
+  Result<Oid> typed = ParseOid("0/0/0/" + type_name);
+  if (!typed.ok()) return Error(typed.status().message());
+  Placement placement(*map);
+  const uint32_t replica = placement.ReplicaOsdFor(fnso, fno);
+  if (!json) {
+    std::printf("file %u/%llu: replica OSD %u (%s)\n", fnso, static_cast<unsigned long long>(fno),
+                replica, map->FindOsd(replica)->address.c_str());
+    std::printf("%-12s %-9s %-8s\n", "OFFSET", "ORIGINAL", "REPLICA");
+  }
+  for (uint64_t offset = first; offset < first + count; ++offset) {
+    Oid oid{fnso, fno, offset, typed->type, CopyFlag::kOriginal};
+    const uint32_t original = placement.OriginalOsdFor(oid);
+    if (json) {
+      std::cout << nlohmann::json{{"oid", oid.ToString()},
+                                  {"original_osd", original},
+                                  {"replica_osd", replica}}
+                       .dump()
+                << "\n";
+    } else {
+      std::printf("%-12llu %-9u %-8u\n", static_cast<unsigned long long>(offset), original,
+                  replica);
+    }
+  }
+  return kExitOk;
+}
+
+// ---- placement-report ----
+
+int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t files,
+                       uint64_t objects, const std::string& strategy_name, uint32_t fnso,
+                       bool json) {
+  ClusterMap map;
+  if (!map_path.empty()) {
+    Result<ClusterMap> loaded = LoadClusterMapFile(map_path);
+    if (!loaded.ok()) return Error(loaded.status().message());
+    map = *loaded;
+  } else {
+    for (int i = 0; i < osd_count; ++i) {
+      map.osds.push_back(OsdInfo{static_cast<uint32_t>(i),
+                                 "127.0.0.1:" + std::to_string(7000 + i), 1.0});
+    }
+  }
+  if (!strategy_name.empty()) {
+    Result<PlacementStrategy> strategy = ParsePlacementStrategy(strategy_name);
+    if (!strategy.ok()) return Error(strategy.status().message());
+    map.strategy = *strategy;
+  }
+  if (Status st = ValidateClusterMap(map); !st.ok()) return Error(st.message());
+  Placement placement(map);
+  PlacementReport report = ComputePlacementReport(placement, fnso, files, objects);
+  if (json) {
+    nlohmann::json osds = nlohmann::json::array();
+    for (const auto& o : report.osds) {
+      osds.push_back({{"id", o.osd_id},
+                      {"originals", o.originals},
+                      {"replicas", o.replicas},
+                      {"total", o.total()}});
+    }
+    std::cout << nlohmann::json{{"strategy", PlacementStrategyName(map.strategy)},
+                                {"files", files},
+                                {"objects_per_file", objects},
+                                {"osds", osds},
+                                {"originals_imbalance", report.originals_imbalance},
+                                {"replicas_imbalance", report.replicas_imbalance},
+                                {"total_imbalance", report.total_imbalance},
+                                {"migrated", report.migrated},
+                                {"conflicts", report.conflicts}}
+                     .dump()
+              << "\n";
+  } else {
+    std::printf("strategy %s, %zu OSDs, %llu files x %llu objects = %llu originals + %llu "
+                "replicas\n",
+                std::string(PlacementStrategyName(map.strategy)).c_str(), map.osds.size(),
+                static_cast<unsigned long long>(files), static_cast<unsigned long long>(objects),
+                static_cast<unsigned long long>(report.objects),
+                static_cast<unsigned long long>(report.objects));
+    std::printf("%-6s %12s %12s %12s\n", "OSD", "ORIGINALS", "REPLICAS", "TOTAL");
+    for (const auto& o : report.osds) {
+      std::printf("%-6u %12llu %12llu %12llu\n", o.osd_id,
+                  static_cast<unsigned long long>(o.originals),
+                  static_cast<unsigned long long>(o.replicas),
+                  static_cast<unsigned long long>(o.total()));
+    }
+    std::printf("imbalance (max/mean): originals %.4f, replicas %.4f, total %.4f\n",
+                report.originals_imbalance, report.replicas_imbalance, report.total_imbalance);
+    if (map.strategy == PlacementStrategy::kMigration) {
+      std::printf("migrated off the replica OSD: %llu (%.2f%%)\n",
+                  static_cast<unsigned long long>(report.migrated),
+                  report.objects ? 100.0 * report.migrated / report.objects : 0.0);
+    }
+    std::printf("original/replica conflicts: %llu\n",
+                static_cast<unsigned long long>(report.conflicts));
+  }
+  return report.conflicts == 0 ? kExitOk : kExitError;
+}
+
+}  // namespace
+}  // namespace orthofs
+
+int main(int argc, char** argv) {
+  using namespace orthofs;
+  spdlog::set_level(spdlog::level::warn);
+  RouteGrpcLogsToSpdlog();
+
+  CLI::App app{"orthofs: administer an OrthoFS cluster."};
+  app.require_subcommand(1);
+
+  CommonFlags common;
+  bool json = false;
+
+  CLI::App* status = app.add_subcommand("status", "each OSD: up/down, epoch, objects, bytes, "
+                                                  "capacity (exit 3 if any OSD is down)");
+  AddCommonFlags(status, &common);
+  status->add_flag("--json", json, "one JSON object");
+
+  std::string oid_text, file, out_path;
+  uint64_t offset = 0, length = 0;
+  Copies copies = Copies::kBoth;
+  bool sync = false;
+
+  CLI::App* put = app.add_subcommand("put", "write one object from a file or stdin");
+  AddCommonFlags(put, &common);
+  put->add_option("oid", oid_text, OidHelp())->required();
+  put->add_option("--file", file, "input file (default stdin)");
+  put->add_option("--offset", offset, "byte offset inside the object (ranged write)");
+  AddCopiesFlag(put, &copies);
+  put->add_flag("--sync", sync, "wait until durable on the OSD's disk");
+
+  CLI::App* get = app.add_subcommand("get", "read one object copy to a file or stdout");
+  AddCommonFlags(get, &common);
+  get->add_option("oid", oid_text, OidHelp())->required();
+  get->add_option("--out", out_path, "output file (default stdout)");
+  get->add_option("--offset", offset, "byte offset inside the object");
+  get->add_option("--length", length, "bytes to read (default: to the end)");
+
+  CLI::App* stat = app.add_subcommand("stat", "version, length and checksum of an object");
+  AddCommonFlags(stat, &common);
+  stat->add_option("oid", oid_text, OidHelp())->required();
+  AddCopiesFlag(stat, &copies);
+  stat->add_flag("--json", json, "JSON lines");
+
+  CLI::App* rm = app.add_subcommand("rm", "delete an object");
+  AddCommonFlags(rm, &common);
+  rm->add_option("oid", oid_text, OidHelp())->required();
+  AddCopiesFlag(rm, &copies);
+
+  uint32_t fnso = 1;
+  uint64_t fno = 0, count = 1;
+  std::string type_name = "DATA";
+  CLI::App* locate = app.add_subcommand(
+      "locate", "which OSD holds each original and the replica of a file's objects");
+  AddCommonFlags(locate, &common);
+  locate->add_option("--fnso", fnso, "namespace")->capture_default_str();
+  locate->add_option("--fno", fno, "file number")->required();
+  locate->add_option("--offset", offset, "first object index")->capture_default_str();
+  locate->add_option("--count", count, "number of objects")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+  locate->add_option("--type", type_name, "object type")->capture_default_str();
+  locate->add_flag("--json", json, "JSON lines");
+
+  std::string report_map;
+  int report_osds = 6;
+  uint64_t files = 10000, objects = 800;
+  std::string strategy;
+  CLI::App* report = app.add_subcommand(
+      "placement-report", "simulate placement of F files x K objects and report the balance");
+  report->add_option("--files", files, "files")->capture_default_str()->check(
+      CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  report->add_option("--objects", objects, "objects per file")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  report->add_option("--strategy", strategy, "migration | repartition (default: the map's)");
+  report->add_option("--map", report_map, "use this map's OSDs and weights");
+  report->add_option("--osds", report_osds, "equal-weight OSDs when no --map is given")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
+  report->add_option("--fnso", fnso, "namespace")->capture_default_str();
+  report->add_flag("--json", json, "one JSON object");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "orthofs: " << e.what() << " (see --help)\n";
+    return kExitUsage;
+  }
+
+  if (status->parsed()) return RunStatus(common, json);
+  if (put->parsed()) return RunPut(common, oid_text, file, offset, copies, sync);
+  if (get->parsed()) return RunGet(common, oid_text, out_path, offset, length);
+  if (stat->parsed()) return RunStat(common, oid_text, copies, json);
+  if (rm->parsed()) return RunRm(common, oid_text, copies);
+  if (locate->parsed()) return RunLocate(common, fnso, fno, offset, count, type_name, json);
+  if (report->parsed()) {
+    return RunPlacementReport(report_map, report_osds, files, objects, strategy, fnso, json);
+  }
+  return kExitUsage;
+}

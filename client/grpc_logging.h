@@ -1,0 +1,9 @@
+// Routes gRPC's own log lines into spdlog, so a daemon has one log format and gRPC's
+// transport chatter (already reported by us as statuses) stays at debug level.
+#pragma once
+
+namespace orthofs {
+
+void RouteGrpcLogsToSpdlog();
+
+}  // namespace orthofs

@@ -1,0 +1,87 @@
+// Connections to OSDs: OsdClient speaks to one OSD; ClusterClient routes whole-object
+// operations by placement and stamps every request with the map's epoch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "common/cluster_map.h"
+#include "common/placement.h"
+#include "common/status.h"
+#include "orthofs.grpc.pb.h"
+
+namespace orthofs {
+
+struct RpcOptions {
+  std::chrono::milliseconds deadline{10000};  // every RPC has one; nothing waits forever
+};
+
+// Channel arguments every OrthoFS channel uses (message sizes fit the largest object).
+grpc::ChannelArguments OrthoChannelArguments();
+
+class OsdClient {
+ public:
+  OsdClient(const OsdInfo& osd, const RpcOptions& options);
+
+  Result<wire::ReadResponse> Read(const wire::ReadRequest& request);
+  Result<wire::WriteResponse> Write(const wire::WriteRequest& request);
+  Result<wire::DeleteResponse> Delete(const wire::DeleteRequest& request);
+  Result<wire::StatResponse> Stat(const wire::StatRequest& request);
+  Result<wire::TransactResponse> Transact(const wire::TransactRequest& request);
+  Result<wire::ListResponse> List(const wire::ListRequest& request);
+  Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
+  Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
+
+  uint32_t osd_id() const { return osd_id_; }
+  const std::string& address() const { return address_; }
+  // "OSD 3 (127.0.0.1:7003)", for messages.
+  const std::string& name() const { return name_; }
+
+ private:
+  template <typename Request, typename Response, typename Method>
+  Result<Response> Call(Method method, const Request& request);
+
+  uint32_t osd_id_;
+  std::string address_;
+  std::string name_;
+  RpcOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<wire::Osd::Stub> stub_;
+};
+
+struct ObjectWrite {
+  uint64_t offset = 0;  // within the object
+  bool replace = false;
+  std::optional<uint64_t> expected_version;
+  bool sync = false;
+};
+
+class ClusterClient {
+ public:
+  explicit ClusterClient(const ClusterMap& map, const RpcOptions& options = {});
+
+  const ClusterMap& map() const { return placement_.map(); }
+  const Placement& placement() const { return placement_; }
+  // nullptr when the map has no OSD with this id.
+  OsdClient* Osd(uint32_t osd_id);
+  const std::vector<std::unique_ptr<OsdClient>>& osds() const { return osds_; }
+
+  // Each operates on the copy oid.flag names, at the OSD placement says holds it.
+  Result<wire::ReadResponse> Read(const Oid& oid, uint64_t offset = 0, uint64_t length = 0);
+  Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
+                                 const ObjectWrite& how = {});
+  Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
+  Result<wire::ObjectMeta> Stat(const Oid& oid);
+
+ private:
+  Placement placement_;
+  std::vector<std::unique_ptr<OsdClient>> osds_;
+};
+
+}  // namespace orthofs

@@ -1,0 +1,22 @@
+// Conversions between common/ types and the wire (proto) types, and between Status and
+// grpc::Status. The one place both sides of every RPC translate through.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "common/oid.h"
+#include "common/status.h"
+#include "orthofs.pb.h"
+
+namespace orthofs {
+
+wire::Oid ToWire(const Oid& oid);
+// kInvalidArgument for an unknown type or flag.
+Result<Oid> FromWire(const wire::Oid& oid);
+
+// The details string carries StatusCodeName, so the peer recovers the exact code.
+grpc::Status ToGrpc(const Status& status);
+// `peer` names the other side in messages ("OSD 3 (127.0.0.1:7003)").
+Status FromGrpc(const grpc::Status& status, const std::string& peer);
+
+}  // namespace orthofs

@@ -1,0 +1,169 @@
+// orthofs-osd: one Object-based Storage Device daemon.
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "client/grpc_logging.h"
+#include "client/map_file.h"
+#include "client/osd_client.h"
+#include "osd/object_store.h"
+#include "osd/osd_service.h"
+
+namespace {
+
+struct Flags {
+  uint32_t id = 0;
+  std::string map_path;
+  std::string data_dir;
+  std::string listen;
+  uint64_t cache_mb = 256;
+  int threads = 16;
+  std::string log_level = "info";
+  bool sync_writes = false;
+  bool direct_reads = false;
+};
+
+// One plain line on stderr (the log is stderr too; no second, timestamped copy).
+int Fail(const std::string& message) {
+  std::cerr << "orthofs-osd: " << message << "\n";
+  return 1;
+}
+
+// Writable, creating it if missing; a clear message otherwise.
+orthofs::Status PrepareDataDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return orthofs::Status::IoError("cannot create data dir " + dir + ": " + ec.message());
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return orthofs::Status::IoError("data dir " + dir + " is not writable: " +
+                                    std::strerror(errno));
+  }
+  return orthofs::Status::Ok();
+}
+
+// An existing data dir belongs to one OSD id forever: starting it as another OSD would
+// serve objects placement never put there.
+orthofs::Status CheckIdentity(orthofs::ObjectStore* store, uint32_t id, const std::string& dir) {
+  orthofs::Result<std::string> stored = store->GetMeta("osd_id");
+  if (stored.ok()) {
+    if (*stored != std::to_string(id)) {
+      return orthofs::Status::InvalidArgument("data dir " + dir + " belongs to OSD " + *stored +
+                                              ", not OSD " + std::to_string(id));
+    }
+    return orthofs::Status::Ok();
+  }
+  if (!stored.status().Is(orthofs::StatusCode::kNotFound)) return stored.status();
+  return store->PutMeta("osd_id", std::to_string(id));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{"orthofs-osd: an OrthoFS object storage daemon (RocksDB store, gRPC service)."};
+  app.add_option("--id", flags.id, "this OSD's id in the cluster map")->required();
+  app.add_option("--map", flags.map_path, "cluster map file (YAML)")->required();
+  app.add_option("--data-dir", flags.data_dir,
+                 "store directory (default /var/lib/orthofs/osd-ID)");
+  app.add_option("--listen", flags.listen,
+                 "listen address host:port (default: this OSD's address in the map)");
+  app.add_option("--cache-mb", flags.cache_mb, "object cache size in MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--threads", flags.threads, "request handler threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--log-level", flags.log_level, "trace|debug|info|warn|error|critical|off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_flag("--sync-writes", flags.sync_writes,
+               "fsync the WAL on every write (default: only writes that ask for it)");
+  app.add_flag("--direct-reads", flags.direct_reads, "O_DIRECT store reads (cold-read tests)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "orthofs-osd: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+
+  auto logger = spdlog::stderr_color_mt("osd");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ osd." + std::to_string(flags.id) + " %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  orthofs::RouteGrpcLogsToSpdlog();
+
+  orthofs::Result<orthofs::ClusterMap> map = orthofs::LoadClusterMapFile(flags.map_path);
+  if (!map.ok()) return Fail(map.status().message());
+  const orthofs::OsdInfo* self = map->FindOsd(flags.id);
+  if (self == nullptr) {
+    return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map " +
+                flags.map_path);
+  }
+  if (flags.listen.empty()) flags.listen = self->address;
+  if (orthofs::Status st = orthofs::ValidateAddress(flags.listen); !st.ok()) {
+    return Fail("--listen: " + st.message());
+  }
+  if (flags.data_dir.empty()) flags.data_dir = "/var/lib/orthofs/osd-" + std::to_string(flags.id);
+  if (orthofs::Status st = PrepareDataDir(flags.data_dir); !st.ok()) return Fail(st.message());
+
+  orthofs::StoreOptions store_options;
+  store_options.sync_writes = flags.sync_writes;
+  store_options.direct_reads = flags.direct_reads;
+  auto store = orthofs::ObjectStore::Open(flags.data_dir, store_options);
+  if (!store.ok()) return Fail(store.status().message());
+  if (orthofs::Status st = CheckIdentity(store->get(), flags.id, flags.data_dir); !st.ok()) {
+    return Fail(st.message());
+  }
+
+  // Signals go to sigwait below, not to whichever gRPC thread happens to run.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  orthofs::OsdServiceOptions service_options;
+  service_options.osd_id = flags.id;
+  service_options.cache_bytes = flags.cache_mb << 20;
+  service_options.data_dir = flags.data_dir;
+  orthofs::OsdService service(*map, store->get(), service_options);
+
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(&service);
+  // gRPC would otherwise let a second OSD bind the same port (SO_REUSEPORT).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(map->object_size) * 2 + (1 << 20));
+  builder.SetMaxSendMessageSize(static_cast<int>(orthofs::kMaxObjectSize) + (4 << 20));
+  grpc::ResourceQuota quota("orthofs-osd");
+  quota.SetMaxThreads(flags.threads + 4);
+  builder.SetResourceQuota(quota);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, flags.threads);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    return Fail("cannot listen on " + flags.listen + " (address in use or not local?)");
+  }
+  spdlog::info("OSD {} serving {} objects ({} bytes) from {} on {}, map epoch {}, {} OSDs",
+               flags.id, (*store)->object_count(), (*store)->byte_count(), flags.data_dir,
+               flags.listen, map->epoch, map->osds.size());
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {} ({}): shutting down", sig, strsignal(sig));
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  server->Wait();
+  store->reset();
+  spdlog::info("OSD {} stopped cleanly", flags.id);
+  return 0;
+}

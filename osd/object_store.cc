@@ -1,0 +1,181 @@
+#include "osd/object_store.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/table.h>
+
+#include "common/object_record.h"
+#include "common/oid.h"
+
+namespace orthofs {
+namespace {
+
+// Meta keys start with 0xff; object keys start with their flag byte (0 or 1).
+const std::string kMetaPrefix = "\xff" "meta/";
+const std::string kObjectsCounterKey = "\xff" "count/objects";
+const std::string kBytesCounterKey = "\xff" "count/bytes";
+
+std::string EncodeDelta(int64_t v) {
+  std::string s;
+  AppendBigEndian64(&s, static_cast<uint64_t>(v));
+  return s;
+}
+
+int64_t DecodeDelta(const rocksdb::Slice& s) {
+  return s.size() == 8 ? static_cast<int64_t>(ReadBigEndian64(s.data())) : 0;
+}
+
+// Adds signed 64-bit deltas, so counting needs no read-modify-write of the counter key.
+class AddInt64Operator : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* new_value, rocksdb::Logger*) const override {
+    int64_t sum = (existing ? DecodeDelta(*existing) : 0) + DecodeDelta(value);
+    *new_value = EncodeDelta(sum);
+    return true;
+  }
+  const char* Name() const override { return "orthofs.AddInt64"; }
+};
+
+}  // namespace
+
+Status FromRocks(const rocksdb::Status& s, const std::string& context) {
+  if (s.ok()) return Status::Ok();
+  std::string msg = context + ": " + s.ToString();
+  if (s.IsNotFound()) return Status::NotFound(msg);
+  if (s.IsNoSpace() || s.ToString().find("No space left") != std::string::npos) {
+    return Status::NoSpace(msg);
+  }
+  if (s.IsCorruption()) return Status::Corruption(msg);
+  if (s.IsIOError()) return Status::IoError(msg);
+  return Status::Internal(msg);
+}
+
+void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t checksum,
+                             std::string_view data, bool existed, uint64_t old_length) {
+  batch_.Put(key, EncodeObjectRecord(version, checksum, data));
+  if (!existed) ++objects_delta_;
+  bytes_delta_ += static_cast<int64_t>(data.size()) - static_cast<int64_t>(old_length);
+}
+
+void ObjectStore::Batch::Delete(const std::string& key, uint64_t old_length) {
+  batch_.Delete(key);
+  --objects_delta_;
+  bytes_delta_ -= static_cast<int64_t>(old_length);
+}
+
+ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
+    : db_(std::move(db)), options_(options) {}
+
+ObjectStore::~ObjectStore() {
+  if (db_) {
+    rocksdb::Status s = db_->Close();
+    (void)s;  // nothing left to do with a failed close at shutdown
+  }
+}
+
+Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
+                                                       const StoreOptions& options) {
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.merge_operator = std::make_shared<AddInt64Operator>();
+  db_options.use_direct_reads = options.direct_reads;
+  db_options.IncreaseParallelism(2);
+  // Objects are 128 KiB by default: larger write buffers and blocks keep write
+  // amplification and index size down.
+  db_options.write_buffer_size = 64 << 20;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_size = 64 << 10;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_mb << 20);
+  db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(db_options, dir, &raw);
+  if (!s.ok()) {
+    if (s.ToString().find("lock file") != std::string::npos) {
+      return Status::IoError("data dir " + dir +
+                             " is in use by another process (its RocksDB LOCK is held)");
+    }
+    return FromRocks(s, "cannot open store in " + dir);
+  }
+  std::unique_ptr<ObjectStore> store(
+      new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), options));
+
+  for (auto [key, counter] : {std::pair{&kObjectsCounterKey, &store->objects_},
+                              std::pair{&kBytesCounterKey, &store->bytes_}}) {
+    std::string value;
+    rocksdb::Status g = store->db_->Get(rocksdb::ReadOptions(), *key, &value);
+    if (g.ok()) {
+      counter->store(DecodeDelta(value));
+    } else if (!g.IsNotFound()) {
+      return FromRocks(g, "cannot read store counters in " + dir);
+    }
+  }
+  return store;
+}
+
+Result<StoredObject> ObjectStore::Get(const std::string& key) const {
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), key, &value);
+  if (s.IsNotFound()) return Status::NotFound("no such object");
+  if (!s.ok()) return FromRocks(s, "store read");
+  Result<ObjectRecordView> record = DecodeObjectRecord(value.ToStringView());
+  if (!record.ok()) return record.status();
+  return StoredObject{record->version, record->checksum, std::string(record->data)};
+}
+
+Status ObjectStore::Commit(Batch* batch, bool sync) {
+  if (batch->objects_delta_ != 0) {
+    batch->batch_.Merge(kObjectsCounterKey, EncodeDelta(batch->objects_delta_));
+  }
+  if (batch->bytes_delta_ != 0) {
+    batch->batch_.Merge(kBytesCounterKey, EncodeDelta(batch->bytes_delta_));
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = sync || options_.sync_writes;
+  rocksdb::Status s = db_->Write(wo, &batch->batch_);
+  if (!s.ok()) return FromRocks(s, "store write");
+  objects_ += batch->objects_delta_;
+  bytes_ += batch->bytes_delta_;
+  return Status::Ok();
+}
+
+Status ObjectStore::Scan(const std::string& begin, const std::string& end,
+                         const std::string& start_after, const Visitor& visit,
+                         uint64_t* corrupt) const {
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper(end);
+  if (!end.empty()) ro.iterate_upper_bound = &upper;
+  // A scan reads each block once; keep it from flushing the block cache.
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  const std::string& seek = start_after.empty() || start_after < begin ? begin : start_after;
+  for (it->Seek(seek); it->Valid(); it->Next()) {
+    rocksdb::Slice key = it->key();
+    if (!start_after.empty() && key == start_after) continue;
+    if (key.size() != kStoreKeySize) continue;  // counters and meta sort after objects
+    Result<ObjectRecordView> record = DecodeObjectRecord(it->value().ToStringView());
+    if (!record.ok()) {
+      if (corrupt) ++*corrupt;
+      continue;
+    }
+    StoredObject object{record->version, record->checksum, std::string(record->data)};
+    if (!visit(key.ToString(), object)) break;
+  }
+  return FromRocks(it->status(), "store scan");
+}
+
+Result<std::string> ObjectStore::GetMeta(const std::string& name) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), kMetaPrefix + name, &value);
+  if (!s.ok()) return FromRocks(s, "store meta " + name);
+  return value;
+}
+
+Status ObjectStore::PutMeta(const std::string& name, const std::string& value) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(db_->Put(wo, kMetaPrefix + name, value), "store meta " + name);
+}
+
+}  // namespace orthofs

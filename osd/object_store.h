@@ -1,0 +1,84 @@
+// The OSD's persistent object store: RocksDB, one key per object copy (common/oid.h's store
+// key, so one file's objects are adjacent), a record per value (common/object_record.h).
+// Exact object and byte counts persist beside the data through a merge operator.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "common/status.h"
+
+namespace orthofs {
+
+struct StoreOptions {
+  bool sync_writes = false;     // fsync the WAL on every write, not only when asked
+  bool direct_reads = false;    // bypass the page cache (cold-read experiments)
+  uint64_t block_cache_mb = 64;  // RocksDB's own block cache
+};
+
+struct StoredObject {
+  uint64_t version = 0;
+  uint64_t checksum = 0;
+  std::string data;
+};
+
+class ObjectStore {
+ public:
+  // A set of changes applied atomically by Commit. The caller reports what each change
+  // replaces (it read it under its lock), so the counts stay exact without extra reads.
+  class Batch {
+   public:
+    void Put(const std::string& key, uint64_t version, uint64_t checksum, std::string_view data,
+             bool existed, uint64_t old_length);
+    void Delete(const std::string& key, uint64_t old_length);
+    bool empty() const { return batch_.Count() == 0; }
+
+   private:
+    friend class ObjectStore;
+    rocksdb::WriteBatch batch_;
+    int64_t objects_delta_ = 0;
+    int64_t bytes_delta_ = 0;
+  };
+
+  static Result<std::unique_ptr<ObjectStore>> Open(const std::string& dir,
+                                                   const StoreOptions& options);
+  ~ObjectStore();
+
+  // kNotFound when absent, kCorruption when the record fails its checksum.
+  Result<StoredObject> Get(const std::string& key) const;
+  Status Commit(Batch* batch, bool sync);
+
+  // Visits objects with begin <= key < end in key order, after `start_after` if non-empty,
+  // until visit returns false. Records that fail to decode are skipped and counted in
+  // *corrupt (if given), so a listing never stops on one bad object.
+  using Visitor = std::function<bool(const std::string& key, const StoredObject& object)>;
+  Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,
+              const Visitor& visit, uint64_t* corrupt = nullptr) const;
+
+  // Small named values beside the objects (the OSD's identity, ...).
+  Result<std::string> GetMeta(const std::string& name) const;
+  Status PutMeta(const std::string& name, const std::string& value);
+
+  uint64_t object_count() const { return objects_.load(); }
+  uint64_t byte_count() const { return bytes_.load(); }
+  bool sync_writes() const { return options_.sync_writes; }
+
+ private:
+  ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
+
+  std::unique_ptr<rocksdb::DB> db_;
+  StoreOptions options_;
+  std::atomic<int64_t> objects_{0};
+  std::atomic<int64_t> bytes_{0};
+};
+
+// Maps a RocksDB status to ours (no-space errors become kNoSpace).
+Status FromRocks(const rocksdb::Status& s, const std::string& context);
+
+}  // namespace orthofs

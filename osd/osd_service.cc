@@ -1,0 +1,427 @@
+#include "osd/osd_service.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "client/wire.h"
+#include "common/checksum.h"
+
+#ifndef ORTHOFS_VERSION
+#define ORTHOFS_VERSION "unknown"
+#endif
+
+namespace orthofs {
+namespace {
+
+std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
+  auto o = std::make_shared<CachedObject>();
+  o->version = version;
+  o->checksum = ObjectChecksum(data);
+  o->data = std::move(data);
+  return o;
+}
+
+}  // namespace
+
+OsdService::OsdService(const ClusterMap& map, ObjectStore* store,
+                       const OsdServiceOptions& options)
+    : osd_id_(options.osd_id),
+      placement_(map),
+      store_(store),
+      cache_(options.cache_bytes),
+      data_dir_(options.data_dir),
+      started_(std::chrono::steady_clock::now()) {}
+
+Status OsdService::CheckEpoch(uint64_t epoch) const {
+  if (epoch != placement_.map().epoch) {
+    return Status::StaleEpoch("request placed with map epoch " + std::to_string(epoch) +
+                              ", OSD " + std::to_string(osd_id_) + " has epoch " +
+                              std::to_string(placement_.map().epoch));
+  }
+  return Status::Ok();
+}
+
+Result<Oid> OsdService::CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const {
+  ORTHOFS_RETURN_IF_ERROR(CheckEpoch(epoch));
+  Result<Oid> oid = FromWire(wire_oid);
+  if (!oid.ok()) return oid.status();
+  uint32_t owner = placement_.OsdFor(*oid);
+  if (owner != osd_id_) {
+    return Status::WrongOsd("object " + oid->ToString() + " belongs on OSD " +
+                            std::to_string(owner) + ", not OSD " + std::to_string(osd_id_));
+  }
+  return oid;
+}
+
+grpc::Status OsdService::Finish(Method method, const Status& status) {
+  ++counters_[method].calls;
+  if (!status.ok()) {
+    ++counters_[method].errors;
+    bool serious = status.Is(StatusCode::kIoError) || status.Is(StatusCode::kCorruption) ||
+                   status.Is(StatusCode::kInternal) || status.Is(StatusCode::kNoSpace);
+    spdlog::log(serious ? spdlog::level::warn : spdlog::level::debug, "{} refused: {}",
+                kMethodNames[method], status.ToString());
+  }
+  return ToGrpc(status);
+}
+
+std::mutex& OsdService::LockFor(const std::string& key) {
+  return stripes_[std::hash<std::string>{}(key) % stripes_.size()];
+}
+
+Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const std::string& key) {
+  if (auto cached = cache_.Peek(key)) return cached;
+  Result<StoredObject> stored = store_->Get(key);
+  if (!stored.ok()) return stored.status();
+  auto object = std::make_shared<CachedObject>();
+  object->version = stored->version;
+  object->checksum = stored->checksum;
+  object->data = std::move(stored->data);
+  return std::shared_ptr<const CachedObject>(std::move(object));
+}
+
+void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
+                          wire::ObjectMeta* meta) const {
+  *meta->mutable_oid() = ToWire(oid);
+  meta->set_version(object.version);
+  meta->set_length(object.data.size());
+  meta->set_checksum(object.checksum);
+}
+
+grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
+                              wire::ReadResponse* response) {
+  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  if (!oid.ok()) return Finish(kRead, oid.status());
+  const uint64_t object_size = placement_.map().object_size;
+  if (request->offset() > object_size || request->length() > object_size) {
+    return Finish(kRead, Status::InvalidArgument("read range beyond the object size " +
+                                                 std::to_string(object_size)));
+  }
+  const std::string key = EncodeStoreKey(*oid);
+  std::shared_ptr<const CachedObject> object = cache_.Lookup(key);
+  bool from_cache = object != nullptr;
+  if (!object) {
+    // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
+    std::lock_guard lock(LockFor(key));
+    Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(key);
+    if (!loaded.ok()) {
+      if (loaded.status().Is(StatusCode::kNotFound)) {
+        return Finish(kRead, Status::NotFound("object " + oid->ToString() + " not found"));
+      }
+      return Finish(kRead, loaded.status());
+    }
+    object = *loaded;
+    cache_.Insert(key, object, CacheChain::kDemand);
+  }
+  FillMeta(*oid, *object, response->mutable_meta());
+  const uint64_t begin = std::min<uint64_t>(request->offset(), object->data.size());
+  const uint64_t end = request->length() == 0
+                           ? object->data.size()
+                           : std::min<uint64_t>(begin + request->length(), object->data.size());
+  response->set_data(object->data.substr(begin, end - begin));
+  response->set_from_cache(from_cache);
+  bytes_out_ += end - begin;
+  return Finish(kRead, Status::Ok());
+}
+
+grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
+                               wire::WriteResponse* response) {
+  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  if (!oid.ok()) return Finish(kWrite, oid.status());
+  const uint64_t object_size = placement_.map().object_size;
+  const std::string& data = request->data();
+  if (request->replace() && request->offset() != 0) {
+    return Finish(kWrite, Status::InvalidArgument("a replacing write must start at offset 0"));
+  }
+  if (request->offset() > object_size || data.size() > object_size - request->offset()) {
+    return Finish(kWrite, Status::InvalidArgument(
+                              "write of " + std::to_string(data.size()) + " bytes at offset " +
+                              std::to_string(request->offset()) + " exceeds the object size " +
+                              std::to_string(object_size)));
+  }
+  if (request->has_set_version() && request->set_version() == 0) {
+    return Finish(kWrite, Status::InvalidArgument("set_version must be at least 1"));
+  }
+  bytes_in_ += data.size();
+  const std::string key = EncodeStoreKey(*oid);
+  std::lock_guard lock(LockFor(key));
+  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key);
+  if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
+    return Finish(kWrite, current.status());
+  }
+  const bool existed = current.ok();
+  const uint64_t old_version = existed ? (*current)->version : 0;
+  const uint64_t old_length = existed ? (*current)->data.size() : 0;
+  if (request->has_expected_version() && request->expected_version() != old_version) {
+    return Finish(kWrite, Status::VersionMismatch(
+                              "object " + oid->ToString() + " is at version " +
+                              std::to_string(old_version) + ", expected " +
+                              std::to_string(request->expected_version())));
+  }
+  std::string new_data;
+  if (request->replace()) {
+    new_data = data;
+  } else {
+    new_data = existed ? (*current)->data : std::string();
+    const uint64_t end = request->offset() + data.size();
+    if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
+    new_data.replace(request->offset(), data.size(), data);
+  }
+  const uint64_t version = request->has_set_version() ? request->set_version() : old_version + 1;
+  std::shared_ptr<const CachedObject> updated = MakeObject(version, std::move(new_data));
+  ObjectStore::Batch batch;
+  batch.Put(key, version, updated->checksum, updated->data, existed, old_length);
+  if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kWrite, st);
+  if (cache_.Contains(key)) cache_.Insert(key, updated, CacheChain::kDemand);
+  FillMeta(*oid, *updated, response->mutable_meta());
+  return Finish(kWrite, Status::Ok());
+}
+
+grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
+                                wire::DeleteResponse* response) {
+  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  if (!oid.ok()) return Finish(kDelete, oid.status());
+  const std::string key = EncodeStoreKey(*oid);
+  std::lock_guard lock(LockFor(key));
+  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key);
+  if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
+    return Finish(kDelete, current.status());
+  }
+  const bool existed = current.ok();
+  const uint64_t old_version = existed ? (*current)->version : 0;
+  if (request->has_expected_version() && request->expected_version() != old_version) {
+    return Finish(kDelete, Status::VersionMismatch(
+                               "object " + oid->ToString() + " is at version " +
+                               std::to_string(old_version) + ", expected " +
+                               std::to_string(request->expected_version())));
+  }
+  response->set_existed(existed);
+  if (!existed) return Finish(kDelete, Status::Ok());
+  ObjectStore::Batch batch;
+  batch.Delete(key, (*current)->data.size());
+  if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
+  cache_.Erase(key);
+  return Finish(kDelete, Status::Ok());
+}
+
+grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,
+                              wire::StatResponse* response) {
+  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  if (!oid.ok()) return Finish(kStat, oid.status());
+  const std::string key = EncodeStoreKey(*oid);
+  Result<std::shared_ptr<const CachedObject>> current = [&] {
+    std::lock_guard lock(LockFor(key));
+    return LoadLocked(key);
+  }();
+  if (!current.ok()) {
+    if (current.status().Is(StatusCode::kNotFound)) {
+      return Finish(kStat, Status::NotFound("object " + oid->ToString() + " not found"));
+    }
+    return Finish(kStat, current.status());
+  }
+  FillMeta(*oid, **current, response->mutable_meta());
+  return Finish(kStat, Status::Ok());
+}
+
+grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
+                                  wire::TransactResponse* response) {
+  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kTransact, st);
+  const int n = request->ops_size();
+  if (n == 0 || n > kMaxTxnOps) {
+    return Finish(kTransact, Status::InvalidArgument("a transaction has 1.." +
+                                                     std::to_string(kMaxTxnOps) + " ops, not " +
+                                                     std::to_string(n)));
+  }
+  const uint64_t object_size = placement_.map().object_size;
+  std::vector<Oid> oids;
+  std::vector<std::string> keys;
+  std::set<size_t> stripe_indexes;
+  for (int i = 0; i < n; ++i) {
+    const wire::TxnOp& op = request->ops(i);
+    const std::string where = "op " + std::to_string(i) + ": ";
+    Result<Oid> oid = CheckObject(request->epoch(), op.oid());
+    if (!oid.ok()) return Finish(kTransact, Status(oid.status().code(), where +
+                                                   oid.status().message()));
+    if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
+        op.kind() != wire::TxnOp::DELETE) {
+      return Finish(kTransact, Status::InvalidArgument(where + "unknown kind"));
+    }
+    if (op.kind() != wire::TxnOp::PUT && !op.data().empty()) {
+      return Finish(kTransact, Status::InvalidArgument(where + "only PUT carries data"));
+    }
+    if (op.kind() == wire::TxnOp::CHECK && !op.has_expected_version()) {
+      return Finish(kTransact, Status::InvalidArgument(where + "CHECK needs expected_version"));
+    }
+    if (op.data().size() > object_size) {
+      return Finish(kTransact, Status::InvalidArgument(where + "data exceeds the object size"));
+    }
+    std::string key = EncodeStoreKey(*oid);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      return Finish(kTransact, Status::InvalidArgument(where + "object " + oid->ToString() +
+                                                       " appears twice"));
+    }
+    stripe_indexes.insert(std::hash<std::string>{}(key) % stripes_.size());
+    oids.push_back(*oid);
+    keys.push_back(std::move(key));
+  }
+  // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (size_t s : stripe_indexes) locks.emplace_back(stripes_[s]);
+
+  std::vector<std::shared_ptr<const CachedObject>> current(n);
+  for (int i = 0; i < n; ++i) {
+    Result<std::shared_ptr<const CachedObject>> c = LoadLocked(keys[i]);
+    if (c.ok()) {
+      current[i] = *c;
+    } else if (!c.status().Is(StatusCode::kNotFound)) {
+      return Finish(kTransact, c.status());
+    }
+    const wire::TxnOp& op = request->ops(i);
+    const uint64_t version = current[i] ? current[i]->version : 0;
+    if (op.has_expected_version() && op.expected_version() != version) {
+      return Finish(kTransact, Status::VersionMismatch(
+                                   "op " + std::to_string(i) + ": object " + oids[i].ToString() +
+                                   " is at version " + std::to_string(version) +
+                                   ", expected " + std::to_string(op.expected_version())));
+    }
+  }
+  ObjectStore::Batch batch;
+  std::vector<std::shared_ptr<const CachedObject>> updated(n);
+  for (int i = 0; i < n; ++i) {
+    const wire::TxnOp& op = request->ops(i);
+    const uint64_t old_version = current[i] ? current[i]->version : 0;
+    const uint64_t old_length = current[i] ? current[i]->data.size() : 0;
+    if (op.kind() == wire::TxnOp::PUT) {
+      updated[i] = MakeObject(old_version + 1, op.data());
+      batch.Put(keys[i], updated[i]->version, updated[i]->checksum, updated[i]->data,
+                current[i] != nullptr, old_length);
+      response->add_versions(old_version + 1);
+    } else if (op.kind() == wire::TxnOp::DELETE) {
+      if (current[i]) batch.Delete(keys[i], old_length);
+      response->add_versions(0);
+    } else {
+      response->add_versions(old_version);
+    }
+  }
+  if (!batch.empty()) {
+    if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) {
+      response->clear_versions();
+      return Finish(kTransact, st);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const wire::TxnOp& op = request->ops(i);
+    if (op.kind() == wire::TxnOp::DELETE) {
+      cache_.Erase(keys[i]);
+    } else if (op.kind() == wire::TxnOp::PUT && cache_.Contains(keys[i])) {
+      cache_.Insert(keys[i], updated[i], CacheChain::kDemand);
+    }
+  }
+  return Finish(kTransact, Status::Ok());
+}
+
+grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* request,
+                              wire::ListResponse* response) {
+  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kList, st);
+  if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
+    return Finish(kList, Status::InvalidArgument("invalid copy flag"));
+  }
+  const CopyFlag flag = static_cast<CopyFlag>(request->flag());
+  std::string prefix;
+  if (request->has_type()) {
+    if (!request->has_fno() || !request->has_fnso()) {
+      return Finish(kList, Status::InvalidArgument("listing by type needs fnso and fno"));
+    }
+    if (!IsValidObjectType(static_cast<uint32_t>(request->type()))) {
+      return Finish(kList, Status::InvalidArgument("invalid object type"));
+    }
+    prefix = FileTypeKeyPrefix(flag, request->fnso(), request->fno(),
+                               static_cast<ObjectType>(request->type()));
+  } else if (request->has_fno()) {
+    if (!request->has_fnso()) {
+      return Finish(kList, Status::InvalidArgument("listing by fno needs fnso"));
+    }
+    prefix = FileKeyPrefix(flag, request->fnso(), request->fno());
+  } else if (request->has_fnso()) {
+    prefix = NamespaceKeyPrefix(flag, request->fnso());
+  } else {
+    prefix = FlagKeyPrefix(flag);
+  }
+  const std::string& token = request->page_token();
+  if (!token.empty() && (token.size() != kStoreKeySize || token.compare(0, prefix.size(),
+                                                                         prefix) != 0)) {
+    return Finish(kList, Status::InvalidArgument("page token does not belong to this listing"));
+  }
+  const uint32_t limit = request->limit() == 0 ? kDefaultListLimit
+                                                : std::min(request->limit(), kMaxListLimit);
+  std::string last_key;
+  bool more = false;
+  uint64_t corrupt = 0;
+  Status st = store_->Scan(
+      prefix, PrefixSuccessor(prefix), token,
+      [&](const std::string& key, const StoredObject& object) {
+        if (static_cast<uint32_t>(response->objects_size()) == limit) {
+          more = true;
+          return false;
+        }
+        Result<Oid> oid = DecodeStoreKey(key);
+        if (!oid.ok()) return true;
+        wire::ObjectMeta* meta = response->add_objects();
+        *meta->mutable_oid() = ToWire(*oid);
+        meta->set_version(object.version);
+        meta->set_length(object.data.size());
+        meta->set_checksum(object.checksum);
+        last_key = key;
+        return true;
+      },
+      &corrupt);
+  if (corrupt > 0) spdlog::warn("list skipped {} corrupt object record(s)", corrupt);
+  if (!st.ok()) return Finish(kList, st);
+  if (more) response->set_next_page_token(last_key);
+  return Finish(kList, Status::Ok());
+}
+
+grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
+                               wire::StatsResponse* response) {
+  response->set_osd_id(osd_id_);
+  response->set_epoch(placement_.map().epoch);
+  response->set_objects(store_->object_count());
+  response->set_bytes(store_->byte_count());
+  struct statvfs fs {};
+  if (statvfs(data_dir_.c_str(), &fs) == 0) {
+    response->set_capacity_bytes(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
+    response->set_available_bytes(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize);
+  }
+  auto& counters = *response->mutable_counters();
+  for (int m = 0; m < kMethodCount; ++m) {
+    counters[std::string(kMethodNames[m]) + "_calls"] = counters_[m].calls.load();
+    counters[std::string(kMethodNames[m]) + "_errors"] = counters_[m].errors.load();
+  }
+  counters["bytes_in"] = bytes_in_.load();
+  counters["bytes_out"] = bytes_out_.load();
+  ObjectCacheStats cache = cache_.stats();
+  counters["cache_hits"] = cache.hits;
+  counters["cache_misses"] = cache.misses;
+  counters["cache_evictions"] = cache.evictions;
+  counters["cache_bytes"] = cache.bytes;
+  counters["cache_capacity_bytes"] = cache_.capacity_bytes();
+  return grpc::Status::OK;
+}
+
+grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*,
+                                wire::HealthResponse* response) {
+  response->set_osd_id(osd_id_);
+  response->set_epoch(placement_.map().epoch);
+  response->set_version(ORTHOFS_VERSION);
+  response->set_uptime_seconds(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                       started_)
+          .count()));
+  return grpc::Status::OK;
+}
+
+}  // namespace orthofs

@@ -1,0 +1,83 @@
+// The OSD's gRPC service: validates each request against the cluster map (epoch, placement,
+// sizes), then serves it from the object cache and the RocksDB store.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/object_cache.h"
+#include "common/placement.h"
+#include "orthofs.grpc.pb.h"
+#include "osd/object_store.h"
+
+namespace orthofs {
+
+struct OsdServiceOptions {
+  uint32_t osd_id = 0;
+  uint64_t cache_bytes = 256ull << 20;
+  std::string data_dir;  // for capacity reporting
+};
+
+// Limits on what one request may carry; larger ones are malformed.
+inline constexpr int kMaxTxnOps = 64;
+inline constexpr uint32_t kDefaultListLimit = 1000;
+inline constexpr uint32_t kMaxListLimit = 10000;
+
+class OsdService final : public wire::Osd::Service {
+ public:
+  OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options);
+
+  grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
+  grpc::Status Write(grpc::ServerContext*, const wire::WriteRequest*,
+                     wire::WriteResponse*) override;
+  grpc::Status Delete(grpc::ServerContext*, const wire::DeleteRequest*,
+                      wire::DeleteResponse*) override;
+  grpc::Status Stat(grpc::ServerContext*, const wire::StatRequest*, wire::StatResponse*) override;
+  grpc::Status Transact(grpc::ServerContext*, const wire::TransactRequest*,
+                        wire::TransactResponse*) override;
+  grpc::Status List(grpc::ServerContext*, const wire::ListRequest*, wire::ListResponse*) override;
+  grpc::Status Stats(grpc::ServerContext*, const wire::StatsRequest*,
+                     wire::StatsResponse*) override;
+  grpc::Status Health(grpc::ServerContext*, const wire::HealthRequest*,
+                      wire::HealthResponse*) override;
+
+ private:
+  // Counters for one RPC method.
+  struct MethodCounters {
+    std::atomic<uint64_t> calls{0};
+    std::atomic<uint64_t> errors{0};
+  };
+  enum Method { kRead, kWrite, kDelete, kStat, kTransact, kList, kMethodCount };
+  static constexpr std::array<const char*, kMethodCount> kMethodNames = {
+      "read", "write", "delete", "stat", "transact", "list"};
+
+  // The epoch and placement checks every object request passes.
+  Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;
+  Status CheckEpoch(uint64_t epoch) const;
+  grpc::Status Finish(Method method, const Status& status);
+
+  // Per-object serialization of read-modify-write and cache fills: striped by key hash.
+  std::mutex& LockFor(const std::string& key);
+  // The current object (cache, then store). Caller holds LockFor(key).
+  Result<std::shared_ptr<const CachedObject>> LoadLocked(const std::string& key);
+  void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
+
+  const uint32_t osd_id_;
+  const Placement placement_;
+  ObjectStore* const store_;
+  ObjectCache cache_;
+  const std::string data_dir_;
+  const std::chrono::steady_clock::time_point started_;
+  std::array<std::mutex, 1024> stripes_;
+  std::array<MethodCounters, kMethodCount> counters_;
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+};
+
+}  // namespace orthofs
