@@ -1,10 +1,13 @@
 #include "common/cluster_map.h"
 
+#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -37,9 +40,11 @@ Status ValidateAddress(std::string_view address) {
   std::string_view host = address.substr(0, colon);
   std::string_view port = address.substr(colon + 1);
   if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') {
+    in6_addr parsed{};
+    if (host.size() < 3 || host.back() != ']' ||
+        inet_pton(AF_INET6, std::string(host.substr(1, host.size() - 2)).c_str(), &parsed) != 1) {
       return Status::InvalidArgument("address '" + std::string(address) +
-                                     "': IPv6 host must be [addr]");
+                                     "': a bracketed host must be an IPv6 address, [addr]");
     }
   } else {
     if (host.find(':') != std::string_view::npos) {
@@ -113,6 +118,15 @@ Status ReadScalar(const YAML::Node& node, const std::string& where, T* out) {
   return Status::Ok();
 }
 
+// yaml-cpp would wrap "-1" around to a huge unsigned value; refuse signs outright.
+Status ReadUnsigned(const YAML::Node& node, const std::string& where, uint64_t* out) {
+  if (node.IsScalar() && !node.Scalar().empty() &&
+      (node.Scalar()[0] == '-' || node.Scalar()[0] == '+')) {
+    return Status::InvalidArgument(where + ": '" + node.Scalar() + "' must be unsigned");
+  }
+  return ReadScalar(node, where, out);
+}
+
 Status RejectUnknownKeys(const YAML::Node& node, const std::string& where,
                          const std::set<std::string>& known) {
   for (const auto& kv : node) {
@@ -147,10 +161,8 @@ Status ParseInto(const YAML::Node& root, ClusterMap* map) {
   ORTHOFS_RETURN_IF_ERROR(
       RejectUnknownKeys(root, "", {"epoch", "object_size", "placement", "osds"}));
   if (!root["epoch"]) return Status::InvalidArgument("epoch: missing");
-  int64_t epoch = 0;
-  ORTHOFS_RETURN_IF_ERROR(ReadScalar(root["epoch"], "epoch", &epoch));
-  if (epoch < 1) return Status::InvalidArgument("epoch: must be at least 1");
-  map->epoch = static_cast<uint64_t>(epoch);
+  ORTHOFS_RETURN_IF_ERROR(ReadUnsigned(root["epoch"], "epoch", &map->epoch));
+  if (map->epoch < 1) return Status::InvalidArgument("epoch: must be at least 1");
   if (root["object_size"]) {
     int64_t size = 0;
     ORTHOFS_RETURN_IF_ERROR(ReadScalar(root["object_size"], "object_size", &size));
@@ -200,7 +212,9 @@ std::string FormatClusterMap(const ClusterMap& map) {
   for (const auto& osd : map.osds) {
     out << "  - id: " << osd.id << "\n";
     out << "    address: \"" << osd.address << "\"\n";
-    out << "    weight: " << osd.weight << "\n";
+    // Full precision: a rounded weight would move segment bounds, and with them objects.
+    out << "    weight: " << std::setprecision(std::numeric_limits<double>::max_digits10)
+        << osd.weight << "\n";
   }
   return out.str();
 }

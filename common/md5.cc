@@ -2,8 +2,8 @@
 
 #include <openssl/evp.h>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace orthofs {
 namespace {

@@ -53,7 +53,9 @@ void ObjectCache::Insert(const std::string& key, std::shared_ptr<const CachedObj
   c.push_front(Entry{key, std::move(object), chain});
   index_[key] = c.begin();
   BytesOf(chain) += charge;
+  just_inserted_ = &c.front();
   EvictLocked();
+  just_inserted_ = nullptr;
 }
 
 void ObjectCache::Erase(const std::string& key) {
@@ -79,8 +81,15 @@ void ObjectCache::EvictLocked() {
   while (demand_bytes_ + prefetch_bytes_ > capacity_) {
     bool from_prefetch =
         !prefetch_.empty() && (prefetch_bytes_ > prefetch_quota_ || demand_.empty());
-    Chain& victim_chain = from_prefetch ? prefetch_ : demand_;
-    if (from_prefetch) ++stats_.prefetch_evicted_unused;
+    // Never the object just inserted (the MRU of its chain): when it is its chain's only
+    // entry, the other chain gives up its LRU instead. Insert guarantees it fits alone.
+    Chain& preferred = from_prefetch ? prefetch_ : demand_;
+    Chain& other = from_prefetch ? demand_ : prefetch_;
+    Chain& victim_chain = preferred.size() == 1 && !other.empty() && just_inserted_ != nullptr &&
+                                  &preferred.front() == just_inserted_
+                              ? other
+                              : preferred;
+    if (&victim_chain == &prefetch_) ++stats_.prefetch_evicted_unused;
     ++stats_.evictions;
     RemoveLocked(std::prev(victim_chain.end()));
   }

@@ -26,9 +26,9 @@ enum class CacheChain { kDemand, kPrefetch };
 struct ObjectCacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
-  uint64_t prefetch_inserts = 0;            // objects that entered the prefetch chain
-  uint64_t prefetch_hits = 0;               // first uses of prefetched objects
-  uint64_t prefetch_evicted_unused = 0;     // prefetched, evicted before any use (thrashing)
+  uint64_t prefetch_inserts = 0;         // objects that entered the prefetch chain
+  uint64_t prefetch_hits = 0;            // first uses of prefetched objects
+  uint64_t prefetch_evicted_unused = 0;  // prefetched, evicted before any use (thrashing)
   uint64_t evictions = 0;
   uint64_t entries = 0;
   uint64_t bytes = 0;
@@ -52,8 +52,7 @@ class ObjectCache {
   std::shared_ptr<const CachedObject> Peek(const std::string& key) const;
   // Inserts or replaces. A replaced object keeps no chain position. Objects larger than the
   // capacity are not cached.
-  void Insert(const std::string& key, std::shared_ptr<const CachedObject> object,
-              CacheChain chain);
+  void Insert(const std::string& key, std::shared_ptr<const CachedObject> object, CacheChain chain);
   void Erase(const std::string& key);
   void Clear();
 
@@ -84,6 +83,7 @@ class ObjectCache {
   uint64_t demand_bytes_ = 0;
   uint64_t prefetch_bytes_ = 0;
   std::unordered_map<std::string, Chain::iterator> index_;
+  const Entry* just_inserted_ = nullptr;  // protected from eviction during its own Insert
   ObjectCacheStats stats_;
 };
 

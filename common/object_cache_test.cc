@@ -147,6 +147,30 @@ TEST(ObjectCacheTest, ContainsDoesNotPromotePrefetchedObject) {
   EXPECT_EQ(s.hits, 0u);
 }
 
+TEST(ObjectCacheTest, PeekDoesNotPromoteOrCount) {
+  ObjectCache cache(kCapacity3);
+  EXPECT_EQ(cache.Peek("a"), nullptr);
+  cache.Insert("a", Obj("a", 5), CacheChain::kDemand);
+  cache.Insert("b", Obj("b"), CacheChain::kDemand);
+  cache.Insert("c", Obj("c"), CacheChain::kDemand);
+  auto a = cache.Peek("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->version, 5u);
+  cache.Insert("d", Obj("d"), CacheChain::kDemand);
+  EXPECT_FALSE(cache.Contains("a"));  // Peek left a at the LRU end
+  EXPECT_EQ(cache.Peek("a"), nullptr);
+
+  cache.Insert("p", Obj("p"), CacheChain::kPrefetch);
+  const uint64_t prefetch_bytes = cache.stats().prefetch_bytes;
+  ASSERT_NE(cache.Peek("p"), nullptr);
+  ObjectCacheStats s = cache.stats();
+  EXPECT_EQ(s.hits, 0u);
+  EXPECT_EQ(s.misses, 0u);
+  EXPECT_EQ(s.prefetch_hits, 0u);
+  EXPECT_EQ(s.prefetch_bytes, prefetch_bytes);  // still in the prefetch chain
+  EXPECT_GT(prefetch_bytes, 0u);
+}
+
 TEST(ObjectCacheTest, PrefetchedObjectIsPromotedOnFirstLookup) {
   ObjectCache cache(kCapacity3);
   cache.Insert("p", Obj("p"), CacheChain::kPrefetch);
@@ -289,6 +313,23 @@ TEST(ObjectCacheTest, PrefetchShareIsClamped) {
   EXPECT_TRUE(high.Contains("p2"));
 }
 
+// BUG (object_cache.cc, EvictLocked): the victim is chosen by chain only, so the entry that
+// Insert just added can be its own victim. With the prefetch chain within its share and the
+// demand chain empty, a demand object that fits the cache (70 KiB of 100 KiB) but not the
+// space the prefetched data leaves is inserted and immediately evicted, while the unused
+// prefetched object stays: speculative data displaces demand data, the opposite of the
+// two-chain rule, and Insert silently does nothing although the object is smaller than the
+// capacity. (Same with prefetch_share = 1 whenever the cache is full of prefetched data.)
+// Fix: never evict the entry being inserted; when it is the demand chain's only entry, take
+// the victim from the prefetch chain.
+TEST(ObjectCacheTest, DemandInsertIsNotEvictedByItself) {
+  ObjectCache cache(100 * 1024, 0.5);
+  cache.Insert("p", Obj("p", 1, 40 * 1024), CacheChain::kPrefetch);
+  cache.Insert("d", Obj("d", 1, 70 * 1024), CacheChain::kDemand);
+  EXPECT_TRUE(cache.Contains("d")) << "the demand object was evicted by its own insertion";
+  EXPECT_FALSE(cache.Contains("p"));
+}
+
 TEST(ObjectCacheTest, ReplacingAKey) {
   ObjectCache cache(kCapacity3);
   cache.Insert("a", Obj("a", 1), CacheChain::kDemand);
@@ -394,7 +435,7 @@ TEST(ObjectCacheTest, Erase) {
   EXPECT_EQ(s.entries, 0u);
   EXPECT_EQ(s.bytes, 0u);
   EXPECT_EQ(s.prefetch_bytes, 0u);
-  EXPECT_EQ(s.evictions, 0u);               // erasing is not evicting
+  EXPECT_EQ(s.evictions, 0u);  // erasing is not evicting
   EXPECT_EQ(s.prefetch_evicted_unused, 0u);
   // The freed space is usable: three new objects fit without evictions.
   for (const char* k : {"x", "y", "z"}) cache.Insert(k, Obj(k), CacheChain::kDemand);

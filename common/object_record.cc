@@ -4,6 +4,15 @@
 #include "common/oid.h"
 
 namespace orthofs {
+namespace {
+
+constexpr size_t kCheckedHeaderBytes = 1 + 8 + 8;
+
+uint32_t HeaderCheck(std::string_view header) {
+  return static_cast<uint32_t>(ObjectChecksum(header.substr(0, kCheckedHeaderBytes)));
+}
+
+}  // namespace
 
 std::string EncodeObjectRecord(uint64_t version, std::string_view data) {
   return EncodeObjectRecord(version, ObjectChecksum(data), data);
@@ -15,6 +24,7 @@ std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_
   r.push_back(static_cast<char>(kObjectRecordFormat));
   AppendBigEndian64(&r, version);
   AppendBigEndian64(&r, checksum);
+  AppendBigEndian32(&r, HeaderCheck(r));
   r.append(data);
   return r;
 }
@@ -27,6 +37,9 @@ Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
   if (static_cast<uint8_t>(record[0]) != kObjectRecordFormat) {
     return Status::Corruption("object record has unknown format " +
                               std::to_string(static_cast<uint8_t>(record[0])));
+  }
+  if (ReadBigEndian32(record.data() + kCheckedHeaderBytes) != HeaderCheck(record)) {
+    return Status::Corruption("object record header check mismatch");
   }
   ObjectRecordView view;
   view.version = ReadBigEndian64(record.data() + 1);

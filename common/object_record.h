@@ -1,5 +1,6 @@
-// The stored form of one object: a fixed header (format, version, checksum) and the bytes.
-// The length is the value's size minus the header, so it cannot disagree with the bytes.
+// The stored form of one object: a fixed header (format, version, data checksum, and a check
+// of the header itself, since versions drive concurrency control) and the bytes. The length is
+// the value's size minus the header, so it cannot disagree with the bytes.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 namespace orthofs {
 
 inline constexpr uint8_t kObjectRecordFormat = 1;
-inline constexpr size_t kObjectRecordHeaderSize = 1 + 8 + 8;
+inline constexpr size_t kObjectRecordHeaderSize = 1 + 8 + 8 + 4;
 
 struct ObjectRecordView {
   uint64_t version = 0;
@@ -22,7 +23,7 @@ struct ObjectRecordView {
 std::string EncodeObjectRecord(uint64_t version, std::string_view data);
 // The same with the checksum already computed (ObjectChecksum(data)).
 std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data);
-// Checks format and checksum; kCorruption when either is wrong.
+// Checks format, header and data checksums; kCorruption when any is wrong.
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
 
 }  // namespace orthofs

@@ -48,15 +48,17 @@ void ExpectCorruption(const std::string& record, const std::string& want_in_mess
 }
 
 TEST(ObjectRecordTest, HeaderLayout) {
-  EXPECT_EQ(kObjectRecordHeaderSize, 17u);
+  EXPECT_EQ(kObjectRecordHeaderSize, 21u);
   EXPECT_EQ(kObjectRecordFormat, 1);
   const std::string data = "hello, object";
   std::string record = EncodeObjectRecord(0x0102030405060708, data);
-  ASSERT_EQ(record.size(), 17 + data.size());
+  ASSERT_EQ(record.size(), 21 + data.size());
   EXPECT_EQ(static_cast<uint8_t>(record[0]), kObjectRecordFormat);
   EXPECT_EQ(record.substr(1, 8), std::string("\x01\x02\x03\x04\x05\x06\x07\x08"));
   EXPECT_EQ(ReadBigEndian64(record.data() + 9), ObjectChecksum(data));
-  EXPECT_EQ(record.substr(17), data);
+  EXPECT_EQ(ReadBigEndian32(record.data() + 17),
+            static_cast<uint32_t>(ObjectChecksum(record.substr(0, 17))));
+  EXPECT_EQ(record.substr(21), data);
 }
 
 TEST(ObjectRecordTest, RoundTripEmptyData) {
@@ -84,6 +86,14 @@ TEST(ObjectRecordTest, VersionExtremes) {
   }
 }
 
+TEST(ObjectRecordTest, EncodeWithPrecomputedChecksum) {
+  const std::string data = RandomBytes(5000, 3);
+  EXPECT_EQ(EncodeObjectRecord(77, ObjectChecksum(data), data), EncodeObjectRecord(77, data));
+  EXPECT_EQ(EncodeObjectRecord(0, ObjectChecksum(""), ""), EncodeObjectRecord(0, ""));
+  // A wrong precomputed checksum is stored as given and caught on decode.
+  ExpectCorruption(EncodeObjectRecord(77, ObjectChecksum(data) ^ 1, data), "checksum mismatch");
+}
+
 TEST(ObjectRecordTest, DetectsFlippedDataByte) {
   const std::string data = RandomBytes(300, 1);
   const std::string record = EncodeObjectRecord(5, data);
@@ -102,17 +112,18 @@ TEST(ObjectRecordTest, DetectsFlippedByteIn16MiB) {
   ExpectCorruption(record, "checksum mismatch");
 }
 
-TEST(ObjectRecordTest, DetectsFlippedChecksumByte) {
+TEST(ObjectRecordTest, DetectsFlippedHeaderByte) {
+  // Version, data checksum and the header check itself are all covered.
   const std::string record = EncodeObjectRecord(5, "some object bytes");
-  for (size_t i = 9; i < 17; ++i) {
+  for (size_t i = 1; i < kObjectRecordHeaderSize; ++i) {
     std::string bad = record;
     bad[i] = static_cast<char>(bad[i] ^ 0x01);
-    ExpectCorruption(bad, "checksum mismatch");
+    ExpectCorruption(bad, "header check mismatch");
   }
-  // Also for empty data: the checksum of "" is still checked.
+  // Also for empty data.
   std::string empty = EncodeObjectRecord(5, "");
   empty[16] ^= 0x80;
-  ExpectCorruption(empty, "checksum mismatch");
+  ExpectCorruption(empty, "header check mismatch");
 }
 
 TEST(ObjectRecordTest, DetectsUnknownFormatByte) {
@@ -130,7 +141,7 @@ TEST(ObjectRecordTest, DetectsTruncatedHeader) {
     ExpectCorruption(record.substr(0, n), "shorter than its header");
   }
   const std::string with_data = EncodeObjectRecord(5, "abcdef");
-  ExpectCorruption(with_data.substr(0, 16), "shorter than its header");
+  ExpectCorruption(with_data.substr(0, 20), "shorter than its header");
 }
 
 TEST(ObjectRecordTest, DetectsTruncatedOrExtendedData) {

@@ -89,9 +89,7 @@ uint32_t Placement::OriginalOsdFor(const Oid& oid) const {
   return ForFile(oid.fnso, oid.fno).OriginalOsdFor(oid.type, oid.offset);
 }
 
-uint32_t FilePlacement::replica_osd() const {
-  return placement_->map_.osds[replica_index_].id;
-}
+uint32_t FilePlacement::replica_osd() const { return placement_->map_.osds[replica_index_].id; }
 
 FilePlacement::Original FilePlacement::OriginalFor(ObjectType type, uint64_t offset) const {
   const Placement& p = *placement_;

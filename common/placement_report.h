@@ -18,9 +18,9 @@ struct OsdLoad {
 
 struct PlacementReport {
   std::vector<OsdLoad> osds;  // in map order
-  uint64_t objects = 0;        // originals placed (each also has a replica)
-  uint64_t conflicts = 0;      // objects whose original shares an OSD with its replica
-  uint64_t migrated = 0;       // originals not on their first choice (migration only)
+  uint64_t objects = 0;       // originals placed (each also has a replica)
+  uint64_t conflicts = 0;     // objects whose original shares an OSD with its replica
+  uint64_t migrated = 0;      // originals not on their first choice (migration only)
   // max / mean over OSDs, of originals, replicas and totals; 1.0 = perfectly even.
   double originals_imbalance = 0;
   double replicas_imbalance = 0;

@@ -46,9 +46,7 @@ class [[nodiscard]] Status {
   static Status VersionMismatch(std::string m) {
     return {StatusCode::kVersionMismatch, std::move(m)};
   }
-  static Status AlreadyExists(std::string m) {
-    return {StatusCode::kAlreadyExists, std::move(m)};
-  }
+  static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status NoSpace(std::string m) { return {StatusCode::kNoSpace, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
@@ -72,7 +70,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok());
   }
@@ -103,8 +101,8 @@ class [[nodiscard]] Result {
 
 }  // namespace orthofs
 
-#define ORTHOFS_RETURN_IF_ERROR(expr)      \
-  do {                                     \
-    ::orthofs::Status _st = (expr);        \
-    if (!_st.ok()) return _st;             \
+#define ORTHOFS_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::orthofs::Status _st = (expr);   \
+    if (!_st.ok()) return _st;        \
   } while (0)

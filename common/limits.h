@@ -1,0 +1,14 @@
+// Protocol limits shared by OSDs (which enforce them) and clients (which stay inside them).
+#pragma once
+
+#include <cstdint>
+
+namespace orthofs {
+
+// Ops in one multi-object transaction.
+inline constexpr int kMaxTxnOps = 64;
+// Objects in one List page.
+inline constexpr uint32_t kDefaultListLimit = 1000;
+inline constexpr uint32_t kMaxListLimit = 10000;
+
+}  // namespace orthofs
