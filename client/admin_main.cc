@@ -53,8 +53,8 @@ struct CommonFlags {
 };
 
 void AddCommonFlags(CLI::App* cmd, CommonFlags* flags) {
-  cmd->add_option("--map", flags->map_path, "cluster map file (default $ORTHOFS_MAP or " +
-                                                DefaultMapPath() + ")");
+  cmd->add_option("--map", flags->map_path,
+                  "cluster map file (default $ORTHOFS_MAP or " + DefaultMapPath() + ")");
   cmd->add_option("--timeout-ms", flags->timeout_ms, "deadline of each RPC")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
@@ -103,9 +103,8 @@ int RunStatus(const CommonFlags& common, bool json) {
       row["available_bytes"] = stats->available_bytes();
       if (!json) {
         std::printf("%-4u %-22s %-5s %6llu%s %10llu %11s %11s %11s\n", osd->osd_id(),
-                    osd->address().c_str(), "up",
-                    static_cast<unsigned long long>(stats->epoch()), epoch_ok ? "" : "!",
-                    static_cast<unsigned long long>(stats->objects()),
+                    osd->address().c_str(), "up", static_cast<unsigned long long>(stats->epoch()),
+                    epoch_ok ? "" : "!", static_cast<unsigned long long>(stats->objects()),
                     HumanBytes(stats->bytes()).c_str(), HumanBytes(stats->capacity_bytes()).c_str(),
                     HumanBytes(stats->available_bytes()).c_str());
       }
@@ -116,8 +115,8 @@ int RunStatus(const CommonFlags& common, bool json) {
     std::cout << nlohmann::json{{"epoch", (*cluster)->map().epoch}, {"osds", out}}.dump() << "\n";
   } else {
     std::printf("map epoch %llu, %zu OSDs, %d down\n",
-                static_cast<unsigned long long>((*cluster)->map().epoch),
-                (*cluster)->osds().size(), down);
+                static_cast<unsigned long long>((*cluster)->map().epoch), (*cluster)->osds().size(),
+                down);
   }
   return down == 0 ? kExitOk : kExitDegraded;
 }
@@ -238,8 +237,8 @@ int RunRm(const CommonFlags& common, const std::string& oid_text, Copies copies)
   for (const Oid& copy : SelectedCopies(*oid, copies)) {
     Result<bool> existed = (*cluster)->Delete(copy);
     if (!existed.ok()) return Error(copy.ToString() + ": " + existed.status().ToString());
-    std::printf("%s on OSD %u: %s\n", copy.ToString().c_str(),
-                (*cluster)->placement().OsdFor(copy), *existed ? "deleted" : "was absent");
+    std::printf("%s on OSD %u: %s\n", copy.ToString().c_str(), (*cluster)->placement().OsdFor(copy),
+                *existed ? "deleted" : "was absent");
   }
   return kExitOk;
 }
@@ -278,9 +277,8 @@ int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t f
 
 // ---- placement-report ----
 
-int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t files,
-                       uint64_t objects, const std::string& strategy_name, uint32_t fnso,
-                       bool json) {
+int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t files, uint64_t objects,
+                       const std::string& strategy_name, uint32_t fnso, bool json) {
   ClusterMap map;
   if (!map_path.empty()) {
     Result<ClusterMap> loaded = LoadClusterMapFile(map_path);
@@ -288,8 +286,8 @@ int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t file
     map = *loaded;
   } else {
     for (int i = 0; i < osd_count; ++i) {
-      map.osds.push_back(OsdInfo{static_cast<uint32_t>(i),
-                                 "127.0.0.1:" + std::to_string(7000 + i), 1.0});
+      map.osds.push_back(
+          OsdInfo{static_cast<uint32_t>(i), "127.0.0.1:" + std::to_string(7000 + i), 1.0});
     }
   }
   if (!strategy_name.empty()) {
@@ -320,18 +318,18 @@ int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t file
                      .dump()
               << "\n";
   } else {
-    std::printf("strategy %s, %zu OSDs, %llu files x %llu objects = %llu originals + %llu "
-                "replicas\n",
-                std::string(PlacementStrategyName(map.strategy)).c_str(), map.osds.size(),
-                static_cast<unsigned long long>(files), static_cast<unsigned long long>(objects),
-                static_cast<unsigned long long>(report.objects),
-                static_cast<unsigned long long>(report.objects));
+    std::printf(
+        "strategy %s, %zu OSDs, %llu files x %llu objects = %llu originals + %llu "
+        "replicas\n",
+        std::string(PlacementStrategyName(map.strategy)).c_str(), map.osds.size(),
+        static_cast<unsigned long long>(files), static_cast<unsigned long long>(objects),
+        static_cast<unsigned long long>(report.objects),
+        static_cast<unsigned long long>(report.objects));
     std::printf("%-6s %12s %12s %12s\n", "OSD", "ORIGINALS", "REPLICAS", "TOTAL");
     for (const auto& o : report.osds) {
-      std::printf("%-6u %12llu %12llu %12llu\n", o.osd_id,
-                  static_cast<unsigned long long>(o.originals),
-                  static_cast<unsigned long long>(o.replicas),
-                  static_cast<unsigned long long>(o.total()));
+      std::printf(
+          "%-6u %12llu %12llu %12llu\n", o.osd_id, static_cast<unsigned long long>(o.originals),
+          static_cast<unsigned long long>(o.replicas), static_cast<unsigned long long>(o.total()));
     }
     std::printf("imbalance (max/mean): originals %.4f, replicas %.4f, total %.4f\n",
                 report.originals_imbalance, report.replicas_imbalance, report.total_imbalance);
@@ -360,8 +358,9 @@ int main(int argc, char** argv) {
   CommonFlags common;
   bool json = false;
 
-  CLI::App* status = app.add_subcommand("status", "each OSD: up/down, epoch, objects, bytes, "
-                                                  "capacity (exit 3 if any OSD is down)");
+  CLI::App* status = app.add_subcommand("status",
+                                        "each OSD: up/down, epoch, objects, bytes, "
+                                        "capacity (exit 3 if any OSD is down)");
   AddCommonFlags(status, &common);
   status->add_flag("--json", json, "one JSON object");
 
@@ -417,8 +416,9 @@ int main(int argc, char** argv) {
   std::string strategy;
   CLI::App* report = app.add_subcommand(
       "placement-report", "simulate placement of F files x K objects and report the balance");
-  report->add_option("--files", files, "files")->capture_default_str()->check(
-      CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  report->add_option("--files", files, "files")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
   report->add_option("--objects", objects, "objects per file")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));

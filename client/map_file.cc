@@ -10,8 +10,8 @@ namespace orthofs {
 Result<ClusterMap> LoadClusterMapFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return Status::InvalidArgument("cluster map " + path + ": cannot read: " +
-                                   std::strerror(errno));
+    return Status::InvalidArgument("cluster map " + path +
+                                   ": cannot read: " + std::strerror(errno));
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -11,6 +11,7 @@ grpc::ChannelArguments OrthoChannelArguments() {
   args.SetMaxSendMessageSize(kMaxObjectSize + (4 << 20));
   // Reconnect quickly to an OSD that comes back.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   return args;
 }
@@ -59,8 +60,7 @@ Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
   return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health, r);
 }
 
-ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options)
-    : placement_(map) {
+ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : placement_(map) {
   for (const auto& osd : map.osds) osds_.push_back(std::make_unique<OsdClient>(osd, options));
 }
 
@@ -71,8 +71,7 @@ OsdClient* ClusterClient::Osd(uint32_t osd_id) {
   return nullptr;
 }
 
-Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset,
-                                               uint64_t length) {
+Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, uint64_t length) {
   wire::ReadRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);

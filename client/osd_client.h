@@ -2,14 +2,14 @@
 // operations by placement and stamps every request with the map's epoch.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "common/cluster_map.h"
 #include "common/placement.h"

@@ -44,8 +44,8 @@ orthofs::Status PrepareDataDir(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return orthofs::Status::IoError("cannot create data dir " + dir + ": " + ec.message());
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    return orthofs::Status::IoError("data dir " + dir + " is not writable: " +
-                                    std::strerror(errno));
+    return orthofs::Status::IoError("data dir " + dir +
+                                    " is not writable: " + std::strerror(errno));
   }
   return orthofs::Status::Ok();
 }
@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
   CLI::App app{"orthofs-osd: an OrthoFS object storage daemon (RocksDB store, gRPC service)."};
   app.add_option("--id", flags.id, "this OSD's id in the cluster map")->required();
   app.add_option("--map", flags.map_path, "cluster map file (YAML)")->required();
-  app.add_option("--data-dir", flags.data_dir,
-                 "store directory (default /var/lib/orthofs/osd-ID)");
+  app.add_option("--data-dir", flags.data_dir, "store directory (default /var/lib/orthofs/osd-ID)");
   app.add_option("--listen", flags.listen,
                  "listen address host:port (default: this OSD's address in the map)");
   app.add_option("--cache-mb", flags.cache_mb, "object cache size in MiB")
@@ -106,8 +105,7 @@ int main(int argc, char** argv) {
   if (!map.ok()) return Fail(map.status().message());
   const orthofs::OsdInfo* self = map->FindOsd(flags.id);
   if (self == nullptr) {
-    return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map " +
-                flags.map_path);
+    return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map " + flags.map_path);
   }
   if (flags.listen.empty()) flags.listen = self->address;
   if (orthofs::Status st = orthofs::ValidateAddress(flags.listen); !st.ok()) {
@@ -161,7 +159,10 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("signal {} ({}): shutting down", sig, strsignal(sig));
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (!service.Drain(std::chrono::seconds(5))) {
+    spdlog::warn("requests still in flight after 5 s; cancelling them");
+  }
+  server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
   store->reset();
   spdlog::info("OSD {} stopped cleanly", flags.id);

@@ -11,9 +11,15 @@ namespace orthofs {
 namespace {
 
 // Meta keys start with 0xff; object keys start with their flag byte (0 or 1).
-const std::string kMetaPrefix = "\xff" "meta/";
-const std::string kObjectsCounterKey = "\xff" "count/objects";
-const std::string kBytesCounterKey = "\xff" "count/bytes";
+const std::string kMetaPrefix =
+    "\xff"
+    "meta/";
+const std::string kObjectsCounterKey =
+    "\xff"
+    "count/objects";
+const std::string kBytesCounterKey =
+    "\xff"
+    "count/bytes";
 
 std::string EncodeDelta(int64_t v) {
   std::string s;
@@ -98,8 +104,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
     }
     return FromRocks(s, "cannot open store in " + dir);
   }
-  std::unique_ptr<ObjectStore> store(
-      new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), options));
+  std::unique_ptr<ObjectStore> store(new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), options));
 
   for (auto [key, counter] : {std::pair{&kObjectsCounterKey, &store->objects_},
                               std::pair{&kBytesCounterKey, &store->bytes_}}) {

@@ -3,22 +3,22 @@
 // Exact object and byte counts persist beside the data through a merge operator.
 #pragma once
 
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
-#include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
-
 #include "common/status.h"
 
 namespace orthofs {
 
 struct StoreOptions {
-  bool sync_writes = false;     // fsync the WAL on every write, not only when asked
-  bool direct_reads = false;    // bypass the page cache (cold-read experiments)
+  bool sync_writes = false;      // fsync the WAL on every write, not only when asked
+  bool direct_reads = false;     // bypass the page cache (cold-read experiments)
   uint64_t block_cache_mb = 64;  // RocksDB's own block cache
 };
 

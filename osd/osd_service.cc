@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "client/wire.h"
 #include "common/checksum.h"
@@ -27,8 +28,7 @@ std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string dat
 
 }  // namespace
 
-OsdService::OsdService(const ClusterMap& map, ObjectStore* store,
-                       const OsdServiceOptions& options)
+OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
       placement_(map),
       store_(store),
@@ -36,10 +36,39 @@ OsdService::OsdService(const ClusterMap& map, ObjectStore* store,
       data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()) {}
 
+OsdService::RequestScope::RequestScope(OsdService* service) : service_(service) {
+  ++service_->in_flight_;
+  admitted_ = !service_->draining_.load();
+}
+
+OsdService::RequestScope::~RequestScope() { --service_->in_flight_; }
+
+bool OsdService::Drain(std::chrono::milliseconds timeout) {
+  draining_ = true;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (in_flight_.load() > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+namespace {
+
+const grpc::Status kDraining(grpc::StatusCode::UNAVAILABLE, "OSD is shutting down",
+                             std::string(StatusCodeName(StatusCode::kUnavailable)));
+
+}  // namespace
+
+// Every handler starts with this: admitted, or refused because the OSD is shutting down.
+#define ORTHOFS_ADMIT_REQUEST()             \
+  RequestScope request_scope(this);         \
+  if (!request_scope.admitted()) return kDraining
+
 Status OsdService::CheckEpoch(uint64_t epoch) const {
   if (epoch != placement_.map().epoch) {
-    return Status::StaleEpoch("request placed with map epoch " + std::to_string(epoch) +
-                              ", OSD " + std::to_string(osd_id_) + " has epoch " +
+    return Status::StaleEpoch("request placed with map epoch " + std::to_string(epoch) + ", OSD " +
+                              std::to_string(osd_id_) + " has epoch " +
                               std::to_string(placement_.map().epoch));
   }
   return Status::Ok();
@@ -94,6 +123,7 @@ void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
 
 grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
                               wire::ReadResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   Result<Oid> oid = CheckObject(request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kRead, oid.status());
   const uint64_t object_size = placement_.map().object_size;
@@ -130,6 +160,7 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
 
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   Result<Oid> oid = CheckObject(request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kWrite, oid.status());
   const uint64_t object_size = placement_.map().object_size;
@@ -138,10 +169,10 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
     return Finish(kWrite, Status::InvalidArgument("a replacing write must start at offset 0"));
   }
   if (request->offset() > object_size || data.size() > object_size - request->offset()) {
-    return Finish(kWrite, Status::InvalidArgument(
-                              "write of " + std::to_string(data.size()) + " bytes at offset " +
-                              std::to_string(request->offset()) + " exceeds the object size " +
-                              std::to_string(object_size)));
+    return Finish(
+        kWrite, Status::InvalidArgument("write of " + std::to_string(data.size()) +
+                                        " bytes at offset " + std::to_string(request->offset()) +
+                                        " exceeds the object size " + std::to_string(object_size)));
   }
   if (request->has_set_version() && request->set_version() == 0) {
     return Finish(kWrite, Status::InvalidArgument("set_version must be at least 1"));
@@ -157,10 +188,9 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   const uint64_t old_version = existed ? (*current)->version : 0;
   const uint64_t old_length = existed ? (*current)->data.size() : 0;
   if (request->has_expected_version() && request->expected_version() != old_version) {
-    return Finish(kWrite, Status::VersionMismatch(
-                              "object " + oid->ToString() + " is at version " +
-                              std::to_string(old_version) + ", expected " +
-                              std::to_string(request->expected_version())));
+    return Finish(kWrite, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
+                                                  std::to_string(old_version) + ", expected " +
+                                                  std::to_string(request->expected_version())));
   }
   std::string new_data;
   if (request->replace()) {
@@ -183,6 +213,7 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
 
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
                                 wire::DeleteResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   Result<Oid> oid = CheckObject(request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDelete, oid.status());
   const std::string key = EncodeStoreKey(*oid);
@@ -194,10 +225,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   const bool existed = current.ok();
   const uint64_t old_version = existed ? (*current)->version : 0;
   if (request->has_expected_version() && request->expected_version() != old_version) {
-    return Finish(kDelete, Status::VersionMismatch(
-                               "object " + oid->ToString() + " is at version " +
-                               std::to_string(old_version) + ", expected " +
-                               std::to_string(request->expected_version())));
+    return Finish(kDelete, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
+                                                   std::to_string(old_version) + ", expected " +
+                                                   std::to_string(request->expected_version())));
   }
   response->set_existed(existed);
   if (!existed) return Finish(kDelete, Status::Ok());
@@ -210,6 +240,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
 
 grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,
                               wire::StatResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   Result<Oid> oid = CheckObject(request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kStat, oid.status());
   const std::string key = EncodeStoreKey(*oid);
@@ -229,12 +260,13 @@ grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* req
 
 grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
                                   wire::TransactResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kTransact, st);
   const int n = request->ops_size();
   if (n == 0 || n > kMaxTxnOps) {
-    return Finish(kTransact, Status::InvalidArgument("a transaction has 1.." +
-                                                     std::to_string(kMaxTxnOps) + " ops, not " +
-                                                     std::to_string(n)));
+    return Finish(kTransact,
+                  Status::InvalidArgument("a transaction has 1.." + std::to_string(kMaxTxnOps) +
+                                          " ops, not " + std::to_string(n)));
   }
   const uint64_t object_size = placement_.map().object_size;
   std::vector<Oid> oids;
@@ -244,8 +276,8 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     const wire::TxnOp& op = request->ops(i);
     const std::string where = "op " + std::to_string(i) + ": ";
     Result<Oid> oid = CheckObject(request->epoch(), op.oid());
-    if (!oid.ok()) return Finish(kTransact, Status(oid.status().code(), where +
-                                                   oid.status().message()));
+    if (!oid.ok())
+      return Finish(kTransact, Status(oid.status().code(), where + oid.status().message()));
     if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
         op.kind() != wire::TxnOp::DELETE) {
       return Finish(kTransact, Status::InvalidArgument(where + "unknown kind"));
@@ -283,10 +315,10 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     const wire::TxnOp& op = request->ops(i);
     const uint64_t version = current[i] ? current[i]->version : 0;
     if (op.has_expected_version() && op.expected_version() != version) {
-      return Finish(kTransact, Status::VersionMismatch(
-                                   "op " + std::to_string(i) + ": object " + oids[i].ToString() +
-                                   " is at version " + std::to_string(version) +
-                                   ", expected " + std::to_string(op.expected_version())));
+      return Finish(kTransact, Status::VersionMismatch("op " + std::to_string(i) + ": object " +
+                                                       oids[i].ToString() + " is at version " +
+                                                       std::to_string(version) + ", expected " +
+                                                       std::to_string(op.expected_version())));
     }
   }
   ObjectStore::Batch batch;
@@ -326,6 +358,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
 
 grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* request,
                               wire::ListResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kList, st);
   if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
     return Finish(kList, Status::InvalidArgument("invalid copy flag"));
@@ -352,12 +385,12 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
     prefix = FlagKeyPrefix(flag);
   }
   const std::string& token = request->page_token();
-  if (!token.empty() && (token.size() != kStoreKeySize || token.compare(0, prefix.size(),
-                                                                         prefix) != 0)) {
+  if (!token.empty() &&
+      (token.size() != kStoreKeySize || token.compare(0, prefix.size(), prefix) != 0)) {
     return Finish(kList, Status::InvalidArgument("page token does not belong to this listing"));
   }
-  const uint32_t limit = request->limit() == 0 ? kDefaultListLimit
-                                                : std::min(request->limit(), kMaxListLimit);
+  const uint32_t limit =
+      request->limit() == 0 ? kDefaultListLimit : std::min(request->limit(), kMaxListLimit);
   std::string last_key;
   bool more = false;
   uint64_t corrupt = 0;
@@ -387,6 +420,7 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
 
 grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
                                wire::StatsResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   response->set_osd_id(osd_id_);
   response->set_epoch(placement_.map().epoch);
   response->set_objects(store_->object_count());
@@ -414,12 +448,12 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
 
 grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*,
                                 wire::HealthResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
   response->set_osd_id(osd_id_);
   response->set_epoch(placement_.map().epoch);
   response->set_version(ORTHOFS_VERSION);
   response->set_uptime_seconds(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                       started_)
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
   return grpc::Status::OK;
 }

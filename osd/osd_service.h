@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/object_cache.h"
 #include "common/placement.h"
 #include "orthofs.grpc.pb.h"
@@ -23,11 +24,6 @@ struct OsdServiceOptions {
   uint64_t cache_bytes = 256ull << 20;
   std::string data_dir;  // for capacity reporting
 };
-
-// Limits on what one request may carry; larger ones are malformed.
-inline constexpr int kMaxTxnOps = 64;
-inline constexpr uint32_t kDefaultListLimit = 1000;
-inline constexpr uint32_t kMaxListLimit = 10000;
 
 class OsdService final : public wire::Osd::Service {
  public:
@@ -47,7 +43,24 @@ class OsdService final : public wire::Osd::Service {
   grpc::Status Health(grpc::ServerContext*, const wire::HealthRequest*,
                       wire::HealthResponse*) override;
 
+  // Shutdown, step 1: refuse new requests (UNAVAILABLE, so clients fail over), then wait up to
+  // `timeout` for the ones in flight. True if none is left. gRPC's own Shutdown(deadline) would
+  // wait out the whole deadline while clients merely hold idle connections.
+  bool Drain(std::chrono::milliseconds timeout);
+
  private:
+  // Counts a request in flight for Drain; false once draining has begun.
+  class RequestScope {
+   public:
+    explicit RequestScope(OsdService* service);
+    ~RequestScope();
+    bool admitted() const { return admitted_; }
+
+   private:
+    OsdService* service_;
+    bool admitted_;
+  };
+
   // Counters for one RPC method.
   struct MethodCounters {
     std::atomic<uint64_t> calls{0};
@@ -76,6 +89,8 @@ class OsdService final : public wire::Osd::Service {
   const std::chrono::steady_clock::time_point started_;
   std::array<std::mutex, 1024> stripes_;
   std::array<MethodCounters, kMethodCount> counters_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> bytes_in_{0};
   std::atomic<uint64_t> bytes_out_{0};
 };

@@ -1,0 +1,510 @@
+// Real orthofs-osd processes: object round trips, ranged and conditional writes,
+// transactions, listing, refusals (wrong OSD, stale epoch, malformed, oversized) and
+// durability across kill -9.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "client/wire.h"
+#include "common/limits.h"
+#include "tests/test_cluster.h"
+
+namespace orthofs::testing {
+namespace {
+
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+Oid Data(uint64_t fno, uint64_t offset, CopyFlag flag = CopyFlag::kOriginal) {
+  return Oid{1, fno, offset, ObjectType::kData, flag};
+}
+
+// Writes both copies of an object, as a client does.
+void PutBoth(ClusterClient& c, const Oid& oid, const std::string& data) {
+  ObjectWrite how;
+  how.replace = true;
+  for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ObjectMeta> meta = c.Write(oid.WithFlag(f), data, how);
+    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  }
+}
+
+std::string ReadAll(ClusterClient& c, const Oid& oid) {
+  Result<wire::ReadResponse> r = c.Read(oid);
+  EXPECT_TRUE(r.ok()) << oid.ToString() << ": " << r.status().ToString();
+  return r.ok() ? r->data() : std::string("<error>");
+}
+
+// An OSD that does not hold the copy.
+uint32_t SomeOtherOsd(const ClusterClient& c, const Oid& oid) {
+  uint32_t holder = c.placement().OsdFor(oid);
+  for (const auto& osd : c.map().osds) {
+    if (osd.id != holder) return osd.id;
+  }
+  return holder;
+}
+
+class OsdTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new TestCluster(TestClusterOptions{.osds = 3}); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  ClusterClient& client() { return cluster_->client(); }
+  static TestCluster* cluster_;
+};
+TestCluster* OsdTest::cluster_ = nullptr;
+
+TEST_F(OsdTest, RoundTripsObjectsOfEverySize) {
+  const uint32_t object_size = cluster_->map().object_size;
+  uint64_t fno = 100;
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{object_size}}) {
+    const std::string data = RandomBytes(size, static_cast<uint32_t>(size));
+    const Oid oid = Data(fno++, 3);
+    PutBoth(client(), oid, data);
+    EXPECT_EQ(ReadAll(client(), oid), data) << size;
+    EXPECT_EQ(ReadAll(client(), oid.WithFlag(CopyFlag::kReplica)), data) << size;
+    Result<wire::ObjectMeta> meta = client().Stat(oid);
+    ASSERT_TRUE(meta.ok());
+    EXPECT_EQ(meta->length(), size);
+    EXPECT_EQ(meta->version(), 1u);
+    Result<wire::ObjectMeta> replica_meta = client().Stat(oid.WithFlag(CopyFlag::kReplica));
+    ASSERT_TRUE(replica_meta.ok());
+    EXPECT_EQ(replica_meta->checksum(), meta->checksum());
+  }
+}
+
+TEST_F(OsdTest, MetadataObjectTypesRoundTrip) {
+  for (ObjectType type :
+       {ObjectType::kInode, ObjectType::kDirent, ObjectType::kSymlink, ObjectType::kSuper}) {
+    Oid oid{7, 55, type == ObjectType::kDirent ? 0xdeadbeefull : 0, type, CopyFlag::kOriginal};
+    PutBoth(client(), oid, "meta-" + std::string(ObjectTypeName(type)));
+    EXPECT_EQ(ReadAll(client(), oid.WithFlag(CopyFlag::kReplica)),
+              "meta-" + std::string(ObjectTypeName(type)));
+  }
+}
+
+TEST_F(OsdTest, RangedWritesKeepSurroundingBytesAndZeroFillGaps) {
+  const Oid oid = Data(200, 0);
+  ObjectWrite at;
+  at.offset = 10;
+  ASSERT_TRUE(client().Write(oid, "hello", at).ok());
+  std::string expected(10, '\0');
+  expected += "hello";
+  EXPECT_EQ(ReadAll(client(), oid), expected);
+
+  at.offset = 12;
+  ASSERT_TRUE(client().Write(oid, "LL", at).ok());
+  expected.replace(12, 2, "LL");
+  EXPECT_EQ(ReadAll(client(), oid), expected);
+
+  at.offset = 0;
+  ASSERT_TRUE(client().Write(oid, "ab", at).ok());
+  expected.replace(0, 2, "ab");
+  EXPECT_EQ(ReadAll(client(), oid), expected);
+
+  // A ranged read inside, and one past the end.
+  Result<wire::ReadResponse> part = client().Read(oid, 11, 3);
+  ASSERT_TRUE(part.ok());
+  EXPECT_EQ(part->data(), "eLL");
+  Result<wire::ReadResponse> past = client().Read(oid, 1000, 10);
+  ASSERT_TRUE(past.ok());
+  EXPECT_EQ(past->data(), "");
+  EXPECT_EQ(past->meta().length(), expected.size());
+
+  // Replace shrinks the object.
+  ObjectWrite replace;
+  replace.replace = true;
+  ASSERT_TRUE(client().Write(oid, "xy", replace).ok());
+  EXPECT_EQ(ReadAll(client(), oid), "xy");
+  Result<wire::ObjectMeta> meta = client().Stat(oid);
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->version(), 4u);
+
+  // A ranged write ending exactly at the object size is fine; one byte more is not.
+  const uint32_t object_size = cluster_->map().object_size;
+  at.offset = object_size - 2;
+  EXPECT_TRUE(client().Write(oid, "zz", at).ok());
+  at.offset = object_size - 1;
+  Result<wire::ObjectMeta> over = client().Write(oid, "zz", at);
+  EXPECT_TRUE(over.status().Is(StatusCode::kInvalidArgument)) << over.status().ToString();
+}
+
+TEST_F(OsdTest, ConcurrentRangedWritesToOneObjectLoseNothing) {
+  const Oid oid = Data(201, 1);
+  constexpr int kThreads = 8, kPieces = 16, kPiece = 512;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int p = t; p < kPieces * kThreads; p += kThreads) {
+        ObjectWrite at;
+        at.offset = static_cast<uint64_t>(p) * kPiece;
+        Result<wire::ObjectMeta> m =
+            client().Write(oid, std::string(kPiece, static_cast<char>('A' + p % 26)), at);
+        EXPECT_TRUE(m.ok()) << m.status().ToString();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const std::string got = ReadAll(client(), oid);
+  ASSERT_EQ(got.size(), static_cast<size_t>(kPieces * kThreads * kPiece));
+  for (int p = 0; p < kPieces * kThreads; ++p) {
+    EXPECT_EQ(got.substr(p * kPiece, kPiece), std::string(kPiece, static_cast<char>('A' + p % 26)))
+        << "piece " << p;
+  }
+  Result<wire::ObjectMeta> meta = client().Stat(oid);
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->version(), static_cast<uint64_t>(kPieces * kThreads));
+}
+
+TEST_F(OsdTest, ConditionalWritesAndDeletesCheckVersions) {
+  const Oid oid = Data(202, 0);
+  ObjectWrite create;
+  create.replace = true;
+  create.expected_version = 0;  // must not exist
+  ASSERT_TRUE(client().Write(oid, "v1", create).ok());
+  Result<wire::ObjectMeta> again = client().Write(oid, "v1'", create);
+  EXPECT_TRUE(again.status().Is(StatusCode::kVersionMismatch)) << again.status().ToString();
+
+  ObjectWrite update;
+  update.replace = true;
+  update.expected_version = 1;
+  Result<wire::ObjectMeta> v2 = client().Write(oid, "v2", update);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->version(), 2u);
+  Result<wire::ObjectMeta> stale = client().Write(oid, "lost", update);
+  EXPECT_TRUE(stale.status().Is(StatusCode::kVersionMismatch));
+  EXPECT_EQ(ReadAll(client(), oid), "v2");
+
+  EXPECT_TRUE(client().Delete(oid, 1).status().Is(StatusCode::kVersionMismatch));
+  Result<bool> deleted = client().Delete(oid, 2);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_TRUE(*deleted);
+  Result<bool> absent = client().Delete(oid);
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(*absent);
+  EXPECT_TRUE(client().Read(oid).status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(client().Stat(oid).status().Is(StatusCode::kNotFound));
+}
+
+wire::TransactRequest NewTxn(const ClusterClient& c) {
+  wire::TransactRequest t;
+  t.set_epoch(c.map().epoch);
+  return t;
+}
+
+wire::TxnOp* AddOp(wire::TransactRequest* t, wire::TxnOp::Kind kind, const Oid& oid,
+                   std::optional<uint64_t> expected, const std::string& data = "") {
+  wire::TxnOp* op = t->add_ops();
+  op->set_kind(kind);
+  *op->mutable_oid() = ToWire(oid);
+  if (expected) op->set_expected_version(*expected);
+  op->set_data(data);
+  return op;
+}
+
+TEST_F(OsdTest, TransactionsApplyAllOrNothing) {
+  const uint64_t fno = 300;
+  const Oid inode{1, fno, 0, ObjectType::kInode, CopyFlag::kReplica};
+  const Oid entry{1, fno, 42, ObjectType::kDirent, CopyFlag::kReplica};
+  OsdClient* osd = client().Osd(client().placement().ReplicaOsdFor(1, fno));
+
+  wire::TransactRequest create = NewTxn(client());
+  AddOp(&create, wire::TxnOp::PUT, inode, 0, "inode-v1");
+  AddOp(&create, wire::TxnOp::PUT, entry, 0, "entry-v1");
+  Result<wire::TransactResponse> created = osd->Transact(create);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_EQ(created->versions_size(), 2);
+  EXPECT_EQ(created->versions(0), 1u);
+  EXPECT_EQ(created->versions(1), 1u);
+
+  // One failing check: nothing applies.
+  wire::TransactRequest conflicting = NewTxn(client());
+  AddOp(&conflicting, wire::TxnOp::PUT, inode, 1, "inode-v2");
+  AddOp(&conflicting, wire::TxnOp::CHECK, entry, 7);
+  Result<wire::TransactResponse> refused = osd->Transact(conflicting);
+  EXPECT_TRUE(refused.status().Is(StatusCode::kVersionMismatch)) << refused.status().ToString();
+  EXPECT_EQ(ReadAll(client(), inode), "inode-v1");
+
+  // Check + put + delete together.
+  wire::TransactRequest mixed = NewTxn(client());
+  AddOp(&mixed, wire::TxnOp::PUT, inode, 1, "inode-v2");
+  AddOp(&mixed, wire::TxnOp::DELETE, entry, 1);
+  Result<wire::TransactResponse> applied = osd->Transact(mixed);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(applied->versions(0), 2u);
+  EXPECT_EQ(applied->versions(1), 0u);
+  EXPECT_EQ(ReadAll(client(), inode), "inode-v2");
+  EXPECT_TRUE(client().Read(entry).status().Is(StatusCode::kNotFound));
+
+  // Malformed transactions.
+  wire::TransactRequest empty = NewTxn(client());
+  EXPECT_TRUE(osd->Transact(empty).status().Is(StatusCode::kInvalidArgument));
+  wire::TransactRequest twice = NewTxn(client());
+  AddOp(&twice, wire::TxnOp::PUT, inode, std::nullopt, "a");
+  AddOp(&twice, wire::TxnOp::PUT, inode, std::nullopt, "b");
+  EXPECT_TRUE(osd->Transact(twice).status().Is(StatusCode::kInvalidArgument));
+  wire::TransactRequest too_many = NewTxn(client());
+  for (int i = 0; i <= kMaxTxnOps; ++i) {
+    AddOp(&too_many, wire::TxnOp::PUT,
+          Oid{1, fno, static_cast<uint64_t>(i), ObjectType::kDirent, CopyFlag::kReplica},
+          std::nullopt, "x");
+  }
+  EXPECT_TRUE(osd->Transact(too_many).status().Is(StatusCode::kInvalidArgument));
+  wire::TransactRequest check_without_version = NewTxn(client());
+  AddOp(&check_without_version, wire::TxnOp::CHECK, inode, std::nullopt);
+  EXPECT_TRUE(osd->Transact(check_without_version).status().Is(StatusCode::kInvalidArgument));
+  // An op on an object this OSD does not hold refuses the whole transaction.
+  wire::TransactRequest misplaced = NewTxn(client());
+  AddOp(&misplaced, wire::TxnOp::PUT, inode, std::nullopt, "x");
+  AddOp(&misplaced, wire::TxnOp::PUT, inode.WithFlag(CopyFlag::kOriginal), std::nullopt, "y");
+  EXPECT_TRUE(osd->Transact(misplaced).status().Is(StatusCode::kWrongOsd));
+  EXPECT_EQ(ReadAll(client(), inode), "inode-v2");
+}
+
+TEST_F(OsdTest, ListPagesThroughOneFilesReplicasInOffsetOrder) {
+  const uint64_t fno = 400;
+  constexpr int kObjects = 25;
+  ObjectWrite how;
+  how.replace = true;
+  for (int i = kObjects - 1; i >= 0; --i) {
+    ASSERT_TRUE(
+        client().Write(Data(fno, i, CopyFlag::kReplica), "r" + std::to_string(i), how).ok());
+  }
+  OsdClient* osd = client().Osd(client().placement().ReplicaOsdFor(1, fno));
+  std::vector<uint64_t> offsets;
+  std::string token;
+  int pages = 0;
+  do {
+    wire::ListRequest request;
+    request.set_epoch(client().map().epoch);
+    request.set_flag(wire::REPLICA);
+    request.set_fnso(1);
+    request.set_fno(fno);
+    request.set_type(wire::DATA);
+    request.set_limit(10);
+    request.set_page_token(token);
+    Result<wire::ListResponse> page = osd->List(request);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const auto& meta : page->objects()) {
+      EXPECT_EQ(meta.oid().fno(), fno);
+      EXPECT_EQ(meta.length(), ("r" + std::to_string(meta.oid().offset())).size());
+      offsets.push_back(meta.oid().offset());
+    }
+    token = page->next_page_token();
+    ++pages;
+  } while (!token.empty());
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(offsets.size(), static_cast<size_t>(kObjects));
+  for (int i = 0; i < kObjects; ++i) EXPECT_EQ(offsets[i], static_cast<uint64_t>(i));
+
+  wire::ListRequest bad;
+  bad.set_epoch(client().map().epoch);
+  bad.set_flag(wire::REPLICA);
+  bad.set_fnso(1);
+  bad.set_fno(fno);
+  bad.set_page_token("not-a-key");
+  EXPECT_TRUE(osd->List(bad).status().Is(StatusCode::kInvalidArgument));
+}
+
+TEST_F(OsdTest, RefusesObjectsPlacedElsewhere) {
+  const Oid oid = Data(500, 9);
+  for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    const Oid copy = oid.WithFlag(f);
+    OsdClient* wrong = client().Osd(SomeOtherOsd(client(), copy));
+    wire::WriteRequest w;
+    w.set_epoch(client().map().epoch);
+    *w.mutable_oid() = ToWire(copy);
+    w.set_data("misplaced");
+    Result<wire::WriteResponse> r = wrong->Write(w);
+    EXPECT_TRUE(r.status().Is(StatusCode::kWrongOsd)) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("belongs on OSD"), std::string::npos);
+    wire::ReadRequest rd;
+    rd.set_epoch(client().map().epoch);
+    *rd.mutable_oid() = ToWire(copy);
+    EXPECT_TRUE(wrong->Read(rd).status().Is(StatusCode::kWrongOsd));
+  }
+}
+
+TEST_F(OsdTest, RefusesStaleEpochs) {
+  const Oid oid = Data(501, 0);
+  OsdClient* holder = client().Osd(client().placement().OsdFor(oid));
+  for (uint64_t epoch : {uint64_t{0}, client().map().epoch + 1, client().map().epoch - 1}) {
+    wire::WriteRequest w;
+    w.set_epoch(epoch);
+    *w.mutable_oid() = ToWire(oid);
+    w.set_data("x");
+    Result<wire::WriteResponse> r = holder->Write(w);
+    EXPECT_TRUE(r.status().Is(StatusCode::kStaleEpoch)) << epoch << ": " << r.status().ToString();
+    wire::ListRequest l;
+    l.set_epoch(epoch);
+    EXPECT_TRUE(holder->List(l).status().Is(StatusCode::kStaleEpoch));
+  }
+  EXPECT_TRUE(client().Read(oid).status().Is(StatusCode::kNotFound));
+}
+
+TEST_F(OsdTest, MalformedAndOversizedRequestsGetErrorsAndTheDaemonStaysUp) {
+  const Oid oid = Data(502, 0);
+  OsdClient* holder = client().Osd(client().placement().OsdFor(oid));
+  const uint32_t object_size = cluster_->map().object_size;
+
+  wire::WriteRequest bad_type;
+  bad_type.set_epoch(client().map().epoch);
+  *bad_type.mutable_oid() = ToWire(oid);
+  bad_type.mutable_oid()->set_type(static_cast<wire::ObjectType>(99));
+  EXPECT_TRUE(holder->Write(bad_type).status().Is(StatusCode::kInvalidArgument));
+
+  wire::WriteRequest bad_flag;
+  bad_flag.set_epoch(client().map().epoch);
+  *bad_flag.mutable_oid() = ToWire(oid);
+  bad_flag.mutable_oid()->set_flag(static_cast<wire::CopyFlag>(7));
+  EXPECT_TRUE(holder->Write(bad_flag).status().Is(StatusCode::kInvalidArgument));
+
+  wire::WriteRequest too_big;
+  too_big.set_epoch(client().map().epoch);
+  *too_big.mutable_oid() = ToWire(oid);
+  too_big.set_data(std::string(object_size + 1, 'x'));
+  EXPECT_TRUE(holder->Write(too_big).status().Is(StatusCode::kInvalidArgument));
+
+  wire::WriteRequest shifted_replace;
+  shifted_replace.set_epoch(client().map().epoch);
+  *shifted_replace.mutable_oid() = ToWire(oid);
+  shifted_replace.set_replace(true);
+  shifted_replace.set_offset(1);
+  EXPECT_TRUE(holder->Write(shifted_replace).status().Is(StatusCode::kInvalidArgument));
+
+  // Beyond the server's message limit: refused by the transport, not by a crash.
+  wire::WriteRequest huge = too_big;
+  huge.set_data(std::string(8u << 20, 'x'));
+  Result<wire::WriteResponse> refused = holder->Write(huge);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_FALSE(refused.status().Is(StatusCode::kUnavailable)) << refused.status().ToString();
+
+  wire::ReadRequest far;
+  far.set_epoch(client().map().epoch);
+  *far.mutable_oid() = ToWire(oid);
+  far.set_offset(uint64_t{1} << 40);
+  EXPECT_TRUE(holder->Read(far).status().Is(StatusCode::kInvalidArgument));
+
+  wire::HealthRequest health;
+  EXPECT_TRUE(holder->Health(health).ok());
+  EXPECT_TRUE(cluster_->Running(holder->osd_id()));
+  PutBoth(client(), oid, "still serving");
+  EXPECT_EQ(ReadAll(client(), oid), "still serving");
+}
+
+TEST_F(OsdTest, StatsCountObjectsAndBytes) {
+  // A private file so other tests' objects do not interfere: count on its replica OSD.
+  const uint64_t fno = 600;
+  OsdClient* osd = client().Osd(client().placement().ReplicaOsdFor(1, fno));
+  auto stats = [&] {
+    wire::StatsRequest r;
+    Result<wire::StatsResponse> s = osd->Stats(r);
+    EXPECT_TRUE(s.ok());
+    return *s;
+  };
+  const wire::StatsResponse before = stats();
+  ObjectWrite how;
+  how.replace = true;
+  ASSERT_TRUE(client().Write(Data(fno, 0, CopyFlag::kReplica), std::string(1000, 'a'), how).ok());
+  ASSERT_TRUE(client().Write(Data(fno, 1, CopyFlag::kReplica), std::string(500, 'b'), how).ok());
+  ASSERT_TRUE(client().Write(Data(fno, 1, CopyFlag::kReplica), std::string(200, 'c'), how).ok());
+  wire::StatsResponse after = stats();
+  EXPECT_EQ(after.objects(), before.objects() + 2);
+  EXPECT_EQ(after.bytes(), before.bytes() + 1200);
+  ASSERT_TRUE(client().Delete(Data(fno, 0, CopyFlag::kReplica)).ok());
+  after = stats();
+  EXPECT_EQ(after.objects(), before.objects() + 1);
+  EXPECT_EQ(after.bytes(), before.bytes() + 200);
+  EXPECT_GT(after.capacity_bytes(), 0u);
+  EXPECT_GT(after.counters().at("write_calls"), 0u);
+  EXPECT_EQ(after.osd_id(), osd->osd_id());
+  EXPECT_EQ(after.epoch(), client().map().epoch);
+}
+
+// kill -9 after acknowledged writes: the WAL holds them; restart and every object is intact,
+// and so are the exact counts.
+TEST(OsdDurabilityTest, AcknowledgedObjectsSurviveKillNine) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  ClusterClient& c = cluster.client();
+  std::map<std::string, std::string> written;
+  for (uint64_t fno = 1; fno <= 20; ++fno) {
+    for (uint64_t off = 0; off < 6; ++off) {
+      const Oid oid = Data(fno, off);
+      std::string data =
+          RandomBytes(1000 + fno * 997 + off * 131, static_cast<uint32_t>(fno * 7 + off));
+      PutBoth(c, oid, data);
+      written[oid.ToString()] = data;
+    }
+  }
+  std::vector<uint64_t> objects_before;
+  for (const auto& osd : c.osds()) objects_before.push_back(osd->Stats({})->objects());
+  for (uint32_t id = 0; id < 3; ++id) {
+    cluster.Stop(id, SIGKILL);
+    EXPECT_EQ(cluster.LastExitCode(id), 128 + SIGKILL);
+    cluster.Start(id);
+  }
+  for (const auto& [text, data] : written) {
+    const Oid oid = *ParseOid(text);
+    EXPECT_EQ(ReadAll(c, oid), data) << text;
+    EXPECT_EQ(ReadAll(c, oid.WithFlag(CopyFlag::kReplica)), data) << text;
+  }
+  for (size_t i = 0; i < c.osds().size(); ++i) {
+    EXPECT_EQ(c.osds()[i]->Stats({})->objects(), objects_before[i]);
+  }
+}
+
+TEST(OsdLifecycleTest, SigtermShutsDownCleanly) {
+  TestCluster cluster(TestClusterOptions{.osds = 2});
+  PutBoth(cluster.client(), Data(1, 0), "bye");
+  cluster.Stop(0, SIGTERM);
+  EXPECT_EQ(cluster.LastExitCode(0), 0);
+  cluster.Stop(1, SIGINT);
+  EXPECT_EQ(cluster.LastExitCode(1), 0);
+  cluster.Start(0);
+  cluster.Start(1);
+  EXPECT_EQ(ReadAll(cluster.client(), Data(1, 0)), "bye");
+}
+
+TEST(OsdLargeObjectTest, RoundTripsTheMaximumObjectSize) {
+  TestCluster cluster(TestClusterOptions{.osds = 2, .object_size = kMaxObjectSize});
+  const std::string data = RandomBytes(kMaxObjectSize, 99);
+  PutBoth(cluster.client(), Data(9, 0), data);
+  EXPECT_EQ(ReadAll(cluster.client(), Data(9, 0)), data);
+  EXPECT_EQ(ReadAll(cluster.client(), Data(9, 0, CopyFlag::kReplica)), data);
+}
+
+TEST(OsdPlacementTest, RepartitionClusterServesItsOwnPlacement) {
+  TestCluster cluster(TestClusterOptions{.osds = 4, .strategy = PlacementStrategy::kRepartition});
+  for (uint64_t off = 0; off < 40; ++off) {
+    PutBoth(cluster.client(), Data(77, off), "obj" + std::to_string(off));
+  }
+  // Every original sits on an OSD other than the file's replica OSD, and each OSD holds
+  // exactly what placement assigns it.
+  const uint32_t replica = cluster.client().placement().ReplicaOsdFor(1, 77);
+  uint64_t originals_listed = 0;
+  for (const auto& osd : cluster.client().osds()) {
+    wire::ListRequest l;
+    l.set_epoch(cluster.map().epoch);
+    l.set_flag(wire::ORIGINAL);
+    Result<wire::ListResponse> page = osd->List(l);
+    ASSERT_TRUE(page.ok());
+    if (osd->osd_id() == replica) {
+      EXPECT_EQ(page->objects_size(), 0);
+    }
+    for (const auto& meta : page->objects()) {
+      EXPECT_EQ(cluster.client().placement().OriginalOsdFor(*FromWire(meta.oid())), osd->osd_id());
+    }
+    originals_listed += page->objects_size();
+  }
+  EXPECT_EQ(originals_listed, 40u);
+}
+
+}  // namespace
+}  // namespace orthofs::testing

@@ -1,0 +1,238 @@
+#include "tests/test_cluster.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#ifndef ORTHOFS_BIN_DIR
+#error "ORTHOFS_BIN_DIR must point at build/bin"
+#endif
+
+namespace orthofs::testing {
+
+std::string BinDir() { return ORTHOFS_BIN_DIR; }
+
+TempDir::TempDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp ? tmp : "/tmp") + "/orthofs-test-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = templ;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    throw std::runtime_error("bind to a free port failed");
+  }
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+namespace {
+
+// fork + exec with the child bound to our lifetime; stdio redirected to the given fds.
+pid_t Spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd) {
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    if (in_fd >= 0) dup2(in_fd, 0);
+    if (out_fd >= 0) dup2(out_fd, 1);
+    if (err_fd >= 0) dup2(err_fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int DecodeWaitStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
+    throw std::runtime_error("pipe failed");
+  }
+  pid_t pid = Spawn(argv, in_pipe[0], out_pipe[1], err_pipe[1]);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  // Feed stdin and drain stdout/stderr together so no pipe fills up and blocks the child.
+  CommandResult result;
+  size_t written = 0;
+  int in_fd = in_pipe[1];
+  if (input.empty()) {
+    close(in_fd);
+    in_fd = -1;
+  } else {
+    fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  }
+  bool out_open = true, err_open = true;
+  signal(SIGPIPE, SIG_IGN);
+  while (out_open || err_open || in_fd >= 0) {
+    pollfd fds[3] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
+                     {err_open ? err_pipe[0] : -1, POLLIN, 0},
+                     {in_fd, POLLOUT, 0}};
+    if (poll(fds, 3, -1) < 0) break;
+    char buf[65536];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = read(fds[i].fd, buf, sizeof buf);
+        if (n > 0) {
+          (i == 0 ? result.out : result.err).append(buf, n);
+        } else {
+          (i == 0 ? out_open : err_open) = false;
+        }
+      }
+    }
+    if (in_fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t n = write(in_fd, input.data() + written, input.size() - written);
+      if (n > 0) written += n;
+      if (n < 0 || written == input.size()) {
+        close(in_fd);
+        in_fd = -1;
+      }
+    }
+  }
+  close(out_pipe[0]);
+  close(err_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = DecodeWaitStatus(status);
+  return result;
+}
+
+TestCluster::TestCluster(const TestClusterOptions& options) : options_(options) {
+  map_.epoch = options.epoch;
+  map_.object_size = options.object_size;
+  map_.strategy = options.strategy;
+  for (int i = 0; i < options.osds; ++i) {
+    map_.osds.push_back(
+        OsdInfo{static_cast<uint32_t>(i), "127.0.0.1:" + std::to_string(FreePort()), 1.0});
+  }
+  map_path_ = dir_.path() + "/cluster.yaml";
+  std::ofstream(map_path_) << FormatClusterMap(map_);
+  pids_.assign(options.osds, -1);
+  exit_codes_.assign(options.osds, -1);
+  client_ = std::make_unique<ClusterClient>(map_);
+  for (int i = 0; i < options.osds; ++i) Start(i);
+}
+
+TestCluster::~TestCluster() {
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (pids_[i] > 0) Stop(static_cast<uint32_t>(i), SIGKILL);
+  }
+}
+
+std::string TestCluster::DataDir(uint32_t osd_id) const {
+  return dir_.path() + "/osd-" + std::to_string(osd_id);
+}
+
+void TestCluster::Start(uint32_t osd_id) {
+  if (pids_[osd_id] > 0) return;
+  std::vector<std::string> argv = {BinDir() + "/orthofs-osd",
+                                   "--id",
+                                   std::to_string(osd_id),
+                                   "--map",
+                                   map_path_,
+                                   "--data-dir",
+                                   DataDir(osd_id),
+                                   "--cache-mb",
+                                   std::to_string(options_.cache_mb),
+                                   "--log-level",
+                                   "warn"};
+  argv.insert(argv.end(), options_.extra_osd_flags.begin(), options_.extra_osd_flags.end());
+  std::string log = dir_.path() + "/osd-" + std::to_string(osd_id) + ".log";
+  int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  pids_[osd_id] = Spawn(argv, -1, log_fd, log_fd);
+  close(log_fd);
+  WaitHealthy(osd_id);
+}
+
+namespace {
+
+// True once something accepts TCP connections on 127.0.0.1:port. Probing with a raw socket
+// first keeps gRPC's reconnect backoff out of start-up time.
+bool Accepting(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+void TestCluster::WaitHealthy(uint32_t osd_id) {
+  OsdInfo info = *map_.FindOsd(osd_id);
+  const int port = std::stoi(info.address.substr(info.address.rfind(':') + 1));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Accepting(port)) {
+      OsdClient probe(info, RpcOptions{std::chrono::milliseconds(2000)});
+      wire::HealthRequest request;
+      request.set_epoch(map_.epoch);
+      if (probe.Health(request).ok()) return;
+    }
+    int status = 0;
+    if (waitpid(pids_[osd_id], &status, WNOHANG) == pids_[osd_id]) {
+      pids_[osd_id] = -1;
+      throw std::runtime_error("OSD " + std::to_string(osd_id) + " exited during start-up");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("OSD " + std::to_string(osd_id) + " not healthy after 20 s");
+}
+
+void TestCluster::Stop(uint32_t osd_id, int sig) {
+  pid_t pid = pids_[osd_id];
+  if (pid <= 0) return;
+  kill(pid, sig);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  exit_codes_[osd_id] = DecodeWaitStatus(status);
+  pids_[osd_id] = -1;
+}
+
+bool TestCluster::Running(uint32_t osd_id) const { return pids_[osd_id] > 0; }
+
+int TestCluster::LastExitCode(uint32_t osd_id) const { return exit_codes_[osd_id]; }
+
+}  // namespace orthofs::testing

@@ -1,0 +1,85 @@
+// Test harness: real orthofs-osd processes on free loopback ports, a map in a temporary
+// directory, and cleanup that runs even when a test fails (destructor; children also die
+// with the test process through PR_SET_PDEATHSIG).
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/osd_client.h"
+#include "common/cluster_map.h"
+
+namespace orthofs::testing {
+
+// Directory of the built binaries (build/bin).
+std::string BinDir();
+
+// A fresh directory under $TMPDIR, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A TCP port on 127.0.0.1 that nothing listens on right now.
+int FreePort();
+
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal if killed
+  std::string out;
+  std::string err;
+};
+// Runs argv[0] (a path) with the arguments, stdin from `input`, and waits for it.
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input = "");
+
+struct TestClusterOptions {
+  int osds = 3;
+  uint32_t object_size = kDefaultObjectSize;
+  PlacementStrategy strategy = PlacementStrategy::kMigration;
+  uint64_t epoch = 1;
+  uint64_t cache_mb = 64;
+  std::vector<std::string> extra_osd_flags;
+};
+
+class TestCluster {
+ public:
+  explicit TestCluster(const TestClusterOptions& options = {});
+  ~TestCluster();
+  TestCluster(const TestCluster&) = delete;
+  TestCluster& operator=(const TestCluster&) = delete;
+
+  const ClusterMap& map() const { return map_; }
+  const std::string& map_path() const { return map_path_; }
+  const std::string& dir() const { return dir_.path(); }
+  std::string DataDir(uint32_t osd_id) const;
+  ClusterClient& client() { return *client_; }
+
+  // Starts OSD osd_id (if not running) and waits until it answers Health.
+  void Start(uint32_t osd_id);
+  // Sends sig and waits for the process to exit.
+  void Stop(uint32_t osd_id, int sig = SIGTERM);
+  bool Running(uint32_t osd_id) const;
+  // The exit status of the last stopped process (128 + signal if killed).
+  int LastExitCode(uint32_t osd_id) const;
+
+ private:
+  void WaitHealthy(uint32_t osd_id);
+
+  TestClusterOptions options_;
+  TempDir dir_;
+  ClusterMap map_;
+  std::string map_path_;
+  std::vector<pid_t> pids_;
+  std::vector<int> exit_codes_;
+  std::unique_ptr<ClusterClient> client_;
+};
+
+}  // namespace orthofs::testing
