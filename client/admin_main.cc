@@ -430,6 +430,16 @@ int main(int argc, char** argv) {
   report->add_option("--fnso", fnso, "namespace")->capture_default_str();
   report->add_flag("--json", json, "one JSON object");
 
+  auto is_command = [&](const std::string& name) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == name) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::cerr << "orthofs: unknown command '" << argv[1] << "' (see --help)\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -70,8 +70,12 @@ orthofs::Status CheckIdentity(orthofs::ObjectStore* store, uint32_t id, const st
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"orthofs-osd: an OrthoFS object storage daemon (RocksDB store, gRPC service)."};
-  app.add_option("--id", flags.id, "this OSD's id in the cluster map")->required();
-  app.add_option("--map", flags.map_path, "cluster map file (YAML)")->required();
+  // --id and --map are required, but checked after parsing so that an unknown flag is
+  // reported as such rather than as a missing --id.
+  CLI::Option* id_option =
+      app.add_option("--id", flags.id, "this OSD's id in the cluster map (required)");
+  CLI::Option* map_option =
+      app.add_option("--map", flags.map_path, "cluster map file, YAML (required)");
   app.add_option("--data-dir", flags.data_dir, "store directory (default /var/lib/orthofs/osd-ID)");
   app.add_option("--listen", flags.listen,
                  "listen address host:port (default: this OSD's address in the map)");
@@ -93,6 +97,12 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::cerr << "orthofs-osd: " << e.what() << " (see --help)\n";
     return 2;
+  }
+  for (const CLI::Option* required : {id_option, map_option}) {
+    if (required->count() == 0) {
+      std::cerr << "orthofs-osd: " << required->get_name() << " is required (see --help)\n";
+      return 2;
+    }
   }
 
   auto logger = spdlog::stderr_color_mt("osd");

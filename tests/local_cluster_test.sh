@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Integration test of deploy/local-cluster: up/status/down on a temporary directory, with
+# the real orthofs-osd and orthofs binaries.
+#
+#   local_cluster_test.sh SOURCE_DIR BIN_DIR
+#
+# Exits non-zero with "FAIL: <check>" on the first failed check. Whatever happens, the EXIT
+# trap stops the cluster, kills any process still naming the temporary directory and
+# removes it.
+set -euo pipefail
+
+[ $# -eq 2 ] || { echo "usage: $0 SOURCE_DIR BIN_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd)
+export ORTHOFS_BIN=$2
+lc=$src/deploy/local-cluster
+cli=$ORTHOFS_BIN/orthofs
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/orthofs-local-cluster-test.XXXXXX")
+W=$D/work  # test files, inside D so that cleanup removes them too
+cluster=$D/cluster
+
+cleanup() {
+  local rc=$? pid
+  set +e
+  "$lc" down --dir "$cluster" --purge > /dev/null 2>&1
+  "$lc" down --dir "$D/one" --purge > /dev/null 2>&1
+  for pid in $(pgrep -f -- "$D"); do
+    echo "local_cluster_test: killing leftover process $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline")" >&2
+    kill -KILL "$pid" 2> /dev/null
+  done
+  rm -rf "$D"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'echo "local_cluster_test: command failed (line $LINENO): $BASH_COMMAND" >&2' ERR
+
+fail() {
+  echo "local_cluster_test: FAIL: $*" >&2
+  exit 1
+}
+pass() { echo "local_cluster_test: ok: $*"; }
+
+mkdir -p "$W"
+
+# Live orthofs-osd processes whose command line names the cluster directory (zombies have an
+# empty command line and do not count).
+osd_pids() { pgrep -f -- "orthofs-osd .*$cluster/" | sort -n || true; }
+osd_count() { osd_pids | grep -c . || true; }
+pid_of() { cat "$cluster/osd-$1.pid"; }
+alive() { [ -r "/proc/$1/cmdline" ] && [ -n "$(tr -d '\0' < "/proc/$1/cmdline" 2> /dev/null)" ]; }
+
+# ---- up ----
+"$lc" up --osds 3 --dir "$cluster" --cache-mb 16 || fail "up --osds 3 exited $?"
+[ -f "$cluster/cluster.yaml" ] || fail "up did not write $cluster/cluster.yaml"
+[ "$(osd_count)" -eq 3 ] || fail "up --osds 3: want 3 orthofs-osd processes, have: $(osd_pids | xargs)"
+pass "up --osds 3"
+
+out=$("$lc" status --dir "$cluster") || fail "status exited $? after up: $out"
+[ "$(grep -c 'running' <<< "$out")" -eq 3 ] || fail "status does not show 3 running OSDs: $out"
+pass "status shows 3 running"
+
+out=$("$cli" status --map "$cluster/cluster.yaml") || fail "orthofs status exited $?: $out"
+[ "$(grep -c ' up ' <<< "$out")" -eq 3 ] || fail "orthofs status does not list 3 OSDs up: $out"
+pass "orthofs status exits 0"
+
+# ---- put/get round trip (binary, with NUL bytes) ----
+{ seq 1 5000; printf 'nul\0bytes\0\377\n'; } > "$W/in"
+oid=1/77/3
+"$cli" put "$oid" --map "$cluster/cluster.yaml" < "$W/in" > "$W/put.out" ||
+  fail "orthofs put exited $?: $(cat "$W/put.out")"
+for copy in ORIGINAL REPLICA; do
+  "$cli" get "$oid/DATA/$copy" --map "$cluster/cluster.yaml" > "$W/got.$copy" ||
+    fail "orthofs get $oid/DATA/$copy exited $?"
+  cmp -s "$W/in" "$W/got.$copy" || fail "orthofs get $oid/DATA/$copy returned other bytes"
+done
+pass "put/get round trip"
+
+# ---- up again is idempotent ----
+before=$(osd_pids | xargs)
+"$lc" up --osds 3 --dir "$cluster" > "$W/up2.out" 2>&1 || fail "second up exited $?: $(cat "$W/up2.out")"
+[ "$(osd_count)" -eq 3 ] || fail "second up: want 3 orthofs-osd processes, have: $(osd_pids | xargs)"
+[ "$(osd_pids | xargs)" = "$before" ] || fail "second up replaced running OSDs: $before -> $(osd_pids | xargs)"
+grep -q '0 OSD(s) started' "$W/up2.out" || fail "second up started OSDs: $(cat "$W/up2.out")"
+pass "up is idempotent"
+
+# ---- kill -9 the OSD holding the original; up restarts only it ----
+victim=$("$cli" locate --map "$cluster/cluster.yaml" --fnso 1 --fno 77 --offset 3 --count 1 |
+  awk 'NR == 3 { print $2 }')
+[[ "$victim" =~ ^[0-2]$ ]] || fail "cannot find the original's OSD with orthofs locate: '$victim'"
+declare -A old
+for id in 0 1 2; do old[$id]=$(pid_of $id); done
+kill -KILL "${old[$victim]}"
+for _ in $(seq 1 100); do alive "${old[$victim]}" || break; sleep 0.05; done
+alive "${old[$victim]}" && fail "OSD $victim (pid ${old[$victim]}) survived kill -9"
+[ "$(osd_count)" -eq 2 ] || fail "after kill -9: want 2 orthofs-osd processes, have: $(osd_pids | xargs)"
+out=$("$lc" status --dir "$cluster" 2>&1) && fail "status exited 0 with OSD $victim killed: $out"
+grep -q "osd $victim *stopped" <<< "$out" || fail "status does not show OSD $victim stopped: $out"
+
+"$lc" up --osds 3 --dir "$cluster" > "$W/up3.out" 2>&1 || fail "up after kill -9 exited $?: $(cat "$W/up3.out")"
+grep -q '1 OSD(s) started' "$W/up3.out" || fail "up after kill -9 did not start exactly 1 OSD: $(cat "$W/up3.out")"
+[ "$(osd_count)" -eq 3 ] || fail "up after kill -9: want 3 orthofs-osd processes, have: $(osd_pids | xargs)"
+for id in 0 1 2; do
+  now=$(pid_of $id)
+  alive "$now" || fail "OSD $id (pid $now) is not running after up"
+  if [ "$id" = "$victim" ]; then
+    [ "$now" != "${old[$id]}" ] || fail "OSD $id was not restarted"
+  else
+    [ "$now" = "${old[$id]}" ] || fail "OSD $id was restarted although it was running (${old[$id]} -> $now)"
+  fi
+done
+for copy in ORIGINAL REPLICA; do
+  "$cli" get "$oid/DATA/$copy" --map "$cluster/cluster.yaml" > "$W/got.$copy" ||
+    fail "orthofs get $oid/DATA/$copy after restarting OSD $victim exited $?"
+  cmp -s "$W/in" "$W/got.$copy" || fail "$oid/DATA/$copy changed after restarting OSD $victim"
+done
+pass "kill -9 OSD $victim, up restarts only it, the object survives"
+
+# ---- down ----
+"$lc" down --dir "$cluster" || fail "down exited $?"
+left=$(pgrep -af -- "$D" || true)
+[ -z "$left" ] || fail "processes still name $D after down: $left"
+out=$("$lc" status --dir "$cluster" 2>&1) && fail "status exited 0 after down: $out"
+[ "$(grep -c 'stopped' <<< "$out")" -eq 3 ] || fail "status after down does not show 3 stopped: $out"
+[ -f "$cluster/cluster.yaml" ] || fail "down without --purge removed the map"
+pass "down stops every process"
+
+# ---- up on the existing directory restarts the same cluster with its data ----
+"$lc" up --dir "$cluster" > "$W/up4.out" 2>&1 || fail "up after down exited $?: $(cat "$W/up4.out")"
+[ "$(osd_count)" -eq 3 ] || fail "up after down: want 3 orthofs-osd processes, have: $(osd_pids | xargs)"
+"$cli" get "$oid" --map "$cluster/cluster.yaml" > "$W/got.again" || fail "get after down/up exited $?"
+cmp -s "$W/in" "$W/got.again" || fail "object changed across down/up"
+"$lc" down --dir "$cluster" --purge > /dev/null || fail "down --purge exited $?"
+[ ! -e "$cluster" ] || fail "down --purge left $cluster"
+left=$(pgrep -af -- "$D" || true)
+[ -z "$left" ] || fail "processes still name $D after down --purge: $left"
+pass "up after down keeps the data; down --purge removes the directory"
+
+# ---- usage errors ----
+rc=0
+"$lc" up --osds 1 --dir "$D/one" > "$W/one.out" 2>&1 || rc=$?
+[ $rc -ne 0 ] || fail "up --osds 1 succeeded"
+grep -q 'at least 2' "$W/one.out" || fail "up --osds 1 does not explain why: $(cat "$W/one.out")"
+[ -z "$(pgrep -f -- "$D/one" || true)" ] || fail "up --osds 1 started processes"
+pass "up --osds 1 fails (exit $rc)"
+
+rc=0
+"$lc" up --bogus --dir "$D/one" > "$W/bogus.out" 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "unknown flag: want exit 2, got $rc: $(cat "$W/bogus.out")"
+grep -q -- '--bogus' "$W/bogus.out" || fail "unknown flag not named: $(cat "$W/bogus.out")"
+rc=0
+"$lc" frobnicate > "$W/cmd.out" 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "unknown command: want exit 2, got $rc: $(cat "$W/cmd.out")"
+pass "unknown flag and command exit 2"
+
+echo "local_cluster_test: all checks passed"
