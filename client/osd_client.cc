@@ -1,5 +1,8 @@
 #include "client/osd_client.h"
 
+#include <algorithm>
+#include <future>
+
 #include "client/wire.h"
 
 namespace orthofs {
@@ -60,6 +63,28 @@ Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
   return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health, r);
 }
 
+void OsdClient::WriteAsync(const wire::WriteRequest& request,
+                           std::function<void(Result<wire::WriteResponse>)> done) {
+  // Everything the call needs lives until its callback.
+  struct Call {
+    grpc::ClientContext context;
+    wire::WriteResponse response;
+    std::function<void(Result<wire::WriteResponse>)> done;
+  };
+  auto* call = new Call;
+  call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  call->done = std::move(done);
+  stub_->async()->Write(&call->context, &request, &call->response,
+                        [this, call](grpc::Status status) {
+                          if (status.ok()) {
+                            call->done(std::move(call->response));
+                          } else {
+                            call->done(FromGrpc(status, name_));
+                          }
+                          delete call;
+                        });
+}
+
 ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : placement_(map) {
   for (const auto& osd : map.osds) osds_.push_back(std::make_unique<OsdClient>(osd, options));
 }
@@ -80,8 +105,8 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
   return Osd(placement_.OsdFor(oid))->Read(r);
 }
 
-Result<wire::ObjectMeta> ClusterClient::Write(const Oid& oid, std::string_view data,
-                                              const ObjectWrite& how) {
+wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view data,
+                                            const ObjectWrite& how) const {
   wire::WriteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
@@ -90,9 +115,94 @@ Result<wire::ObjectMeta> ClusterClient::Write(const Oid& oid, std::string_view d
   r.set_replace(how.replace);
   if (how.expected_version) r.set_expected_version(*how.expected_version);
   r.set_sync(how.sync);
-  Result<wire::WriteResponse> response = Osd(placement_.OsdFor(oid))->Write(r);
+  return r;
+}
+
+Result<wire::ObjectMeta> ClusterClient::Write(const Oid& oid, std::string_view data,
+                                              const ObjectWrite& how) {
+  Result<wire::WriteResponse> response =
+      Osd(placement_.OsdFor(oid))->Write(MakeWrite(oid, data, how));
   if (!response.ok()) return response.status();
   return response->meta();
+}
+
+Result<wire::ObjectMeta> ClusterClient::WriteBothCopies(const Oid& original, std::string_view data,
+                                                        const ObjectWrite& how) {
+  const Oid replica = original.WithFlag(CopyFlag::kReplica);
+  // The replica goes out asynchronously while this thread writes the original.
+  std::promise<Result<wire::WriteResponse>> replica_done;
+  Osd(placement_.OsdFor(replica))
+      ->WriteAsync(MakeWrite(replica, data, how),
+                   [&](Result<wire::WriteResponse> r) { replica_done.set_value(std::move(r)); });
+  Result<wire::WriteResponse> original_result =
+      Osd(placement_.OsdFor(original))->Write(MakeWrite(original, data, how));
+  Result<wire::WriteResponse> replica_result = replica_done.get_future().get();
+  if (!original_result.ok()) return original_result.status();
+  if (!replica_result.ok()) return replica_result.status();
+  return original_result->meta();
+}
+
+Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
+    const Oid& original, std::string_view data, std::optional<uint64_t> expected_version) {
+  ObjectWrite how;
+  how.replace = true;
+  how.expected_version = expected_version;
+  Result<wire::ObjectMeta> meta = Write(original.WithFlag(CopyFlag::kOriginal), data, how);
+  if (!meta.ok()) return meta;
+  wire::WriteRequest r = MakeWrite(original.WithFlag(CopyFlag::kReplica), data, ObjectWrite{});
+  r.set_replace(true);
+  r.set_set_version(meta->version());
+  Result<wire::WriteResponse> replica =
+      Osd(placement_.OsdFor(original.WithFlag(CopyFlag::kReplica)))->Write(r);
+  if (!replica.ok()) return replica.status();
+  return meta;
+}
+
+Status ClusterClient::DeleteBothCopies(const Oid& original) {
+  for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<bool> r = Delete(original.WithFlag(f));
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::ListFileObjects(
+    CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit) {
+  // Replicas of a file all live on one OSD; originals are spread over the others.
+  std::vector<OsdClient*> targets;
+  if (flag == CopyFlag::kReplica) {
+    targets.push_back(Osd(placement_.ReplicaOsdFor(fnso, fno)));
+  } else {
+    for (auto& osd : osds_) {
+      if (osd->osd_id() != placement_.ReplicaOsdFor(fnso, fno)) targets.push_back(osd.get());
+    }
+  }
+  std::vector<std::pair<wire::ObjectMeta, std::string>> out;
+  for (OsdClient* osd : targets) {
+    std::string token;
+    do {
+      wire::ListRequest request;
+      request.set_epoch(map().epoch);
+      request.set_flag(static_cast<wire::CopyFlag>(flag));
+      request.set_fnso(fnso);
+      request.set_fno(fno);
+      request.set_type(static_cast<wire::ObjectType>(type));
+      request.set_with_data(true);
+      request.set_page_token(token);
+      if (limit != 0) request.set_limit(limit);
+      Result<wire::ListResponse> page = osd->List(request);
+      if (!page.ok()) return page.status();
+      for (int i = 0; i < page->objects_size(); ++i) {
+        out.emplace_back(page->objects(i), i < page->data_size() ? page->data(i) : "");
+      }
+      token = page->next_page_token();
+      if (limit != 0 && out.size() >= limit) return out;
+    } while (!token.empty());
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.first.oid().offset() < b.first.oid().offset();
+  });
+  return out;
 }
 
 Result<bool> ClusterClient::Delete(const Oid& oid, std::optional<uint64_t> expected_version) {

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,10 @@ class OsdClient {
   Result<wire::ListResponse> List(const wire::ListRequest& request);
   Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
+
+  // Starts a write and returns at once; `done` runs on a gRPC thread when it completes.
+  void WriteAsync(const wire::WriteRequest& request,
+                  std::function<void(Result<wire::WriteResponse>)> done);
 
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
@@ -79,7 +85,23 @@ class ClusterClient {
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
   Result<wire::ObjectMeta> Stat(const Oid& oid);
 
+  // Writes the original and the replica of `original` in parallel (the data path); the result
+  // is the first failure, else the original's new metadata.
+  Result<wire::ObjectMeta> WriteBothCopies(const Oid& original, std::string_view data,
+                                           const ObjectWrite& how = {});
+  // Metadata objects: a conditional write of the original (the commit point), then the
+  // replica made equal to it, version included.
+  Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
+                                                    std::optional<uint64_t> expected_version);
+  // Deletes both copies (missing copies are fine).
+  Status DeleteBothCopies(const Oid& original);
+  // Every object of one file with one copy flag and type, in offset order, with its data.
+  Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
+      CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0);
+
  private:
+  wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
+
   Placement placement_;
   std::vector<std::unique_ptr<OsdClient>> osds_;
 };

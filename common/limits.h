@@ -10,5 +10,7 @@ inline constexpr int kMaxTxnOps = 64;
 // Objects in one List page.
 inline constexpr uint32_t kDefaultListLimit = 1000;
 inline constexpr uint32_t kMaxListLimit = 10000;
+// Bytes of object data in one List page with data.
+inline constexpr uint64_t kMaxListPageBytes = 4 << 20;
 
 }  // namespace orthofs

@@ -61,8 +61,8 @@ const grpc::Status kDraining(grpc::StatusCode::UNAVAILABLE, "OSD is shutting dow
 }  // namespace
 
 // Every handler starts with this: admitted, or refused because the OSD is shutting down.
-#define ORTHOFS_ADMIT_REQUEST()             \
-  RequestScope request_scope(this);         \
+#define ORTHOFS_ADMIT_REQUEST()     \
+  RequestScope request_scope(this); \
   if (!request_scope.admitted()) return kDraining
 
 Status OsdService::CheckEpoch(uint64_t epoch) const {
@@ -393,11 +393,14 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
       request->limit() == 0 ? kDefaultListLimit : std::min(request->limit(), kMaxListLimit);
   std::string last_key;
   bool more = false;
+  uint64_t page_bytes = 0;
   uint64_t corrupt = 0;
   Status st = store_->Scan(
       prefix, PrefixSuccessor(prefix), token,
       [&](const std::string& key, const StoredObject& object) {
-        if (static_cast<uint32_t>(response->objects_size()) == limit) {
+        if (static_cast<uint32_t>(response->objects_size()) == limit ||
+            (request->with_data() && page_bytes > 0 &&
+             page_bytes + object.data.size() > kMaxListPageBytes)) {
           more = true;
           return false;
         }
@@ -408,6 +411,10 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
         meta->set_version(object.version);
         meta->set_length(object.data.size());
         meta->set_checksum(object.checksum);
+        if (request->with_data()) {
+          response->add_data(object.data);
+          page_bytes += object.data.size();
+        }
         last_key = key;
         return true;
       },

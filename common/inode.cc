@@ -1,0 +1,163 @@
+#include "common/inode.h"
+
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include "common/oid.h"
+
+namespace orthofs {
+namespace {
+
+constexpr uint8_t kInodeFormat = 1;
+constexpr uint8_t kDirentFormat = 1;
+constexpr uint8_t kSuperFormat = 1;
+
+// Bounds-checked reader over an encoded object.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool U8(uint8_t* v) {
+    if (!Need(1)) return false;
+    *v = static_cast<uint8_t>(bytes_[pos_++]);
+    return true;
+  }
+  bool U32(uint32_t* v) {
+    if (!Need(4)) return false;
+    *v = ReadBigEndian32(bytes_.data() + pos_);
+    pos_ += 4;
+    return true;
+  }
+  bool U64(uint64_t* v) {
+    if (!Need(8)) return false;
+    *v = ReadBigEndian64(bytes_.data() + pos_);
+    pos_ += 8;
+    return true;
+  }
+  bool Time(Timespec* t) {
+    uint64_t sec = 0;
+    if (!U64(&sec) || !U32(&t->nsec)) return false;
+    t->sec = static_cast<int64_t>(sec);
+    return t->nsec < 1000000000u;
+  }
+  bool Bytes(size_t n, std::string* out) {
+    if (!Need(n)) return false;
+    out->assign(bytes_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool done() const { return pos_ == bytes_.size(); }
+
+ private:
+  bool Need(size_t n) const { return bytes_.size() - pos_ >= n; }
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+void AppendTime(std::string* out, const Timespec& t) {
+  AppendBigEndian64(out, static_cast<uint64_t>(t.sec));
+  AppendBigEndian32(out, t.nsec);
+}
+
+}  // namespace
+
+bool Inode::IsDirectory() const { return S_ISDIR(mode); }
+bool Inode::IsRegular() const { return S_ISREG(mode); }
+bool Inode::IsSymlink() const { return S_ISLNK(mode); }
+
+std::string EncodeInode(const Inode& inode) {
+  std::string out;
+  out.push_back(static_cast<char>(kInodeFormat));
+  AppendBigEndian32(&out, inode.mode);
+  AppendBigEndian32(&out, inode.uid);
+  AppendBigEndian32(&out, inode.gid);
+  AppendBigEndian32(&out, inode.nlink);
+  AppendBigEndian64(&out, inode.size);
+  AppendBigEndian64(&out, inode.rdev);
+  AppendTime(&out, inode.atime);
+  AppendTime(&out, inode.mtime);
+  AppendTime(&out, inode.ctime);
+  return out;
+}
+
+Result<Inode> DecodeInode(std::string_view bytes) {
+  Reader r(bytes);
+  uint8_t format = 0;
+  Inode inode;
+  if (!r.U8(&format) || format != kInodeFormat || !r.U32(&inode.mode) || !r.U32(&inode.uid) ||
+      !r.U32(&inode.gid) || !r.U32(&inode.nlink) || !r.U64(&inode.size) || !r.U64(&inode.rdev) ||
+      !r.Time(&inode.atime) || !r.Time(&inode.mtime) || !r.Time(&inode.ctime) || !r.done()) {
+    return Status::Corruption("undecodable inode of " + std::to_string(bytes.size()) + " bytes");
+  }
+  return inode;
+}
+
+std::string EncodeDirentBucket(const std::vector<DirEntry>& entries) {
+  std::string out;
+  out.push_back(static_cast<char>(kDirentFormat));
+  AppendBigEndian32(&out, static_cast<uint32_t>(entries.size()));
+  for (const auto& e : entries) {
+    AppendBigEndian32(&out, static_cast<uint32_t>(e.name.size()));
+    out += e.name;
+    AppendBigEndian64(&out, e.fno);
+    AppendBigEndian32(&out, e.type);
+  }
+  return out;
+}
+
+Result<std::vector<DirEntry>> DecodeDirentBucket(std::string_view bytes) {
+  Reader r(bytes);
+  uint8_t format = 0;
+  uint32_t count = 0;
+  auto corrupt = [&] {
+    return Status::Corruption("undecodable directory entry object of " +
+                              std::to_string(bytes.size()) + " bytes");
+  };
+  if (!r.U8(&format) || format != kDirentFormat || !r.U32(&count)) return corrupt();
+  std::vector<DirEntry> entries;
+  for (uint32_t i = 0; i < count; ++i) {
+    DirEntry e;
+    uint32_t len = 0;
+    if (!r.U32(&len) || len == 0 || len > kMaxNameLength || !r.Bytes(len, &e.name) ||
+        !r.U64(&e.fno) || !r.U32(&e.type)) {
+      return corrupt();
+    }
+    entries.push_back(std::move(e));
+  }
+  if (!r.done()) return corrupt();
+  return entries;
+}
+
+uint64_t DirentOffset(std::string_view name) { return XXH3_64bits(name.data(), name.size()); }
+
+Status ValidateName(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") {
+    return Status::InvalidArgument("'" + std::string(name) + "' is not a valid entry name");
+  }
+  if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument("entry names cannot contain '/' or NUL");
+  }
+  return Status::Ok();
+}
+
+std::string EncodeSuperBlock(const SuperBlock& super) {
+  std::string out;
+  out.push_back(static_cast<char>(kSuperFormat));
+  AppendBigEndian64(&out, super.next_fno);
+  AppendBigEndian32(&out, super.object_size);
+  AppendTime(&out, super.created);
+  return out;
+}
+
+Result<SuperBlock> DecodeSuperBlock(std::string_view bytes) {
+  Reader r(bytes);
+  uint8_t format = 0;
+  SuperBlock super;
+  if (!r.U8(&format) || format != kSuperFormat || !r.U64(&super.next_fno) ||
+      !r.U32(&super.object_size) || !r.Time(&super.created) || !r.done()) {
+    return Status::Corruption("undecodable super block of " + std::to_string(bytes.size()) +
+                              " bytes");
+  }
+  return super;
+}
+
+}  // namespace orthofs

@@ -1,0 +1,71 @@
+// The namespace's objects: an INODE holds a file's attributes; a DIRENT object holds the
+// directory entries whose names hash to its offset (almost always one); SUPER holds the
+// namespace's counters. Encodings are versioned and checked; decoding never trusts input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace orthofs {
+
+inline constexpr uint64_t kRootFno = 1;  // every namespace's root directory
+inline constexpr size_t kMaxNameLength = 255;
+inline constexpr size_t kMaxSymlinkLength = 4095;
+
+struct Timespec {
+  int64_t sec = 0;
+  uint32_t nsec = 0;
+  friend bool operator==(const Timespec&, const Timespec&) = default;
+};
+
+struct Inode {
+  uint32_t mode = 0;  // file type and permission bits, as st_mode
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t nlink = 0;
+  uint64_t size = 0;
+  uint64_t rdev = 0;
+  Timespec atime, mtime, ctime;
+
+  bool IsDirectory() const;
+  bool IsRegular() const;
+  bool IsSymlink() const;
+  friend bool operator==(const Inode&, const Inode&) = default;
+};
+
+std::string EncodeInode(const Inode& inode);
+Result<Inode> DecodeInode(std::string_view bytes);
+
+struct DirEntry {
+  std::string name;
+  uint64_t fno = 0;
+  uint32_t type = 0;  // st_mode & S_IFMT of the target, for readdir without a lookup
+  friend bool operator==(const DirEntry&, const DirEntry&) = default;
+};
+
+// The DIRENT object of a directory holding names with one hash value.
+std::string EncodeDirentBucket(const std::vector<DirEntry>& entries);
+Result<std::vector<DirEntry>> DecodeDirentBucket(std::string_view bytes);
+
+// DIRENT object offset of a name within its directory.
+uint64_t DirentOffset(std::string_view name);
+
+// kInvalidArgument for "", ".", "..", or names with '/' or NUL; a separate check gives
+// ENAMETOOLONG for names over kMaxNameLength bytes.
+Status ValidateName(std::string_view name);
+
+struct SuperBlock {
+  uint64_t next_fno = kRootFno + 1;  // the next unreserved file number
+  uint32_t object_size = 0;          // the object size the namespace was created with
+  Timespec created;
+  friend bool operator==(const SuperBlock&, const SuperBlock&) = default;
+};
+
+std::string EncodeSuperBlock(const SuperBlock& super);
+Result<SuperBlock> DecodeSuperBlock(std::string_view bytes);
+
+}  // namespace orthofs
