@@ -13,6 +13,7 @@
 
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
+#include "client/namespace.h"
 #include "client/osd_client.h"
 #include "common/placement_report.h"
 
@@ -243,6 +244,18 @@ int RunRm(const CommonFlags& common, const std::string& oid_text, Copies copies)
   return kExitOk;
 }
 
+// ---- mkfs ----
+
+int RunMkfs(const CommonFlags& common, uint32_t fnso) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  Status st = Namespace::Mkfs(cluster->get(), fnso, Credentials{getuid(), getgid()});
+  if (!st.ok()) return Error("mkfs: " + st.ToString());
+  std::printf("created namespace %u (root = fno %llu, object size %u)\n", fnso,
+              static_cast<unsigned long long>(kRootFno), (*cluster)->map().object_size);
+  return kExitOk;
+}
+
 // ---- locate ----
 
 int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t first,
@@ -396,6 +409,10 @@ int main(int argc, char** argv) {
   AddCopiesFlag(rm, &copies);
 
   uint32_t fnso = 1;
+  CLI::App* mkfs = app.add_subcommand("mkfs", "create a file system namespace (root = fno 1)");
+  AddCommonFlags(mkfs, &common);
+  mkfs->add_option("--fnso", fnso, "namespace number")->capture_default_str();
+
   uint64_t fno = 0, count = 1;
   std::string type_name = "DATA";
   CLI::App* locate = app.add_subcommand(
@@ -453,6 +470,7 @@ int main(int argc, char** argv) {
   if (get->parsed()) return RunGet(common, oid_text, out_path, offset, length);
   if (stat->parsed()) return RunStat(common, oid_text, copies, json);
   if (rm->parsed()) return RunRm(common, oid_text, copies);
+  if (mkfs->parsed()) return RunMkfs(common, fnso);
   if (locate->parsed()) return RunLocate(common, fnso, fno, offset, count, type_name, json);
   if (report->parsed()) {
     return RunPlacementReport(report_map, report_osds, files, objects, strategy, fnso, json);

@@ -167,7 +167,7 @@ Status ClusterClient::DeleteBothCopies(const Oid& original) {
 }
 
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::ListFileObjects(
-    CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit) {
+    CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit, bool with_data) {
   // Replicas of a file all live on one OSD; originals are spread over the others.
   std::vector<OsdClient*> targets;
   if (flag == CopyFlag::kReplica) {
@@ -187,7 +187,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
       request.set_fnso(fnso);
       request.set_fno(fno);
       request.set_type(static_cast<wire::ObjectType>(type));
-      request.set_with_data(true);
+      request.set_with_data(with_data);
       request.set_page_token(token);
       if (limit != 0) request.set_limit(limit);
       Result<wire::ListResponse> page = osd->List(request);

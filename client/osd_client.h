@@ -95,9 +95,11 @@ class ClusterClient {
                                                     std::optional<uint64_t> expected_version);
   // Deletes both copies (missing copies are fine).
   Status DeleteBothCopies(const Oid& original);
-  // Every object of one file with one copy flag and type, in offset order, with its data.
+  // Every object of one file with one copy flag and type, in offset order, with its data
+  // unless with_data is false. limit > 0 stops after that many.
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
-      CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0);
+      CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0,
+      bool with_data = true);
 
  private:
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;

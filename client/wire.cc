@@ -53,6 +53,13 @@ grpc::StatusCode GrpcCodeFor(StatusCode code) {
       return grpc::StatusCode::UNAVAILABLE;
     case StatusCode::kDeadlineExceeded:
       return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case StatusCode::kNotADirectory:
+    case StatusCode::kIsADirectory:
+    case StatusCode::kNotEmpty:
+    case StatusCode::kNameTooLong:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case StatusCode::kPermissionDenied:
+      return grpc::StatusCode::PERMISSION_DENIED;
     case StatusCode::kIoError:
     case StatusCode::kInternal:
       return grpc::StatusCode::INTERNAL;

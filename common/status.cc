@@ -24,6 +24,11 @@ constexpr std::array kCodeNames = {
     CodeName{StatusCode::kUnavailable, "UNAVAILABLE"},
     CodeName{StatusCode::kDeadlineExceeded, "DEADLINE_EXCEEDED"},
     CodeName{StatusCode::kInternal, "INTERNAL"},
+    CodeName{StatusCode::kNotADirectory, "NOT_A_DIRECTORY"},
+    CodeName{StatusCode::kIsADirectory, "IS_A_DIRECTORY"},
+    CodeName{StatusCode::kNotEmpty, "NOT_EMPTY"},
+    CodeName{StatusCode::kNameTooLong, "NAME_TOO_LONG"},
+    CodeName{StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
 };
 
 }  // namespace

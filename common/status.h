@@ -24,6 +24,12 @@ enum class StatusCode {
   kUnavailable,  // the peer could not be reached
   kDeadlineExceeded,
   kInternal,
+  // File system errors (the client maps them to errno).
+  kNotADirectory,
+  kIsADirectory,
+  kNotEmpty,
+  kNameTooLong,
+  kPermissionDenied,
 };
 
 // Stable upper-case name ("STALE_EPOCH"); also the code's form on the wire.
@@ -52,6 +58,10 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status NotADirectory(std::string m) { return {StatusCode::kNotADirectory, std::move(m)}; }
+  static Status IsADirectory(std::string m) { return {StatusCode::kIsADirectory, std::move(m)}; }
+  static Status NotEmpty(std::string m) { return {StatusCode::kNotEmpty, std::move(m)}; }
+  static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -28,13 +28,18 @@ const std::vector<std::pair<StatusCode, std::string>>& AllCodes() {
       {StatusCode::kUnavailable, "UNAVAILABLE"},
       {StatusCode::kDeadlineExceeded, "DEADLINE_EXCEEDED"},
       {StatusCode::kInternal, "INTERNAL"},
+      {StatusCode::kNotADirectory, "NOT_A_DIRECTORY"},
+      {StatusCode::kIsADirectory, "IS_A_DIRECTORY"},
+      {StatusCode::kNotEmpty, "NOT_EMPTY"},
+      {StatusCode::kNameTooLong, "NAME_TOO_LONG"},
+      {StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
   };
   return *codes;
 }
 
 TEST(StatusCodeTest, ListCoversEveryCode) {
-  // The enum is dense from kOk (0) to kInternal; the table above must list each one once.
-  ASSERT_EQ(AllCodes().size(), static_cast<size_t>(StatusCode::kInternal) + 1);
+  // The enum is dense from kOk (0) to kPermissionDenied; the table above lists each once.
+  ASSERT_EQ(AllCodes().size(), static_cast<size_t>(StatusCode::kPermissionDenied) + 1);
   for (size_t i = 0; i < AllCodes().size(); ++i) {
     EXPECT_EQ(static_cast<size_t>(AllCodes()[i].first), i);
   }

@@ -235,4 +235,48 @@ bool TestCluster::Running(uint32_t osd_id) const { return pids_[osd_id] > 0; }
 
 int TestCluster::LastExitCode(uint32_t osd_id) const { return exit_codes_[osd_id]; }
 
+namespace {
+
+bool IsMounted(const std::string& path) {
+  std::ifstream mounts("/proc/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    if (line.find(" " + path + " fuse.orthofs ") != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TestMount::TestMount(TestCluster* cluster, uint32_t fnso,
+                     const std::vector<std::string>& extra_flags) {
+  static int counter = 0;
+  path_ = cluster->dir() + "/mnt-" + std::to_string(fnso) + "-" + std::to_string(counter++);
+  std::filesystem::create_directories(path_);
+  CommandResult mkfs = RunCommand({BinDir() + "/orthofs", "mkfs", "--map", cluster->map_path(),
+                                   "--fnso", std::to_string(fnso)});
+  if (mkfs.exit_code != 0 && mkfs.err.find("already exists") == std::string::npos) {
+    throw std::runtime_error("mkfs failed: " + mkfs.err);
+  }
+  std::vector<std::string> argv = {BinDir() + "/orthofs-mount", "--map",
+                                   cluster->map_path(),         "--fnso",
+                                   std::to_string(fnso),        path_};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  CommandResult mount = RunCommand(argv);
+  if (mount.exit_code != 0 || !IsMounted(path_)) {
+    throw std::runtime_error("mount failed (" + std::to_string(mount.exit_code) +
+                             "): " + mount.err);
+  }
+  mounted_ = true;
+}
+
+void TestMount::Unmount() {
+  if (!mounted_) return;
+  CommandResult r = RunCommand({"/usr/bin/fusermount3", "-u", path_});
+  if (r.exit_code != 0) RunCommand({"/usr/bin/fusermount3", "-uz", path_});
+  mounted_ = false;
+}
+
+TestMount::~TestMount() { Unmount(); }
+
 }  // namespace orthofs::testing

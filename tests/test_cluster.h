@@ -82,4 +82,25 @@ class TestCluster {
   std::unique_ptr<ClusterClient> client_;
 };
 
+// A namespace of a TestCluster mounted through orthofs-mount; unmounted by the destructor
+// (lazily, if a test left something busy).
+class TestMount {
+ public:
+  // mkfs's namespace `fnso` unless it exists, then mounts it in the cluster's directory.
+  explicit TestMount(TestCluster* cluster, uint32_t fnso = 1,
+                     const std::vector<std::string>& extra_flags = {});
+  ~TestMount();
+  TestMount(const TestMount&) = delete;
+  TestMount& operator=(const TestMount&) = delete;
+
+  const std::string& path() const { return path_; }
+  // A path inside the mount.
+  std::string operator/(const std::string& relative) const { return path_ + "/" + relative; }
+  void Unmount();
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+};
+
 }  // namespace orthofs::testing

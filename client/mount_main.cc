@@ -1,0 +1,643 @@
+// orthofs-mount (also installed as mount.orthofs): the OrthoFS FUSE file system, on the
+// low-level libfuse3 API (structured after libfuse's passthrough_ll.c). Inode number = fno.
+//
+// Consistency across clients is close-to-open, as NFS: open re-reads the inode; writes reach
+// both copies before the FUSE write returns; flush/close/fsync publish the new size and mtime.
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "client/file_io.h"
+#include "client/grpc_logging.h"
+#include "client/map_file.h"
+#include "client/namespace.h"
+
+namespace orthofs {
+namespace {
+
+constexpr double kAttrTimeout = 1.0;  // seconds the kernel may trust attributes and entries
+
+int ErrnoFor(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kOk:
+      return 0;
+    case StatusCode::kNotFound:
+      return ENOENT;
+    case StatusCode::kAlreadyExists:
+      return EEXIST;
+    case StatusCode::kNotADirectory:
+      return ENOTDIR;
+    case StatusCode::kIsADirectory:
+      return EISDIR;
+    case StatusCode::kNotEmpty:
+      return ENOTEMPTY;
+    case StatusCode::kNameTooLong:
+      return ENAMETOOLONG;
+    case StatusCode::kInvalidArgument:
+      return EINVAL;
+    case StatusCode::kPermissionDenied:
+      return EACCES;
+    case StatusCode::kNoSpace:
+      return ENOSPC;
+    case StatusCode::kDeadlineExceeded:
+      return ETIMEDOUT;
+    default:
+      return EIO;
+  }
+}
+
+// Per-inode state of files this client has open.
+struct OpenInode {
+  int open_count = 0;
+  uint64_t size = 0;              // the size this client knows, including its own writes
+  bool size_dirty = false;        // writes not yet published to the INODE object
+  bool release_on_close = false;  // unlinked while open: free its objects at the last close
+};
+
+class OrthoFs {
+ public:
+  OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso)
+      : cluster_(std::move(cluster)), ns_(cluster_.get(), fnso), io_(cluster_.get(), fnso) {}
+
+  Namespace& ns() { return ns_; }
+  FileIo& io() { return io_; }
+
+  void FillStat(const InodeRef& ref, struct stat* st) {
+    std::memset(st, 0, sizeof *st);
+    st->st_ino = ref.fno;
+    st->st_mode = ref.inode.mode;
+    st->st_nlink = ref.inode.nlink;
+    st->st_uid = ref.inode.uid;
+    st->st_gid = ref.inode.gid;
+    st->st_size = static_cast<off_t>(SizeOf(ref));
+    st->st_rdev = ref.inode.rdev;
+    st->st_blksize = ns_.object_size();
+    st->st_blocks = static_cast<blkcnt_t>((st->st_size + 511) / 512);
+    st->st_atim = {ref.inode.atime.sec, ref.inode.atime.nsec};
+    st->st_mtim = {ref.inode.mtime.sec, ref.inode.mtime.nsec};
+    st->st_ctim = {ref.inode.ctime.sec, ref.inode.ctime.nsec};
+  }
+
+  void ReplyEntry(fuse_req_t req, const InodeRef& ref) {
+    fuse_entry_param e{};
+    e.ino = ref.fno;
+    e.attr_timeout = kAttrTimeout;
+    e.entry_timeout = kAttrTimeout;
+    FillStat(ref, &e.attr);
+    fuse_reply_entry(req, &e);
+  }
+
+  // The size, counting this client's unpublished writes.
+  uint64_t SizeOf(const InodeRef& ref) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(ref.fno);
+    return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
+  }
+
+  void Opened(uint64_t fno, uint64_t size) {
+    std::lock_guard lock(mu_);
+    OpenInode& o = open_[fno];
+    if (o.open_count++ == 0 || !o.size_dirty) o.size = size;  // close-to-open: fresh size
+  }
+
+  void Wrote(uint64_t fno, uint64_t end) {
+    std::lock_guard lock(mu_);
+    OpenInode& o = open_[fno];
+    if (end > o.size) o.size = end;
+    o.size_dirty = true;
+  }
+
+  void Truncated(uint64_t fno, uint64_t size) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    if (it != open_.end()) {
+      it->second.size = size;
+      it->second.size_dirty = false;
+    }
+  }
+
+  // Publishes this client's writes (size, mtime) to the INODE object.
+  Status Publish(uint64_t fno) {
+    uint64_t size;
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it == open_.end() || !it->second.size_dirty) return Status::Ok();
+      size = it->second.size;
+      it->second.size_dirty = false;
+    }
+    Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
+    if (!r.ok()) {
+      std::lock_guard lock(mu_);
+      open_[fno].size_dirty = true;  // try again at the next flush
+    }
+    return r.status();
+  }
+
+  // Last close: publishes, and frees an unlinked file's objects.
+  Status Closed(uint64_t fno) {
+    Status published = Publish(fno);
+    bool release = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end() && --it->second.open_count == 0) {
+        release = it->second.release_on_close;
+        open_.erase(it);
+      }
+    }
+    if (release) return ns_.ReleaseInode(fno);
+    return published;
+  }
+
+  // A file lost its last link: free it now, or at its last close if it is open.
+  Status LastLinkGone(uint64_t fno) {
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end()) {
+        it->second.release_on_close = true;
+        return Status::Ok();
+      }
+    }
+    return ns_.ReleaseInode(fno);
+  }
+
+ private:
+  std::unique_ptr<ClusterClient> cluster_;
+  Namespace ns_;
+  FileIo io_;
+  std::mutex mu_;
+  std::map<uint64_t, OpenInode> open_;
+};
+
+OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }
+
+Credentials CallerOf(fuse_req_t req) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  return Credentials{ctx->uid, ctx->gid};
+}
+
+void ReplyError(fuse_req_t req, const Status& st, const char* op) {
+  const int err = ErrnoFor(st);
+  if (err == EIO) spdlog::warn("{}: {}", op, st.ToString());
+  fuse_reply_err(req, err);
+}
+
+// ---- operations ----
+
+void OpInit(void*, fuse_conn_info* conn) {
+  // Large requests: one FUSE write can carry several objects.
+  conn->max_write = 1 << 20;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  // The kernel's page cache gathers small writes into large ones (1-byte writes would each
+  // cost two object writes otherwise); open drops cached pages, so close-to-open holds.
+  if (conn->capable & FUSE_CAP_WRITEBACK_CACHE) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Result<InodeRef> r = Fs(req)->ns().Lookup(parent, name);
+  if (!r.ok()) return ReplyError(req, r.status(), "lookup");
+  Fs(req)->ReplyEntry(req, *r);
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
+  if (!r.ok()) return ReplyError(req, r.status(), "getattr");
+  struct stat st;
+  Fs(req)->FillStat(*r, &st);
+  fuse_reply_attr(req, &st, kAttrTimeout);
+}
+
+Timespec ToTimespec(const struct timespec& t) {
+  return Timespec{t.tv_sec, static_cast<uint32_t>(t.tv_nsec)};
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  OrthoFs* fs = Fs(req);
+  SetAttrRequest changes;
+  if (to_set & FUSE_SET_ATTR_MODE) changes.mode = attr->st_mode;
+  if (to_set & FUSE_SET_ATTR_UID) changes.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) changes.gid = attr->st_gid;
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    // Publish pending writes first so the truncation sees the real old size.
+    if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
+    changes.size = static_cast<uint64_t>(attr->st_size);
+  }
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+    changes.atime = Now();
+  } else if (to_set & FUSE_SET_ATTR_ATIME) {
+    changes.atime = ToTimespec(attr->st_atim);
+  }
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+    changes.mtime = Now();
+  } else if (to_set & FUSE_SET_ATTR_MTIME) {
+    changes.mtime = ToTimespec(attr->st_mtim);
+  }
+  (void)fi;
+  Result<InodeRef> r = fs->ns().SetAttr(ino, changes);
+  if (!r.ok()) return ReplyError(req, r.status(), "setattr");
+  if (changes.size) fs->Truncated(ino, *changes.size);
+  struct stat st;
+  fs->FillStat(*r, &st);
+  fuse_reply_attr(req, &st, kAttrTimeout);
+}
+
+void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  Result<std::string> r = Fs(req)->ns().ReadLink(ino);
+  if (!r.ok()) return ReplyError(req, r.status(), "readlink");
+  fuse_reply_readlink(req, r->c_str());
+}
+
+void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  Result<InodeRef> r = Fs(req)->ns().Create(parent, name, mode, rdev, CallerOf(req));
+  if (!r.ok()) return ReplyError(req, r.status(), "mknod");
+  Fs(req)->ReplyEntry(req, *r);
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISCHR(mode) && !S_ISBLK(mode) && !S_ISSOCK(mode)) {
+    return (void)fuse_reply_err(req, EINVAL);
+  }
+  MakeNode(req, parent, name, mode, rdev);
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0);
+}
+
+void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  Result<InodeRef> r = Fs(req)->ns().Symlink(parent, name, target, CallerOf(req));
+  if (!r.ok()) return ReplyError(req, r.status(), "symlink");
+  Fs(req)->ReplyEntry(req, *r);
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name) {
+  Result<InodeRef> r = Fs(req)->ns().Link(ino, parent, name);
+  if (!r.ok()) return ReplyError(req, r.status(), "link");
+  Fs(req)->ReplyEntry(req, *r);
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Result<Unlinked> r = Fs(req)->ns().Unlink(parent, name);
+  if (!r.ok()) return ReplyError(req, r.status(), "unlink");
+  if (r->last_link) {
+    if (Status st = Fs(req)->LastLinkGone(r->fno); !st.ok()) {
+      spdlog::warn("unlink: freeing inode {}: {}", r->fno, st.ToString());
+    }
+  }
+  fuse_reply_err(req, 0);
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Status st = Fs(req)->ns().Rmdir(parent, name);
+  fuse_reply_err(req, ErrnoFor(st));
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+              const char* newname, unsigned int flags) {
+  if (flags & ~RENAME_NOREPLACE) return (void)fuse_reply_err(req, EINVAL);  // no EXCHANGE
+  Result<Unlinked> r = Fs(req)->ns().Rename(
+      parent, name, newparent, newname,
+      (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace);
+  if (!r.ok()) return ReplyError(req, r.status(), "rename");
+  if (r->last_link) (void)Fs(req)->LastLinkGone(r->fno);
+  fuse_reply_err(req, 0);
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // Close-to-open: the size comes from the INODE object, not from what we cached.
+  Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
+  if (!r.ok()) return ReplyError(req, r.status(), "open");
+  if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
+  uint64_t size = r->inode.size;
+  // With atomic O_TRUNC (libfuse's default) the kernel sends no separate truncation.
+  if ((fi->flags & O_TRUNC) && r->inode.IsRegular()) {
+    if (Status st = Fs(req)->Publish(ino); !st.ok()) return ReplyError(req, st, "open");
+    SetAttrRequest truncate;
+    truncate.size = 0;
+    Result<InodeRef> t = Fs(req)->ns().SetAttr(ino, truncate);
+    if (!t.ok()) return ReplyError(req, t.status(), "open");
+    Fs(req)->Truncated(ino, 0);
+    size = 0;
+  }
+  Fs(req)->Opened(ino, size);
+  fi->keep_cache = 0;
+  fuse_reply_open(req, fi);
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+              fuse_file_info* fi) {
+  Result<InodeRef> r =
+      Fs(req)->ns().Create(parent, name, S_IFREG | (mode & 07777), 0, CallerOf(req));
+  if (!r.ok()) return ReplyError(req, r.status(), "create");
+  Fs(req)->Opened(r->fno, 0);
+  fuse_entry_param e{};
+  e.ino = r->fno;
+  e.attr_timeout = kAttrTimeout;
+  e.entry_timeout = kAttrTimeout;
+  Fs(req)->FillStat(*r, &e.attr);
+  fuse_reply_create(req, &e, fi);
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  OrthoFs* fs = Fs(req);
+  Result<InodeRef> inode = fs->ns().GetInode(ino);
+  if (!inode.ok()) return ReplyError(req, inode.status(), "read");
+  Result<std::string> data =
+      fs->io().Read(ino, static_cast<uint64_t>(off), size, fs->SizeOf(*inode));
+  if (!data.ok()) return ReplyError(req, data.status(), "read");
+  fuse_reply_buf(req, data->data(), data->size());
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+             fuse_file_info* fi) {
+  OrthoFs* fs = Fs(req);
+  const bool sync = (fi->flags & O_SYNC) || (fi->flags & O_DSYNC);
+  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size), sync);
+  if (!st.ok()) return ReplyError(req, st, "write");
+  fs->Wrote(ino, static_cast<uint64_t>(off) + size);
+  if (sync) {
+    if (Status p = fs->Publish(ino); !p.ok()) return ReplyError(req, p, "write");
+  }
+  fuse_reply_write(req, size);
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  fuse_reply_err(req, ErrnoFor(Fs(req)->Publish(ino)));
+}
+
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Status st = Fs(req)->Closed(ino);
+  if (!st.ok()) spdlog::warn("release {}: {}", ino, st.ToString());
+  fuse_reply_err(req, 0);
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  // Data writes are already on both OSDs' WALs; publishing the inode completes the file.
+  fuse_reply_err(req, ErrnoFor(Fs(req)->Publish(ino)));
+}
+
+// A directory handle holds a snapshot of its entries, so offsets stay stable while paging.
+struct DirHandle {
+  std::vector<DirEntry> entries;
+};
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Result<InodeRef> dir = Fs(req)->ns().GetInode(ino);
+  if (!dir.ok()) return ReplyError(req, dir.status(), "opendir");
+  if (!dir->inode.IsDirectory()) return (void)fuse_reply_err(req, ENOTDIR);
+  Result<std::vector<DirEntry>> entries = Fs(req)->ns().ReadDir(ino);
+  if (!entries.ok()) return ReplyError(req, entries.status(), "opendir");
+  auto* handle = new DirHandle{std::move(*entries)};
+  // ".." gets the root's number: readdir callers skip d_ino 0, and the kernel resolves ".."
+  // itself, so the value only needs to be a valid inode.
+  handle->entries.insert(handle->entries.begin(),
+                         {DirEntry{".", ino, S_IFDIR}, DirEntry{"..", kRootFno, S_IFDIR}});
+  fi->fh = reinterpret_cast<uint64_t>(handle);
+  fuse_reply_open(req, fi);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  std::string buf(size, '\0');
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < handle->entries.size(); ++i) {
+    const DirEntry& e = handle->entries[i];
+    struct stat st {};
+    st.st_ino = e.fno;
+    st.st_mode = e.type;
+    size_t need = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st,
+                                    static_cast<off_t>(i + 1));
+    if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete reinterpret_cast<DirHandle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  OrthoFs* fs = Fs(req);
+  uint64_t capacity = 0, available = 0, objects = 0;
+  for (const auto& osd : fs->ns().cluster()->osds()) {
+    Result<wire::StatsResponse> stats = osd->Stats({});
+    if (!stats.ok()) continue;  // a down OSD contributes nothing
+    capacity += stats->capacity_bytes();
+    available += stats->available_bytes();
+    objects += stats->objects();
+  }
+  // Every byte is stored twice.
+  const uint64_t block = fs->ns().object_size();
+  struct statvfs sv {};
+  sv.f_bsize = block;
+  sv.f_frsize = block;
+  sv.f_blocks = capacity / 2 / block;
+  sv.f_bfree = available / 2 / block;
+  sv.f_bavail = sv.f_bfree;
+  sv.f_files = objects / 2 + sv.f_bfree;
+  sv.f_ffree = sv.f_bfree;
+  sv.f_favail = sv.f_bfree;
+  sv.f_namemax = kMaxNameLength;
+  fuse_reply_statfs(req, &sv);
+}
+
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops{};
+  ops.init = OpInit;
+  ops.lookup = OpLookup;
+  ops.getattr = OpGetattr;
+  ops.setattr = OpSetattr;
+  ops.readlink = OpReadlink;
+  ops.mknod = OpMknod;
+  ops.mkdir = OpMkdir;
+  ops.symlink = OpSymlink;
+  ops.link = OpLink;
+  ops.unlink = OpUnlink;
+  ops.rmdir = OpRmdir;
+  ops.rename = OpRename;
+  ops.open = OpOpen;
+  ops.create = OpCreate;
+  ops.read = OpRead;
+  ops.write = OpWrite;
+  ops.flush = OpFlush;
+  ops.release = OpRelease;
+  ops.fsync = OpFsync;
+  ops.opendir = OpOpendir;
+  ops.readdir = OpReaddir;
+  ops.releasedir = OpReleasedir;
+  ops.statfs = OpStatfs;
+  return ops;
+}
+
+// Forks before any gRPC state exists (gRPC does not survive fork). The parent waits until the
+// child reports the mount ready (exit 0) or failed (exit 1); the child carries on detached.
+// Returns the write end of the report pipe in the child, -1 in the foreground.
+int DetachBeforeMount() {
+  int report[2];
+  if (pipe(report) != 0) {
+    std::perror("orthofs-mount: pipe");
+    std::exit(1);
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("orthofs-mount: fork");
+    std::exit(1);
+  }
+  if (pid > 0) {
+    close(report[1]);
+    char status = 1;
+    if (read(report[0], &status, 1) != 1) status = 1;  // the child died before reporting
+    std::_Exit(status == 0 ? 0 : 1);
+  }
+  close(report[0]);
+  setsid();
+  return report[1];
+}
+
+// Tells the waiting parent how the mount went; on success the child lets go of the terminal.
+void ReportMount(int* report_fd, bool ok) {
+  if (*report_fd < 0) return;
+  char status = ok ? 0 : 1;
+  if (write(*report_fd, &status, 1) != 1) {
+    // The parent is gone; nothing else to tell.
+  }
+  close(*report_fd);
+  *report_fd = -1;
+  if (ok) {
+    int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      dup2(null_fd, 0);
+      dup2(null_fd, 1);
+      dup2(null_fd, 2);
+      if (null_fd > 2) close(null_fd);
+    }
+    if (chdir("/") != 0) {
+      // Staying in the old directory only pins it; not fatal.
+    }
+  }
+}
+
+void Usage(const char* prog) {
+  std::cout << "usage: " << prog
+            << " --map FILE [--fnso N] [--log-level LEVEL] MOUNTPOINT [-f] [-d] [-o opts]\n"
+               "  Mounts OrthoFS namespace N (default 1) of the cluster in FILE.\n"
+               "  -f stays in the foreground; -o passes FUSE mount options.\n";
+}
+
+}  // namespace
+}  // namespace orthofs
+
+int main(int argc, char** argv) {
+  using namespace orthofs;
+  std::string map_path;
+  uint32_t fnso = 1;
+  std::string log_level = "info";
+  // Our flags first; everything else (mountpoint, -f, -d, -o) goes to libfuse.
+  std::vector<char*> fuse_argv = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "orthofs-mount: " << flag << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--map") {
+      map_path = value("--map");
+    } else if (a == "--fnso") {
+      std::string v = value("--fnso");
+      char* end = nullptr;
+      unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n > UINT32_MAX) {
+        std::cerr << "orthofs-mount: --fnso '" << v << "' is not a number in 0..4294967295\n";
+        return 2;
+      }
+      fnso = static_cast<uint32_t>(n);
+    } else if (a == "--log-level") {
+      log_level = value("--log-level");
+    } else if (a == "-h" || a == "--help") {
+      Usage(argv[0]);
+      return 0;
+    } else if (a.rfind("--", 0) == 0) {
+      std::cerr << "orthofs-mount: unknown flag " << a << " (see --help)\n";
+      return 2;
+    } else {
+      fuse_argv.push_back(argv[i]);
+    }
+  }
+  if (map_path.empty()) {
+    std::cerr << "orthofs-mount: --map is required (see --help)\n";
+    return 2;
+  }
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fuse_argv.size()), fuse_argv.data());
+  fuse_cmdline_opts opts{};
+  if (fuse_parse_cmdline(&args, &opts) != 0) return 2;
+  if (opts.show_help) {
+    Usage(argv[0]);
+    return 0;
+  }
+  if (opts.mountpoint == nullptr) {
+    std::cerr << "orthofs-mount: no mount point given (see --help)\n";
+    return 2;
+  }
+  Result<ClusterMap> map = LoadClusterMapFile(map_path);
+  if (!map.ok()) {
+    std::cerr << "orthofs-mount: " << map.status().message() << "\n";
+    return 1;
+  }
+  int report_fd = opts.foreground ? -1 : DetachBeforeMount();
+
+  auto logger = spdlog::stderr_color_mt("mount");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ mount %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  RouteGrpcLogsToSpdlog();
+
+  auto fs = std::make_unique<OrthoFs>(std::make_unique<ClusterClient>(*map), fnso);
+  if (Status st = fs->ns().CheckExists(); !st.ok()) {
+    std::cerr << "orthofs-mount: " << st.message() << "\n";
+    ReportMount(&report_fd, false);
+    return 1;
+  }
+  // The kernel enforces permissions from our attributes; "orthofs" names the mount.
+  fuse_opt_add_arg(&args, "-odefault_permissions,fsname=orthofs,subtype=orthofs");
+  fuse_lowlevel_ops ops = MakeOps();
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());
+  int rc = 1;
+  if (se != nullptr) {
+    if (fuse_set_signal_handlers(se) == 0) {
+      if (fuse_session_mount(se, opts.mountpoint) == 0) {
+        spdlog::info("mounted namespace {} of {} at {}", fnso, map_path, opts.mountpoint);
+        ReportMount(&report_fd, true);
+        fuse_loop_config* config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_clone_fd(config, opts.clone_fd);
+        fuse_loop_cfg_set_max_threads(config, opts.max_threads);
+        rc = fuse_session_loop_mt(se, config) == 0 ? 0 : 1;
+        fuse_loop_cfg_destroy(config);
+        fuse_session_unmount(se);
+      }
+      fuse_remove_signal_handlers(se);
+    }
+    fuse_session_destroy(se);
+  }
+  if (rc != 0) ReportMount(&report_fd, false);  // no-op once reported
+  free(opts.mountpoint);
+  fuse_opt_free_args(&args);
+  return rc;
+}

@@ -1,0 +1,558 @@
+#include "client/namespace.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+namespace orthofs {
+namespace {
+
+// Conflicts are rare (paper 001's premise); a few retries with backoff settle them.
+constexpr int kMaxAttempts = 64;
+constexpr uint64_t kFnoBatch = 1024;
+
+void Backoff(int attempt) {
+  std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min(attempt, 20)));
+}
+
+Status CheckName(std::string_view name) {
+  if (name.size() > kMaxNameLength) {
+    return Status::NameTooLong("name of " + std::to_string(name.size()) + " bytes exceeds " +
+                               std::to_string(kMaxNameLength));
+  }
+  return ValidateName(name);
+}
+
+}  // namespace
+
+Timespec Now() {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  return Timespec{ns / 1000000000, static_cast<uint32_t>(ns % 1000000000)};
+}
+
+Namespace::Namespace(ClusterClient* cluster, uint32_t fnso) : cluster_(cluster), fnso_(fnso) {}
+
+Status Namespace::Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner) {
+  Namespace ns(cluster, fnso);
+  SuperBlock super;
+  super.object_size = cluster->map().object_size;
+  super.created = Now();
+  // The root first: a SUPER without a root would be a namespace that cannot be mounted.
+  Inode root;
+  root.mode = S_IFDIR | 0755;
+  root.uid = owner.uid;
+  root.gid = owner.gid;
+  root.nlink = 2;
+  root.atime = root.mtime = root.ctime = super.created;
+  Result<wire::ObjectMeta> made =
+      cluster->WriteOriginalThenReplica(ns.InodeOid(kRootFno), EncodeInode(root), 0);
+  if (!made.ok() && !made.status().Is(StatusCode::kVersionMismatch)) return made.status();
+  Result<wire::ObjectMeta> super_made =
+      cluster->WriteOriginalThenReplica(ns.SuperOid(), EncodeSuperBlock(super), 0);
+  if (!super_made.ok()) {
+    if (super_made.status().Is(StatusCode::kVersionMismatch)) {
+      return Status::AlreadyExists("namespace " + std::to_string(fnso) + " already exists");
+    }
+    return super_made.status();
+  }
+  return Status::Ok();
+}
+
+Status Namespace::CheckExists() {
+  Result<wire::ReadResponse> super = cluster_->Read(SuperOid());
+  if (super.status().Is(StatusCode::kNotFound)) {
+    return Status::NotFound("namespace " + std::to_string(fnso_) +
+                            " does not exist (create it with: orthofs mkfs --fnso " +
+                            std::to_string(fnso_) + ")");
+  }
+  if (!super.ok()) return super.status();
+  Result<SuperBlock> decoded = DecodeSuperBlock(super->data());
+  if (!decoded.ok()) return decoded.status();
+  if (decoded->object_size != cluster_->map().object_size) {
+    return Status::InvalidArgument("namespace " + std::to_string(fnso_) +
+                                   " was created with object_size " +
+                                   std::to_string(decoded->object_size) + " but the map says " +
+                                   std::to_string(cluster_->map().object_size));
+  }
+  return Status::Ok();
+}
+
+Result<InodeRef> Namespace::GetInode(uint64_t fno) {
+  Result<wire::ReadResponse> read = cluster_->Read(InodeOid(fno));
+  if (!read.ok()) {
+    if (read.status().Is(StatusCode::kNotFound)) {
+      return Status::NotFound("no inode " + std::to_string(fno));
+    }
+    return read.status();
+  }
+  Result<Inode> inode = DecodeInode(read->data());
+  if (!inode.ok()) return inode.status();
+  return InodeRef{fno, *inode, read->meta().version()};
+}
+
+Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
+                             uint64_t* new_version) {
+  Result<wire::ObjectMeta> meta =
+      cluster_->WriteOriginalThenReplica(InodeOid(fno), EncodeInode(inode), expected_version);
+  if (!meta.ok()) return meta.status();
+  if (new_version) *new_version = meta->version();
+  return Status::Ok();
+}
+
+template <typename Change>
+Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change) {
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    Result<InodeRef> current = GetInode(fno);
+    if (!current.ok()) return current.status();
+    InodeRef ref = *current;
+    Status changed = change(&ref.inode);
+    if (!changed.ok()) return changed;
+    Status st = WriteInode(fno, ref.inode, current->version, &ref.version);
+    if (st.ok()) return ref;
+    if (!st.Is(StatusCode::kVersionMismatch)) return st;
+    Backoff(attempt);
+  }
+  return Status::Unavailable("inode " + std::to_string(fno) + ": too many conflicting updates");
+}
+
+Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
+  Result<wire::ReadResponse> read = cluster_->Read(oid);
+  if (read.status().Is(StatusCode::kNotFound)) return Bucket{};
+  if (!read.ok()) return read.status();
+  Result<std::vector<DirEntry>> entries = DecodeDirentBucket(read->data());
+  if (!entries.ok()) return entries.status();
+  return Bucket{std::move(*entries), read->meta().version()};
+}
+
+Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries,
+                              uint64_t expected) {
+  if (entries.empty()) {
+    // The original's conditional delete is the commit point; the replica follows.
+    Result<bool> gone = cluster_->Delete(oid.WithFlag(CopyFlag::kOriginal), expected);
+    if (!gone.ok()) return gone.status();
+    Result<bool> replica_gone = cluster_->Delete(oid.WithFlag(CopyFlag::kReplica));
+    return replica_gone.status();
+  }
+  return cluster_->WriteOriginalThenReplica(oid, EncodeDirentBucket(entries), expected).status();
+}
+
+Result<uint64_t> Namespace::AllocateFno() {
+  std::lock_guard lock(fno_mu_);
+  if (next_fno_ < fno_limit_) return next_fno_++;
+  // Reserve a batch by a conditional increment of the SUPER object: no central server.
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    Result<wire::ReadResponse> read = cluster_->Read(SuperOid());
+    if (!read.ok()) return read.status();
+    Result<SuperBlock> super = DecodeSuperBlock(read->data());
+    if (!super.ok()) return super.status();
+    const uint64_t first = super->next_fno;
+    super->next_fno += kFnoBatch;
+    Result<wire::ObjectMeta> written = cluster_->WriteOriginalThenReplica(
+        SuperOid(), EncodeSuperBlock(*super), read->meta().version());
+    if (written.ok()) {
+      next_fno_ = first + 1;
+      fno_limit_ = first + kFnoBatch;
+      return first;
+    }
+    if (!written.status().Is(StatusCode::kVersionMismatch)) return written.status();
+    Backoff(attempt);
+  }
+  return Status::Unavailable("could not reserve file numbers: too many conflicts");
+}
+
+Result<DirEntry> Namespace::FindEntry(uint64_t dir, std::string_view name) {
+  ORTHOFS_RETURN_IF_ERROR(CheckName(name));
+  Result<Bucket> bucket = ReadBucket(DirentOid(dir, name));
+  if (!bucket.ok()) return bucket.status();
+  for (const auto& e : bucket->entries) {
+    if (e.name == name) return e;
+  }
+  return Status::NotFound("no entry '" + std::string(name) + "'");
+}
+
+Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name) {
+  Result<DirEntry> entry = FindEntry(dir, name);
+  if (!entry.ok()) return entry.status();
+  return GetInode(entry->fno);
+}
+
+Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
+  // All DIRENT replicas of a directory sit on its replica OSD: one paged range scan.
+  auto objects = cluster_->ListFileObjects(CopyFlag::kReplica, fnso_, dir, ObjectType::kDirent);
+  if (!objects.ok()) return objects.status();
+  std::vector<DirEntry> entries;
+  for (const auto& [meta, data] : *objects) {
+    Result<std::vector<DirEntry>> bucket = DecodeDirentBucket(data);
+    if (!bucket.ok()) return bucket.status();
+    for (auto& e : *bucket) entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
+  auto objects = cluster_->ListFileObjects(CopyFlag::kReplica, fnso_, dir, ObjectType::kDirent, 1);
+  if (!objects.ok()) return objects.status();
+  return objects->empty();
+}
+
+Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta) {
+  const Timespec now = Now();
+  return UpdateInode(dir,
+                     [&](Inode* inode) {
+                       inode->mtime = inode->ctime = now;
+                       inode->nlink =
+                           static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
+                       return Status::Ok();
+                     })
+      .status();
+}
+
+Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
+                                      std::string_view symlink_target) {
+  ORTHOFS_RETURN_IF_ERROR(CheckName(name));
+  Result<InodeRef> parent = GetInode(dir);
+  if (!parent.ok()) return parent.status();
+  if (!parent->inode.IsDirectory()) {
+    return Status::NotADirectory("inode " + std::to_string(dir) + " is not a directory");
+  }
+  const Oid dirent = DirentOid(dir, name);
+  Result<Bucket> bucket = ReadBucket(dirent);
+  if (!bucket.ok()) return bucket.status();
+  for (const auto& e : bucket->entries) {
+    if (e.name == name) return Status::AlreadyExists("'" + std::string(name) + "' exists");
+  }
+  Result<uint64_t> fno = AllocateFno();
+  if (!fno.ok()) return fno.status();
+  // 1. The inode (and link target): an orphan until the entry below commits.
+  if (!symlink_target.empty()) {
+    Result<wire::ObjectMeta> target =
+        cluster_->WriteOriginalThenReplica(SymlinkOid(*fno), symlink_target, 0);
+    if (!target.ok()) return target.status();
+  }
+  uint64_t version = 0;
+  ORTHOFS_RETURN_IF_ERROR(WriteInode(*fno, inode, 0, &version));
+  // 2. The entry, conditional on the bucket we read: the commit point.
+  for (int attempt = 0;; ++attempt) {
+    std::vector<DirEntry> entries = bucket->entries;
+    entries.push_back(DirEntry{std::string(name), *fno, inode.mode & S_IFMT});
+    Status st = WriteBucket(dirent, entries, bucket->version);
+    if (st.ok()) break;
+    if (!st.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) {
+      (void)ReleaseInode(*fno);
+      return st;
+    }
+    Backoff(attempt);
+    bucket = ReadBucket(dirent);
+    if (!bucket.ok()) return bucket.status();
+    for (const auto& e : bucket->entries) {
+      if (e.name == name) {
+        (void)ReleaseInode(*fno);  // somebody else created it first
+        return Status::AlreadyExists("'" + std::string(name) + "' exists");
+      }
+    }
+  }
+  // 3. The parent's times (and link count for a subdirectory).
+  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, inode.IsDirectory() ? 1 : 0));
+  return InodeRef{*fno, inode, version};
+}
+
+Result<InodeRef> Namespace::Create(uint64_t dir, std::string_view name, uint32_t mode,
+                                   uint64_t rdev, const Credentials& who) {
+  Inode inode;
+  inode.mode = mode;
+  inode.uid = who.uid;
+  inode.gid = who.gid;
+  inode.nlink = S_ISDIR(mode) ? 2 : 1;
+  inode.rdev = rdev;
+  inode.atime = inode.mtime = inode.ctime = Now();
+  return MakeInode(dir, name, inode, "");
+}
+
+Result<InodeRef> Namespace::Symlink(uint64_t dir, std::string_view name, std::string_view target,
+                                    const Credentials& who) {
+  if (target.empty() || target.size() > kMaxSymlinkLength) {
+    return Status::InvalidArgument("symlink target must be 1.." +
+                                   std::to_string(kMaxSymlinkLength) + " bytes");
+  }
+  Inode inode;
+  inode.mode = S_IFLNK | 0777;
+  inode.uid = who.uid;
+  inode.gid = who.gid;
+  inode.nlink = 1;
+  inode.size = target.size();
+  inode.atime = inode.mtime = inode.ctime = Now();
+  return MakeInode(dir, name, inode, target);
+}
+
+Result<std::string> Namespace::ReadLink(uint64_t fno) {
+  Result<wire::ReadResponse> read = cluster_->Read(SymlinkOid(fno));
+  if (!read.ok()) return read.status();
+  return read->data();
+}
+
+Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view name) {
+  ORTHOFS_RETURN_IF_ERROR(CheckName(name));
+  Result<InodeRef> target = GetInode(fno);
+  if (!target.ok()) return target.status();
+  if (target->inode.IsDirectory()) return Status::IsADirectory("cannot hard-link a directory");
+  // The link count goes up first: a crash then leaves a count too high (harmless, fsck
+  // fixes it), never an entry to an inode that a concurrent unlink could free.
+  Result<InodeRef> raised = UpdateInode(fno, [](Inode* inode) {
+    ++inode->nlink;
+    inode->ctime = Now();
+    return Status::Ok();
+  });
+  if (!raised.ok()) return raised.status();
+  const Oid dirent = DirentOid(dir, name);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    Result<Bucket> bucket = ReadBucket(dirent);
+    if (!bucket.ok()) return bucket.status();
+    bool exists = std::any_of(bucket->entries.begin(), bucket->entries.end(),
+                              [&](const DirEntry& e) { return e.name == name; });
+    Status st = exists ? Status::AlreadyExists("'" + std::string(name) + "' exists") : [&] {
+      auto entries = bucket->entries;
+      entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
+      return WriteBucket(dirent, entries, bucket->version);
+    }();
+    if (st.ok()) {
+      ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
+      return raised;
+    }
+    if (!st.Is(StatusCode::kVersionMismatch)) {
+      (void)UpdateInode(fno, [](Inode* inode) {
+        --inode->nlink;
+        return Status::Ok();
+      });
+      return st;
+    }
+    Backoff(attempt);
+  }
+  return Status::Unavailable("link: too many conflicts");
+}
+
+Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno) {
+  const Oid dirent = DirentOid(dir, name);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    Result<Bucket> bucket = ReadBucket(dirent);
+    if (!bucket.ok()) return bucket.status();
+    std::vector<DirEntry> entries;
+    bool found = false;
+    for (const auto& e : bucket->entries) {
+      if (e.name == name && e.fno == expected_fno) {
+        found = true;
+      } else {
+        entries.push_back(e);
+      }
+    }
+    if (!found) return Status::NotFound("no entry '" + std::string(name) + "'");
+    Status st = WriteBucket(dirent, entries, bucket->version);
+    if (!st.Is(StatusCode::kVersionMismatch)) return st;
+    Backoff(attempt);
+  }
+  return Status::Unavailable("remove entry: too many conflicts");
+}
+
+Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
+  Result<DirEntry> entry = FindEntry(dir, name);
+  if (!entry.ok()) return entry.status();
+  if (S_ISDIR(entry->type))
+    return Status::IsADirectory("'" + std::string(name) + "' is a directory");
+  ORTHOFS_RETURN_IF_ERROR(RemoveEntry(dir, name, entry->fno));
+  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
+  Result<InodeRef> dropped = UpdateInode(entry->fno, [](Inode* inode) {
+    if (inode->nlink > 0) --inode->nlink;
+    inode->ctime = Now();
+    return Status::Ok();
+  });
+  if (!dropped.ok()) return dropped.status();
+  return Unlinked{entry->fno, dropped->inode.nlink == 0};
+}
+
+Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
+  Result<DirEntry> entry = FindEntry(dir, name);
+  if (!entry.ok()) return entry.status();
+  if (!S_ISDIR(entry->type)) {
+    return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
+  }
+  Result<bool> empty = DirectoryIsEmpty(entry->fno);
+  if (!empty.ok()) return empty.status();
+  if (!*empty) return Status::NotEmpty("'" + std::string(name) + "' is not empty");
+  ORTHOFS_RETURN_IF_ERROR(RemoveEntry(dir, name, entry->fno));
+  ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(InodeOid(entry->fno)));
+  return TouchDirectory(dir, -1);
+}
+
+Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
+                                   std::string_view new_name, RenameMode mode) {
+  ORTHOFS_RETURN_IF_ERROR(CheckName(new_name));
+  Result<DirEntry> source = FindEntry(old_dir, old_name);
+  if (!source.ok()) return source.status();
+  if (old_dir == new_dir && old_name == new_name) return Unlinked{};
+  Result<InodeRef> new_parent = GetInode(new_dir);
+  if (!new_parent.ok()) return new_parent.status();
+  if (!new_parent->inode.IsDirectory()) return Status::NotADirectory("target parent");
+  const bool moving_dir = S_ISDIR(source->type);
+
+  const Oid new_dirent = DirentOid(new_dir, new_name);
+  const Oid old_dirent = DirentOid(old_dir, old_name);
+  std::optional<DirEntry> replaced;
+  // 1. Point new_name at the source (the commit point), replacing a target entry.
+  for (int attempt = 0;; ++attempt) {
+    if (attempt == kMaxAttempts) return Status::Unavailable("rename: too many conflicts");
+    Result<Bucket> bucket = ReadBucket(new_dirent);
+    if (!bucket.ok()) return bucket.status();
+    std::vector<DirEntry> entries;
+    replaced.reset();
+    for (const auto& e : bucket->entries) {
+      if (e.name == new_name) {
+        replaced = e;
+      } else {
+        entries.push_back(e);
+      }
+    }
+    if (replaced) {
+      if (replaced->fno == source->fno) return Unlinked{};  // hard links to one inode
+      if (mode == RenameMode::kNoReplace) {
+        return Status::AlreadyExists("'" + std::string(new_name) + "' exists");
+      }
+      if (moving_dir && !S_ISDIR(replaced->type)) {
+        return Status::NotADirectory("'" + std::string(new_name) + "' is not a directory");
+      }
+      if (!moving_dir && S_ISDIR(replaced->type)) {
+        return Status::IsADirectory("'" + std::string(new_name) + "' is a directory");
+      }
+      if (S_ISDIR(replaced->type)) {
+        Result<bool> empty = DirectoryIsEmpty(replaced->fno);
+        if (!empty.ok()) return empty.status();
+        if (!*empty) return Status::NotEmpty("'" + std::string(new_name) + "' is not empty");
+      }
+    }
+    if (new_dirent == old_dirent) {
+      // One bucket holds both names: one conditional write does the whole rename.
+      std::vector<DirEntry> same;
+      for (const auto& e : entries) {
+        if (e.name != old_name) same.push_back(e);
+      }
+      same.push_back(DirEntry{std::string(new_name), source->fno, source->type});
+      Status st = WriteBucket(new_dirent, same, bucket->version);
+      if (st.ok()) break;
+      if (!st.Is(StatusCode::kVersionMismatch)) return st;
+    } else {
+      entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
+      Status st = WriteBucket(new_dirent, entries, bucket->version);
+      if (st.ok()) {
+        // 2. Drop the old name (a crash before this leaves two links, never zero).
+        Status removed = RemoveEntry(old_dir, old_name, source->fno);
+        if (!removed.ok() && !removed.Is(StatusCode::kNotFound)) return removed;
+        break;
+      }
+      if (!st.Is(StatusCode::kVersionMismatch)) return st;
+    }
+    Backoff(attempt);
+  }
+  // 3. Parents' times and link counts; the replaced target loses its link.
+  const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
+  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(old_dir, -moved_dir_links));
+  if (new_dir != old_dir || replaced) {
+    const int replaced_dir_links = replaced && S_ISDIR(replaced->type) ? 1 : 0;
+    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(new_dir, moved_dir_links - replaced_dir_links));
+  }
+  if (!replaced) return Unlinked{};
+  if (S_ISDIR(replaced->type)) {
+    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(InodeOid(replaced->fno)));
+    return Unlinked{};
+  }
+  Result<InodeRef> dropped = UpdateInode(replaced->fno, [](Inode* inode) {
+    if (inode->nlink > 0) --inode->nlink;
+    inode->ctime = Now();
+    return Status::Ok();
+  });
+  if (!dropped.ok()) return dropped.status();
+  return Unlinked{replaced->fno, dropped->inode.nlink == 0};
+}
+
+Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size) {
+  if (new_size >= old_size) return Status::Ok();  // growing: the gap reads as zeros
+  const uint64_t object_size = cluster_->map().object_size;
+  const uint64_t first_dropped = (new_size + object_size - 1) / object_size;
+  // Only objects that exist are deleted: a sparse 5 GiB file may hold one object. Both copy
+  // flags are listed, so an original whose replica write was lost is found too.
+  std::set<uint64_t> doomed;
+  for (CopyFlag flag : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
+    auto objects = cluster_->ListFileObjects(flag, fnso_, fno, ObjectType::kData, 0, false);
+    if (!objects.ok()) return objects.status();
+    for (const auto& [meta, data] : *objects) {
+      if (meta.oid().offset() >= first_dropped) doomed.insert(meta.oid().offset());
+    }
+  }
+  for (uint64_t index : doomed) {
+    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(DataOid(fno, index)));
+  }
+  // The object holding the new end keeps only its first bytes.
+  if (new_size % object_size != 0) {
+    const uint64_t index = new_size / object_size;
+    const uint64_t keep = new_size % object_size;
+    Result<wire::ReadResponse> head = cluster_->Read(DataOid(fno, index), 0, keep);
+    if (head.ok()) {
+      ObjectWrite how;
+      how.replace = true;
+      ORTHOFS_RETURN_IF_ERROR(
+          cluster_->WriteBothCopies(DataOid(fno, index), head->data(), how).status());
+    } else if (!head.status().Is(StatusCode::kNotFound)) {
+      return head.status();
+    }
+  }
+  return Status::Ok();
+}
+
+Result<InodeRef> Namespace::SetAttr(uint64_t fno, const SetAttrRequest& changes) {
+  if (changes.size) {
+    Result<InodeRef> current = GetInode(fno);
+    if (!current.ok()) return current.status();
+    if (current->inode.IsDirectory()) return Status::IsADirectory("cannot truncate a directory");
+    ORTHOFS_RETURN_IF_ERROR(TruncateData(fno, current->inode.size, *changes.size));
+  }
+  const Timespec now = Now();
+  return UpdateInode(fno, [&](Inode* inode) {
+    if (changes.mode) inode->mode = (inode->mode & S_IFMT) | (*changes.mode & 07777);
+    if (changes.uid) inode->uid = *changes.uid;
+    if (changes.gid) inode->gid = *changes.gid;
+    if (changes.size) {
+      inode->size = *changes.size;
+      inode->mtime = now;
+    }
+    if (changes.atime) inode->atime = *changes.atime;
+    if (changes.mtime) inode->mtime = *changes.mtime;
+    inode->ctime = now;
+    return Status::Ok();
+  });
+}
+
+Result<InodeRef> Namespace::ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime) {
+  return UpdateInode(fno, [&](Inode* inode) {
+    inode->size = std::max(inode->size, size);
+    inode->mtime = inode->ctime = mtime;
+    return Status::Ok();
+  });
+}
+
+Status Namespace::ReleaseInode(uint64_t fno) {
+  Result<InodeRef> inode = GetInode(fno);
+  if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
+  if (!inode.ok()) return inode.status();
+  if (inode->inode.IsRegular()) {
+    ORTHOFS_RETURN_IF_ERROR(TruncateData(fno, inode->inode.size, 0));
+  }
+  if (inode->inode.IsSymlink()) {
+    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(SymlinkOid(fno)));
+  }
+  // The inode goes last: until then fsck can still find and collect the data.
+  return cluster_->DeleteBothCopies(InodeOid(fno));
+}
+
+}  // namespace orthofs

@@ -1,0 +1,127 @@
+// The file system namespace kept in objects on the OSDs, with no metadata server:
+// INODE objects (attributes), DIRENT objects (one per name hash of a directory) and a SUPER
+// object per namespace (the fno counter). Every change is optimistic (paper 001 §4): read
+// versions, then write conditionally on them; a conflict re-reads and retries. Changes that
+// touch several objects order their writes so a crash leaves at worst an orphan object,
+// never an entry that points to nothing:
+//   create:  new INODE (orphan until linked) -> DIRENT (commit) -> parent times
+//   unlink:  DIRENT removed (commit) -> INODE nlink-1 -> objects deleted at nlink 0
+//   rename:  new DIRENT (commit) -> old DIRENT removed -> replaced target released
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/osd_client.h"
+#include "common/inode.h"
+
+namespace orthofs {
+
+struct InodeRef {
+  uint64_t fno = 0;
+  Inode inode;
+  uint64_t version = 0;  // of the INODE object's original
+};
+
+struct SetAttrRequest {
+  std::optional<uint32_t> mode;  // permission bits only
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<uint64_t> size;
+  std::optional<Timespec> atime;
+  std::optional<Timespec> mtime;
+};
+
+struct Credentials {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+// What Unlink/Rename left behind for the caller: a file whose last link is gone. Its objects
+// are deleted by ReleaseInode, now or at its last close.
+struct Unlinked {
+  uint64_t fno = 0;
+  bool last_link = false;
+};
+
+enum class RenameMode { kReplace, kNoReplace };
+
+class Namespace {
+ public:
+  Namespace(ClusterClient* cluster, uint32_t fnso);
+
+  // Creates the namespace: the SUPER object and the root directory. kAlreadyExists if made.
+  static Status Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner);
+  // kNotFound with a hint when the namespace was never created.
+  Status CheckExists();
+
+  uint32_t fnso() const { return fnso_; }
+  uint32_t object_size() const { return cluster_->map().object_size; }
+  ClusterClient* cluster() { return cluster_; }
+
+  Result<InodeRef> GetInode(uint64_t fno);
+  Result<InodeRef> Lookup(uint64_t dir, std::string_view name);
+  Result<std::vector<DirEntry>> ReadDir(uint64_t dir);
+
+  // Regular files, FIFOs, device nodes and directories (mode carries the type).
+  Result<InodeRef> Create(uint64_t dir, std::string_view name, uint32_t mode, uint64_t rdev,
+                          const Credentials& who);
+  Result<InodeRef> Symlink(uint64_t dir, std::string_view name, std::string_view target,
+                           const Credentials& who);
+  Result<std::string> ReadLink(uint64_t fno);
+  Result<InodeRef> Link(uint64_t fno, uint64_t dir, std::string_view name);
+  Result<Unlinked> Unlink(uint64_t dir, std::string_view name);
+  Status Rmdir(uint64_t dir, std::string_view name);
+  Result<Unlinked> Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
+                          std::string_view new_name, RenameMode mode);
+  // Applies the changes (truncation deletes or trims data objects) and stamps ctime.
+  Result<InodeRef> SetAttr(uint64_t fno, const SetAttrRequest& changes);
+  // Raises the size to at least `size` and sets mtime (after writes); never shrinks.
+  Result<InodeRef> ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime);
+  // Deletes every object of a file whose last link is gone.
+  Status ReleaseInode(uint64_t fno);
+
+ private:
+  Oid InodeOid(uint64_t fno) const { return {fnso_, fno, 0, ObjectType::kInode}; }
+  Oid DirentOid(uint64_t dir, std::string_view name) const {
+    return {fnso_, dir, DirentOffset(name), ObjectType::kDirent};
+  }
+  Oid SymlinkOid(uint64_t fno) const { return {fnso_, fno, 0, ObjectType::kSymlink}; }
+  Oid SuperOid() const { return {fnso_, 0, 0, ObjectType::kSuper}; }
+  Oid DataOid(uint64_t fno, uint64_t index) const { return {fnso_, fno, index, ObjectType::kData}; }
+
+  struct Bucket {
+    std::vector<DirEntry> entries;
+    uint64_t version = 0;  // 0 = the DIRENT object does not exist
+  };
+  Result<Bucket> ReadBucket(const Oid& oid);
+  // Writes the bucket if its version is still `expected`; an empty bucket is deleted.
+  Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected);
+  Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
+                    uint64_t* new_version);
+
+  // Read-modify-write of one inode with retries on conflict.
+  template <typename Change>
+  Result<InodeRef> UpdateInode(uint64_t fno, Change change);
+  Result<uint64_t> AllocateFno();
+  Result<InodeRef> MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
+                             std::string_view symlink_target);
+  Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);
+  Status RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno);
+  Result<bool> DirectoryIsEmpty(uint64_t dir);
+  Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
+  Status TouchDirectory(uint64_t dir, int nlink_delta);
+
+  ClusterClient* cluster_;
+  const uint32_t fnso_;
+  std::mutex fno_mu_;
+  uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)
+  uint64_t fno_limit_ = 0;
+};
+
+Timespec Now();
+
+}  // namespace orthofs
