@@ -21,6 +21,7 @@
 #include "client/file_io.h"
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
+#include "client/mount_args.h"
 #include "client/namespace.h"
 
 namespace orthofs {
@@ -535,8 +536,14 @@ void ReportMount(int* report_fd, bool ok) {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--log-level LEVEL] MOUNTPOINT [-f] [-d] [-o opts]\n"
-               "  Mounts OrthoFS namespace N (default 1) of the cluster in FILE.\n"
-               "  -f stays in the foreground; -o passes FUSE mount options.\n";
+               "       "
+            << prog
+            << " FILE MOUNTPOINT -o fnso=N[,opts]   (mount(8), fstab)\n"
+               "  Mounts OrthoFS namespace N (default 1) of the cluster whose map is FILE.\n"
+               "  -f stays in the foreground, -d also prints every FUSE request;\n"
+               "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso= and\n"
+               "  log_level= may also be given there.\n"
+               "  fstab: /etc/orthofs/cluster.yaml /mnt/orthofs fuse.orthofs fnso=1,_netdev 0 0\n";
 }
 
 }  // namespace
@@ -544,56 +551,21 @@ void Usage(const char* prog) {
 
 int main(int argc, char** argv) {
   using namespace orthofs;
-  std::string map_path;
-  uint32_t fnso = 1;
-  std::string log_level = "info";
-  // Our flags first; everything else (mountpoint, -f, -d, -o) goes to libfuse.
-  std::vector<char*> fuse_argv = {argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* flag) -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "orthofs-mount: " << flag << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--map") {
-      map_path = value("--map");
-    } else if (a == "--fnso") {
-      std::string v = value("--fnso");
-      char* end = nullptr;
-      unsigned long n = std::strtoul(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n > UINT32_MAX) {
-        std::cerr << "orthofs-mount: --fnso '" << v << "' is not a number in 0..4294967295\n";
-        return 2;
-      }
-      fnso = static_cast<uint32_t>(n);
-    } else if (a == "--log-level") {
-      log_level = value("--log-level");
-    } else if (a == "-h" || a == "--help") {
-      Usage(argv[0]);
-      return 0;
-    } else if (a.rfind("--", 0) == 0) {
-      std::cerr << "orthofs-mount: unknown flag " << a << " (see --help)\n";
-      return 2;
-    } else {
-      fuse_argv.push_back(argv[i]);
-    }
-  }
-  if (map_path.empty()) {
-    std::cerr << "orthofs-mount: --map is required (see --help)\n";
+  Result<MountArgs> parsed = ParseMountArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed.ok()) {
+    std::cerr << "orthofs-mount: " << parsed.status().message() << " (see --help)\n";
     return 2;
   }
-  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fuse_argv.size()), fuse_argv.data());
-  fuse_cmdline_opts opts{};
-  if (fuse_parse_cmdline(&args, &opts) != 0) return 2;
-  if (opts.show_help) {
+  const MountArgs& cli = *parsed;
+  if (cli.help) {
     Usage(argv[0]);
     return 0;
   }
-  if (opts.mountpoint == nullptr) {
-    std::cerr << "orthofs-mount: no mount point given (see --help)\n";
+  const std::string map_path = cli.map_path;
+  const uint32_t fnso = cli.fnso;
+  const std::string log_level = cli.log_level;
+  if (spdlog::level::from_str(log_level) == spdlog::level::off && log_level != "off") {
+    std::cerr << "orthofs-mount: unknown log level '" << log_level << "'\n";
     return 2;
   }
   Result<ClusterMap> map = LoadClusterMapFile(map_path);
@@ -601,7 +573,16 @@ int main(int argc, char** argv) {
     std::cerr << "orthofs-mount: " << map.status().message() << "\n";
     return 1;
   }
-  int report_fd = opts.foreground ? -1 : DetachBeforeMount();
+  // libfuse gets its own arguments; the kernel enforces permissions from our attributes.
+  std::vector<std::string> fuse_argv = {argv[0]};
+  fuse_argv.insert(fuse_argv.end(), cli.fuse_flags.begin(), cli.fuse_flags.end());
+  std::string options = "default_permissions,fsname=orthofs,subtype=orthofs";
+  for (const auto& o : cli.fuse_options) options += "," + o;
+  fuse_argv.push_back("-o" + options);
+  std::vector<char*> fuse_argv_ptrs;
+  for (auto& a : fuse_argv) fuse_argv_ptrs.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fuse_argv_ptrs.size()), fuse_argv_ptrs.data());
+  int report_fd = cli.foreground ? -1 : DetachBeforeMount();
 
   auto logger = spdlog::stderr_color_mt("mount");
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ mount %v");
@@ -615,19 +596,16 @@ int main(int argc, char** argv) {
     ReportMount(&report_fd, false);
     return 1;
   }
-  // The kernel enforces permissions from our attributes; "orthofs" names the mount.
-  fuse_opt_add_arg(&args, "-odefault_permissions,fsname=orthofs,subtype=orthofs");
   fuse_lowlevel_ops ops = MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());
   int rc = 1;
   if (se != nullptr) {
     if (fuse_set_signal_handlers(se) == 0) {
-      if (fuse_session_mount(se, opts.mountpoint) == 0) {
-        spdlog::info("mounted namespace {} of {} at {}", fnso, map_path, opts.mountpoint);
+      if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
+        spdlog::debug("mounted namespace {} of {} at {}", fnso, map_path, cli.mountpoint);
         ReportMount(&report_fd, true);
         fuse_loop_config* config = fuse_loop_cfg_create();
-        fuse_loop_cfg_set_clone_fd(config, opts.clone_fd);
-        fuse_loop_cfg_set_max_threads(config, opts.max_threads);
+        fuse_loop_cfg_set_max_threads(config, 32);
         rc = fuse_session_loop_mt(se, config) == 0 ? 0 : 1;
         fuse_loop_cfg_destroy(config);
         fuse_session_unmount(se);
@@ -637,7 +615,6 @@ int main(int argc, char** argv) {
     fuse_session_destroy(se);
   }
   if (rc != 0) ReportMount(&report_fd, false);  // no-op once reported
-  free(opts.mountpoint);
   fuse_opt_free_args(&args);
   return rc;
 }

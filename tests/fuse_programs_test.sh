@@ -94,9 +94,9 @@ grep -q "REPLICA on OSD $repl_osd:" "$work/stat.txt" || fail "replica not on OSD
 cmp "$work/o0" "$work/r0" || fail "copies differ"
 head -c 131072 "$f" | cmp - "$work/o0" || fail "object 0 differs from the file's first 128 KiB"
 
-step "unmount and remount: every byte intact"
+step "unmount, remount the way mount(8) runs the helper: every byte intact"
 fusermount3 -u "$mnt"
-"$bin/orthofs-mount" --map "$ORTHOFS_MAP" "$mnt"
+"$bin/mount.fuse.orthofs" "$ORTHOFS_MAP" "$mnt" -o rw,fnso=1,_netdev
 diff -r /usr/include/linux "$mnt/tree/linux" || fail "tree differs after remount"
 for s in $sizes; do cmp "$work/random/f$s" "$mnt/random/f$s" || fail "f$s after remount"; done
 echo "$mnt" > "$cluster/mountpoint"

@@ -1,0 +1,109 @@
+#include "client/mount_args.h"
+
+#include <charconv>
+#include <set>
+
+namespace orthofs {
+namespace {
+
+Status ParseFnso(const std::string& text, uint32_t* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return Status::InvalidArgument("fnso '" + text + "' is not a number in 0..4294967295");
+  }
+  return Status::Ok();
+}
+
+const std::set<std::string>& FstabOnlyWords() {
+  // mount(8) and fstab vocabulary that means nothing to a FUSE session.
+  static const std::set<std::string> words = {"defaults", "auto",  "noauto",  "user",  "nouser",
+                                              "users",    "owner", "_netdev", "nofail"};
+  return words;
+}
+
+Status TakeOptions(const std::string& list, MountArgs* args) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string opt =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+    if (opt.empty() || FstabOnlyWords().count(opt)) continue;
+    if (opt.rfind("map=", 0) == 0) {
+      args->map_path = opt.substr(4);
+    } else if (opt.rfind("fnso=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseFnso(opt.substr(5), &args->fnso));
+    } else if (opt.rfind("log_level=", 0) == 0) {
+      args->log_level = opt.substr(10);
+    } else {
+      args->fuse_options.push_back(opt);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
+  MountArgs args;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    auto value = [&](const std::string& flag) -> Result<std::string> {
+      if (i + 1 >= argv.size()) return Status::InvalidArgument(flag + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "-o") {
+      Result<std::string> v = value(a);
+      if (!v.ok()) return v.status();
+      if (a == "--map") {
+        args.map_path = *v;
+      } else if (a == "--fnso") {
+        ORTHOFS_RETURN_IF_ERROR(ParseFnso(*v, &args.fnso));
+      } else if (a == "--log-level") {
+        args.log_level = *v;
+      } else {
+        ORTHOFS_RETURN_IF_ERROR(TakeOptions(*v, &args));
+      }
+    } else if (a.rfind("--map=", 0) == 0) {
+      args.map_path = a.substr(6);
+    } else if (a.rfind("--fnso=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseFnso(a.substr(7), &args.fnso));
+    } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
+      ORTHOFS_RETURN_IF_ERROR(TakeOptions(a.substr(2), &args));
+    } else if (a == "-h" || a == "--help") {
+      args.help = true;
+    } else if (a == "-f") {
+      args.foreground = true;
+    } else if (a == "-d" || a == "-s") {
+      args.fuse_flags.push_back(a);
+      if (a == "-d") args.foreground = true;  // libfuse's debug mode stays in the foreground
+    } else if (a.rfind("-", 0) == 0) {
+      return Status::InvalidArgument("unknown flag " + a);
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (args.help) return args;
+  if (positional.size() == 2) {
+    // mount(8) form: SOURCE MOUNTPOINT, the source being the cluster map.
+    if (!args.map_path.empty() && args.map_path != positional[0]) {
+      return Status::InvalidArgument("two cluster maps given: " + positional[0] + " and " +
+                                     args.map_path);
+    }
+    args.map_path = positional[0];
+    args.mountpoint = positional[1];
+  } else if (positional.size() == 1) {
+    args.mountpoint = positional[0];
+  } else if (positional.empty()) {
+    return Status::InvalidArgument("no mount point given");
+  } else {
+    return Status::InvalidArgument("too many arguments (want [MAP] MOUNTPOINT)");
+  }
+  if (args.map_path.empty()) {
+    return Status::InvalidArgument("--map is required (or give the map as the mount source)");
+  }
+  return args;
+}
+
+}  // namespace orthofs

@@ -1,0 +1,31 @@
+// Command line of orthofs-mount in all the forms it is called with:
+//   orthofs-mount --map FILE [--fnso N] MOUNTPOINT [-f] [-o opts]      (by hand)
+//   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
+//                                                                     an /etc/fstab line)
+// Our options inside -o (map=, fnso=, log_level=) are taken out; fstab-only words are dropped;
+// the rest goes to libfuse.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace orthofs {
+
+struct MountArgs {
+  std::string map_path;
+  uint32_t fnso = 1;
+  std::string log_level = "info";
+  std::string mountpoint;
+  bool foreground = false;
+  bool help = false;
+  std::vector<std::string> fuse_options;  // for -o, comma-joined by the caller
+  std::vector<std::string> fuse_flags;    // -d, -s, ... passed through
+};
+
+// argv without the program name. kInvalidArgument with a one-line reason.
+Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv);
+
+}  // namespace orthofs

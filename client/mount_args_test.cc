@@ -1,0 +1,71 @@
+#include "client/mount_args.h"
+
+#include <gtest/gtest.h>
+
+namespace orthofs {
+namespace {
+
+MountArgs Parse(const std::vector<std::string>& argv) {
+  Result<MountArgs> r = ParseMountArgs(argv);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : MountArgs{};
+}
+
+std::string ErrorOf(const std::vector<std::string>& argv) {
+  Result<MountArgs> r = ParseMountArgs(argv);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().Is(StatusCode::kInvalidArgument));
+  return r.status().message();
+}
+
+TEST(MountArgsTest, ByHand) {
+  MountArgs a = Parse({"--map", "m.yaml", "--fnso", "7", "/mnt/x", "-f"});
+  EXPECT_EQ(a.map_path, "m.yaml");
+  EXPECT_EQ(a.fnso, 7u);
+  EXPECT_EQ(a.mountpoint, "/mnt/x");
+  EXPECT_TRUE(a.foreground);
+  EXPECT_TRUE(a.fuse_options.empty());
+  MountArgs b = Parse({"--map=m.yaml", "--fnso=3", "/mnt/x"});
+  EXPECT_EQ(b.map_path, "m.yaml");
+  EXPECT_EQ(b.fnso, 3u);
+  EXPECT_FALSE(b.foreground);
+  EXPECT_EQ(Parse({"--map", "m", "/x"}).fnso, 1u);  // default namespace
+}
+
+TEST(MountArgsTest, MountHelperForm) {
+  // What mount(8) runs for: /etc/orthofs/c.yaml /mnt/o fuse.orthofs defaults,fnso=2,_netdev
+  MountArgs a = Parse({"/etc/orthofs/c.yaml", "/mnt/o", "-o", "rw,fnso=2,allow_other,_netdev"});
+  EXPECT_EQ(a.map_path, "/etc/orthofs/c.yaml");
+  EXPECT_EQ(a.mountpoint, "/mnt/o");
+  EXPECT_EQ(a.fnso, 2u);
+  EXPECT_EQ(a.fuse_options, (std::vector<std::string>{"rw", "allow_other"}));
+  MountArgs b = Parse({"-odefaults,map=/m.yaml,log_level=debug", "/mnt/o"});
+  EXPECT_EQ(b.map_path, "/m.yaml");
+  EXPECT_EQ(b.log_level, "debug");
+  EXPECT_TRUE(b.fuse_options.empty());
+}
+
+TEST(MountArgsTest, DebugFlagStaysInForegroundAndPassesThrough) {
+  MountArgs a = Parse({"--map", "m", "/x", "-d"});
+  EXPECT_TRUE(a.foreground);
+  EXPECT_EQ(a.fuse_flags, (std::vector<std::string>{"-d"}));
+}
+
+TEST(MountArgsTest, Help) { EXPECT_TRUE(Parse({"--help"}).help); }
+
+TEST(MountArgsTest, Errors) {
+  EXPECT_NE(ErrorOf({"/x"}).find("--map is required"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m"}).find("no mount point"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "a", "b", "c"}).find("too many"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "/x", "--bogus"}).find("unknown flag --bogus"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "--fnso", "x", "/x"}).find("fnso 'x'"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "--fnso", "4294967296", "/x"}).find("fnso"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "-o", "fnso=-1", "/x"}).find("fnso"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "a.yaml", "b.yaml", "/x"}).find("two cluster maps"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace orthofs
