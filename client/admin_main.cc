@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "client/fsck.h"
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
 #include "client/namespace.h"
@@ -256,6 +257,52 @@ int RunMkfs(const CommonFlags& common, uint32_t fnso) {
   return kExitOk;
 }
 
+// ---- fsck ----
+
+int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& options,
+                   bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  Result<FsckReport> r = RunFsck(cluster->get(), fnso, options);
+  if (!r.ok()) return Error("fsck: " + r.status().ToString());
+  if (json) {
+    std::cout << nlohmann::json{{"fnso", fnso},
+                                {"inodes", r->inodes},
+                                {"directories", r->directories},
+                                {"entries", r->entries},
+                                {"data_objects", r->data_objects},
+                                {"dangling_entries", r->dangling.size()},
+                                {"orphan_inodes", r->orphan_inodes},
+                                {"orphan_objects", r->orphan_objects},
+                                {"collected", r->collected},
+                                {"spared_in_grace", r->spared_in_grace},
+                                {"link_count_fixes", r->link_count_fixes},
+                                {"dry_run", options.dry_run}}
+                     .dump()
+              << "\n";
+  } else {
+    for (const auto& d : r->dangling) std::printf("dangling: %s\n", d.c_str());
+    std::printf("namespace %u: %llu inodes (%llu directories), %llu entries, %llu data objects\n",
+                fnso, static_cast<unsigned long long>(r->inodes),
+                static_cast<unsigned long long>(r->directories),
+                static_cast<unsigned long long>(r->entries),
+                static_cast<unsigned long long>(r->data_objects));
+    std::printf("dangling entries: %zu\n", r->dangling.size());
+    std::printf("orphans: %llu inodes, %llu objects; %s %llu, spared (younger than %llds) %llu\n",
+                static_cast<unsigned long long>(r->orphan_inodes),
+                static_cast<unsigned long long>(r->orphan_objects),
+                options.dry_run ? "would collect" : "collected",
+                static_cast<unsigned long long>(
+                    options.dry_run ? r->orphan_inodes + r->orphan_objects - r->spared_in_grace
+                                    : r->collected),
+                static_cast<long long>(options.grace_seconds),
+                static_cast<unsigned long long>(r->spared_in_grace));
+    std::printf("link counts %s: %llu\n", options.dry_run ? "wrong" : "fixed",
+                static_cast<unsigned long long>(r->link_count_fixes));
+  }
+  return r->dangling.empty() ? kExitOk : kExitDegraded;
+}
+
 // ---- locate ----
 
 int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t first,
@@ -413,6 +460,18 @@ int main(int argc, char** argv) {
   AddCommonFlags(mkfs, &common);
   mkfs->add_option("--fnso", fnso, "namespace number")->capture_default_str();
 
+  FsckOptions fsck_options;
+  CLI::App* fsck = app.add_subcommand(
+      "fsck", "check a namespace: dangling entries (exit 3 if any), collect orphans");
+  AddCommonFlags(fsck, &common);
+  fsck->add_option("--fnso", fnso, "namespace number")->capture_default_str();
+  fsck->add_flag("--dry-run", fsck_options.dry_run, "report only, change nothing");
+  fsck->add_option("--grace", fsck_options.grace_seconds,
+                   "spare orphans changed within this many seconds (live creates, open files)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  fsck->add_flag("--json", json, "one JSON object");
+
   uint64_t fno = 0, count = 1;
   std::string type_name = "DATA";
   CLI::App* locate = app.add_subcommand(
@@ -471,6 +530,7 @@ int main(int argc, char** argv) {
   if (stat->parsed()) return RunStat(common, oid_text, copies, json);
   if (rm->parsed()) return RunRm(common, oid_text, copies);
   if (mkfs->parsed()) return RunMkfs(common, fnso);
+  if (fsck->parsed()) return RunFsckCommand(common, fnso, fsck_options, json);
   if (locate->parsed()) return RunLocate(common, fnso, fno, offset, count, type_name, json);
   if (report->parsed()) {
     return RunPlacementReport(report_map, report_osds, files, objects, strategy, fnso, json);

@@ -1,0 +1,152 @@
+#include "client/fsck.h"
+
+#include <sys/stat.h>
+
+#include <map>
+#include <set>
+
+#include "client/namespace.h"
+#include "client/wire.h"
+
+namespace orthofs {
+namespace {
+
+struct Census {
+  std::map<uint64_t, uint64_t> inodes;             // fno -> version
+  std::set<uint64_t> dirent_files;                 // directories with DIRENT objects
+  std::map<uint64_t, std::vector<uint64_t>> data;  // fno -> object indexes
+  std::set<uint64_t> symlinks;
+  uint64_t data_objects = 0;
+};
+
+// Every ORIGINAL object of the namespace, from every OSD (metadata only).
+Status TakeCensus(ClusterClient* cluster, uint32_t fnso, Census* census) {
+  for (const auto& osd : cluster->osds()) {
+    std::string token;
+    do {
+      wire::ListRequest request;
+      request.set_epoch(cluster->map().epoch);
+      request.set_flag(wire::ORIGINAL);
+      request.set_fnso(fnso);
+      request.set_page_token(token);
+      Result<wire::ListResponse> page = osd->List(request);
+      if (!page.ok()) return page.status();
+      for (const auto& meta : page->objects()) {
+        Result<Oid> oid = FromWire(meta.oid());
+        if (!oid.ok()) continue;
+        switch (oid->type) {
+          case ObjectType::kInode:
+            census->inodes[oid->fno] = meta.version();
+            break;
+          case ObjectType::kDirent:
+            census->dirent_files.insert(oid->fno);
+            break;
+          case ObjectType::kData:
+            census->data[oid->fno].push_back(oid->offset);
+            ++census->data_objects;
+            break;
+          case ObjectType::kSymlink:
+            census->symlinks.insert(oid->fno);
+            break;
+          case ObjectType::kSuper:
+            break;
+        }
+      }
+      token = page->next_page_token();
+    } while (!token.empty());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options) {
+  Census census;
+  ORTHOFS_RETURN_IF_ERROR(TakeCensus(cluster, fnso, &census));
+  Namespace ns(cluster, fnso);
+  FsckReport report;
+  report.inodes = census.inodes.size();
+  report.data_objects = census.data_objects;
+
+  // Names: every entry of every directory that has any.
+  std::map<uint64_t, uint32_t> links;    // fno -> entries naming it
+  std::map<uint64_t, uint32_t> subdirs;  // dir fno -> subdirectories
+  for (uint64_t dir : census.dirent_files) {
+    if (census.inodes.count(dir) == 0) continue;  // entries of a vanished directory: orphans
+    Result<std::vector<DirEntry>> entries = ns.ReadDir(dir);
+    if (!entries.ok()) return entries.status();
+    for (const DirEntry& e : *entries) {
+      ++report.entries;
+      if (census.inodes.count(e.fno) == 0) {
+        report.dangling.push_back("dir " + std::to_string(dir) + ": '" + e.name +
+                                  "' -> missing inode " + std::to_string(e.fno));
+        continue;
+      }
+      ++links[e.fno];
+      if (S_ISDIR(e.type)) ++subdirs[dir];
+    }
+  }
+
+  const Timespec now = Now();
+  for (const auto& [fno, version] : census.inodes) {
+    Result<InodeRef> inode = ns.GetInode(fno);
+    if (inode.status().Is(StatusCode::kNotFound)) continue;  // removed meanwhile
+    if (!inode.ok()) return inode.status();
+    if (inode->inode.IsDirectory()) ++report.directories;
+    if (fno == kRootFno || links.count(fno)) {
+      // Reached by a name: check the link count (directories: 2 + subdirectories).
+      const uint32_t want = inode->inode.IsDirectory() ? 2 + subdirs[fno] : links[fno];
+      if (inode->inode.nlink != want) {
+        ++report.link_count_fixes;
+        if (!options.dry_run) {
+          Inode fixed = inode->inode;
+          fixed.nlink = want;
+          Result<wire::ObjectMeta> w = cluster->WriteOriginalThenReplica(
+              Oid{fnso, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode->version);
+          if (!w.ok() && !w.status().Is(StatusCode::kVersionMismatch)) return w.status();
+        }
+      }
+      continue;
+    }
+    ++report.orphan_inodes;
+    if (now.sec - inode->inode.ctime.sec < options.grace_seconds) {
+      ++report.spared_in_grace;
+      continue;
+    }
+    if (!options.dry_run) {
+      ORTHOFS_RETURN_IF_ERROR(ns.ReleaseInode(fno));
+      ++report.collected;
+    }
+  }
+
+  // Objects of files that have no inode at all.
+  auto collect = [&](const Oid& oid) -> Status {
+    ++report.orphan_objects;
+    if (options.dry_run) return Status::Ok();
+    ORTHOFS_RETURN_IF_ERROR(cluster->DeleteBothCopies(oid));
+    ++report.collected;
+    return Status::Ok();
+  };
+  for (const auto& [fno, indexes] : census.data) {
+    if (census.inodes.count(fno)) continue;
+    for (uint64_t index : indexes) {
+      ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, index, ObjectType::kData}));
+    }
+  }
+  for (uint64_t fno : census.symlinks) {
+    if (!census.inodes.count(fno))
+      ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, 0, ObjectType::kSymlink}));
+  }
+  for (uint64_t dir : census.dirent_files) {
+    if (census.inodes.count(dir)) continue;
+    auto objects =
+        cluster->ListFileObjects(CopyFlag::kOriginal, fnso, dir, ObjectType::kDirent, 0, false);
+    if (!objects.ok()) return objects.status();
+    for (const auto& [meta, data] : *objects) {
+      ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, dir, meta.oid().offset(), ObjectType::kDirent}));
+    }
+  }
+  return report;
+}
+
+}  // namespace orthofs

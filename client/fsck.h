@@ -1,0 +1,37 @@
+// orthofs fsck: checks one namespace's objects against each other. Dangling entries (names
+// whose inode is gone) must never exist by the write ordering of client/namespace.h; orphans
+// (objects no name reaches: an inode whose create or unlink was cut short by a crash, data
+// or entries of a vanished inode) are collected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client/osd_client.h"
+
+namespace orthofs {
+
+struct FsckOptions {
+  bool dry_run = false;  // report only
+  // Orphans changed within this many seconds are left alone: they may be a create or an
+  // unlinked-but-open file of a live client.
+  int64_t grace_seconds = 300;
+};
+
+struct FsckReport {
+  uint64_t inodes = 0;
+  uint64_t directories = 0;
+  uint64_t entries = 0;
+  uint64_t data_objects = 0;
+  std::vector<std::string> dangling;  // "dir 12: 'name' -> missing inode 40"
+  uint64_t orphan_inodes = 0;         // found
+  uint64_t orphan_objects = 0;        // data/dirent/symlink objects of missing inodes
+  uint64_t collected = 0;             // objects deleted (both copies)
+  uint64_t spared_in_grace = 0;       // orphans younger than the grace period
+  uint64_t link_count_fixes = 0;      // inodes whose nlink disagreed with their entries
+};
+
+Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options);
+
+}  // namespace orthofs
