@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "client/file_io.h"
 #include "client/grpc_logging.h"
@@ -97,6 +98,14 @@ class OrthoFs {
     e.entry_timeout = kAttrTimeout;
     FillStat(ref, &e.attr);
     fuse_reply_entry(req, &e);
+  }
+
+  // The size of a file this client has open (close-to-open: as of open, plus own writes).
+  std::optional<uint64_t> OpenSize(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    if (it == open_.end()) return std::nullopt;
+    return it->second.size;
   }
 
   // The size, counting this client's unpublished writes.
@@ -201,10 +210,12 @@ void ReplyError(fuse_req_t req, const Status& st, const char* op) {
 void OpInit(void*, fuse_conn_info* conn) {
   // Large requests: one FUSE write can carry several objects.
   conn->max_write = 1 << 20;
+  // Sequential readers get whole windows of objects per request, read in parallel.
+  conn->max_readahead = 1 << 20;
   if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
-  // The kernel's page cache gathers small writes into large ones (1-byte writes would each
-  // cost two object writes otherwise); open drops cached pages, so close-to-open holds.
-  if (conn->capable & FUSE_CAP_WRITEBACK_CACHE) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  // No kernel writeback cache: with it Linux trusts its own cached size of a regular file
+  // forever and ignores the size another client published, which breaks close-to-open.
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -354,10 +365,14 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   OrthoFs* fs = Fs(req);
-  Result<InodeRef> inode = fs->ns().GetInode(ino);
-  if (!inode.ok()) return ReplyError(req, inode.status(), "read");
-  Result<std::string> data =
-      fs->io().Read(ino, static_cast<uint64_t>(off), size, fs->SizeOf(*inode));
+  // An open file's size is known without asking its INODE object (close-to-open).
+  std::optional<uint64_t> file_size = fs->OpenSize(ino);
+  if (!file_size) {
+    Result<InodeRef> inode = fs->ns().GetInode(ino);
+    if (!inode.ok()) return ReplyError(req, inode.status(), "read");
+    file_size = fs->SizeOf(*inode);
+  }
+  Result<std::string> data = fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
   fuse_reply_buf(req, data->data(), data->size());
 }
@@ -386,8 +401,12 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  // Data writes are already on both OSDs' WALs; publishing the inode completes the file.
-  fuse_reply_err(req, ErrnoFor(Fs(req)->Publish(ino)));
+  // The kernel has sent the dirty pages; both copies are in their OSDs' WALs. Publish the size,
+  // then make every OSD's WAL durable, so both copies survive a power loss.
+  Status st = Fs(req)->Publish(ino);
+  if (st.ok()) st = Fs(req)->ns().cluster()->SyncAll();
+  if (!st.ok()) return ReplyError(req, st, "fsync");
+  fuse_reply_err(req, 0);
 }
 
 // A directory handle holds a snapshot of its entries, so offsets stay stable while paging.

@@ -182,8 +182,9 @@ Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name) {
 }
 
 Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
-  // All DIRENT replicas of a directory sit on its replica OSD: one paged range scan.
-  auto objects = cluster_->ListFileObjects(CopyFlag::kReplica, fnso_, dir, ObjectType::kDirent);
+  // The originals are the authority (their conditional writes are the commit points); a
+  // replica may lag a concurrent change for a moment, so listings read originals.
+  auto objects = cluster_->ListFileObjects(CopyFlag::kOriginal, fnso_, dir, ObjectType::kDirent);
   if (!objects.ok()) return objects.status();
   std::vector<DirEntry> entries;
   for (const auto& [meta, data] : *objects) {
@@ -195,7 +196,8 @@ Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
 }
 
 Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
-  auto objects = cluster_->ListFileObjects(CopyFlag::kReplica, fnso_, dir, ObjectType::kDirent, 1);
+  auto objects =
+      cluster_->ListFileObjects(CopyFlag::kOriginal, fnso_, dir, ObjectType::kDirent, 1, false);
   if (!objects.ok()) return objects.status();
   return objects->empty();
 }
@@ -501,8 +503,7 @@ Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_siz
     if (head.ok()) {
       ObjectWrite how;
       how.replace = true;
-      ORTHOFS_RETURN_IF_ERROR(
-          cluster_->WriteBothCopies(DataOid(fno, index), head->data(), how).status());
+      ORTHOFS_RETURN_IF_ERROR(cluster_->WriteBothCopies(DataOid(fno, index), head->data(), how));
     } else if (!head.status().Is(StatusCode::kNotFound)) {
       return head.status();
     }

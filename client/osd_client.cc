@@ -1,7 +1,7 @@
 #include "client/osd_client.h"
 
 #include <algorithm>
-#include <future>
+#include <thread>
 
 #include "client/wire.h"
 
@@ -59,30 +59,53 @@ Result<wire::ListResponse> OsdClient::List(const wire::ListRequest& r) {
 Result<wire::StatsResponse> OsdClient::Stats(const wire::StatsRequest& r) {
   return Call<wire::StatsRequest, wire::StatsResponse>(&wire::Osd::Stub::Stats, r);
 }
+Result<wire::SyncResponse> OsdClient::Sync(const wire::SyncRequest& r) {
+  return Call<wire::SyncRequest, wire::SyncResponse>(&wire::Osd::Stub::Sync, r);
+}
 Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
   return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health, r);
 }
 
-void OsdClient::WriteAsync(const wire::WriteRequest& request,
-                           std::function<void(Result<wire::WriteResponse>)> done) {
+template <typename Request, typename Response, typename Start>
+void OsdClient::CallAsync(Start start, Request request,
+                          std::function<void(Result<Response>)> done) {
   // Everything the call needs lives until its callback.
   struct Call {
     grpc::ClientContext context;
-    wire::WriteResponse response;
-    std::function<void(Result<wire::WriteResponse>)> done;
+    Request request;
+    Response response;
+    std::function<void(Result<Response>)> done;
   };
   auto* call = new Call;
   call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  call->request = std::move(request);
   call->done = std::move(done);
-  stub_->async()->Write(&call->context, &request, &call->response,
-                        [this, call](grpc::Status status) {
-                          if (status.ok()) {
-                            call->done(std::move(call->response));
-                          } else {
-                            call->done(FromGrpc(status, name_));
-                          }
-                          delete call;
-                        });
+  start(&call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+    if (status.ok()) {
+      call->done(std::move(call->response));
+    } else {
+      call->done(FromGrpc(status, name_));
+    }
+    delete call;
+  });
+}
+
+void OsdClient::ReadAsync(wire::ReadRequest request,
+                          std::function<void(Result<wire::ReadResponse>)> done) {
+  CallAsync<wire::ReadRequest, wire::ReadResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->Read(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
+void OsdClient::WriteAsync(wire::WriteRequest request,
+                           std::function<void(Result<wire::WriteResponse>)> done) {
+  CallAsync<wire::WriteRequest, wire::WriteResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->Write(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
 }
 
 ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : placement_(map) {
@@ -126,20 +149,49 @@ Result<wire::ObjectMeta> ClusterClient::Write(const Oid& oid, std::string_view d
   return response->meta();
 }
 
-Result<wire::ObjectMeta> ClusterClient::WriteBothCopies(const Oid& original, std::string_view data,
-                                                        const ObjectWrite& how) {
-  const Oid replica = original.WithFlag(CopyFlag::kReplica);
-  // The replica goes out asynchronously while this thread writes the original.
-  std::promise<Result<wire::WriteResponse>> replica_done;
-  Osd(placement_.OsdFor(replica))
-      ->WriteAsync(MakeWrite(replica, data, how),
-                   [&](Result<wire::WriteResponse> r) { replica_done.set_value(std::move(r)); });
-  Result<wire::WriteResponse> original_result =
-      Osd(placement_.OsdFor(original))->Write(MakeWrite(original, data, how));
-  Result<wire::WriteResponse> replica_result = replica_done.get_future().get();
-  if (!original_result.ok()) return original_result.status();
-  if (!replica_result.ok()) return replica_result.status();
-  return original_result->meta();
+void PendingCalls::Add(int n) {
+  std::lock_guard lock(mu_);
+  pending_ += n;
+}
+
+void PendingCalls::Done(const Status& status) {
+  std::lock_guard lock(mu_);
+  if (!status.ok() && first_error_.ok()) first_error_ = status;
+  if (--pending_ == 0) cv_.notify_all();
+}
+
+Status PendingCalls::Wait() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return pending_ == 0; });
+  return first_error_;
+}
+
+void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view data,
+                                         const ObjectWrite& how, PendingCalls* pending) {
+  pending->Add(2);
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    const Oid copy = original.WithFlag(flag);
+    Osd(placement_.OsdFor(copy))
+        ->WriteAsync(MakeWrite(copy, data, how),
+                     [pending](Result<wire::WriteResponse> r) { pending->Done(r.status()); });
+  }
+}
+
+Status ClusterClient::WriteBothCopies(const Oid& original, std::string_view data,
+                                      const ObjectWrite& how) {
+  PendingCalls pending;
+  WriteBothCopiesAsync(original, data, how, &pending);
+  return pending.Wait();
+}
+
+void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
+                              std::function<void(Result<wire::ReadResponse>)> done) {
+  wire::ReadRequest r;
+  r.set_epoch(map().epoch);
+  *r.mutable_oid() = ToWire(oid);
+  r.set_offset(offset);
+  r.set_length(length);
+  Osd(placement_.OsdFor(oid))->ReadAsync(std::move(r), std::move(done));
 }
 
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
@@ -156,6 +208,21 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
       Osd(placement_.OsdFor(original.WithFlag(CopyFlag::kReplica)))->Write(r);
   if (!replica.ok()) return replica.status();
   return meta;
+}
+
+Status ClusterClient::SyncAll() {
+  std::vector<std::thread> threads;
+  std::vector<Status> results(osds_.size());
+  for (size_t i = 0; i < osds_.size(); ++i) {
+    threads.emplace_back([&, i] {
+      wire::SyncRequest r;
+      r.set_epoch(map().epoch);
+      results[i] = osds_[i]->Sync(r).status();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& st : results) ORTHOFS_RETURN_IF_ERROR(st);
+  return Status::Ok();
 }
 
 Status ClusterClient::DeleteBothCopies(const Oid& original) {

@@ -5,9 +5,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,10 +40,12 @@ class OsdClient {
   Result<wire::TransactResponse> Transact(const wire::TransactRequest& request);
   Result<wire::ListResponse> List(const wire::ListRequest& request);
   Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
+  Result<wire::SyncResponse> Sync(const wire::SyncRequest& request);
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
 
-  // Starts a write and returns at once; `done` runs on a gRPC thread when it completes.
-  void WriteAsync(const wire::WriteRequest& request,
+  // Start a call and return at once; `done` runs on a gRPC thread when it completes.
+  void ReadAsync(wire::ReadRequest request, std::function<void(Result<wire::ReadResponse>)> done);
+  void WriteAsync(wire::WriteRequest request,
                   std::function<void(Result<wire::WriteResponse>)> done);
 
   uint32_t osd_id() const { return osd_id_; }
@@ -52,6 +56,9 @@ class OsdClient {
  private:
   template <typename Request, typename Response, typename Method>
   Result<Response> Call(Method method, const Request& request);
+  // `start(context, request, response, on_done)` issues the callback-API call.
+  template <typename Request, typename Response, typename Start>
+  void CallAsync(Start start, Request request, std::function<void(Result<Response>)> done);
 
   uint32_t osd_id_;
   std::string address_;
@@ -59,6 +66,20 @@ class OsdClient {
   RpcOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
+};
+
+// Waits for a set of asynchronous calls; the first failure is the result.
+class PendingCalls {
+ public:
+  void Add(int n = 1);
+  void Done(const Status& status);
+  Status Wait();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int pending_ = 0;
+  Status first_error_;
 };
 
 struct ObjectWrite {
@@ -85,14 +106,19 @@ class ClusterClient {
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
   Result<wire::ObjectMeta> Stat(const Oid& oid);
 
-  // Writes the original and the replica of `original` in parallel (the data path); the result
-  // is the first failure, else the original's new metadata.
-  Result<wire::ObjectMeta> WriteBothCopies(const Oid& original, std::string_view data,
-                                           const ObjectWrite& how = {});
+  // Writes the original and the replica of `original` in parallel (the data path).
+  Status WriteBothCopies(const Oid& original, std::string_view data, const ObjectWrite& how = {});
+  // The same without waiting: `pending` counts both writes and collects the first failure.
+  void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
+                            PendingCalls* pending);
+  void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
+                 std::function<void(Result<wire::ReadResponse>)> done);
   // Metadata objects: a conditional write of the original (the commit point), then the
   // replica made equal to it, version included.
   Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
                                                     std::optional<uint64_t> expected_version);
+  // Makes every acknowledged write durable on every OSD (WAL fsync), all OSDs at once.
+  Status SyncAll();
   // Deletes both copies (missing copies are fine).
   Status DeleteBothCopies(const Oid& original);
   // Every object of one file with one copy flag and type, in offset order, with its data

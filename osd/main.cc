@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   app.add_option("--cache-mb", flags.cache_mb, "object cache size in MiB")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--threads", flags.threads, "request handler threads")
+  app.add_option("--threads", flags.threads, "request polling threads (busy calls get more)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   app.add_option("--log-level", flags.log_level, "trace|debug|info|warn|error|critical|off")
@@ -154,8 +155,10 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(map->object_size) * 2 + (1 << 20));
   builder.SetMaxSendMessageSize(static_cast<int>(orthofs::kMaxObjectSize) + (4 << 20));
+  // The sync server runs each call on its own thread and answers RESOURCE_EXHAUSTED beyond
+  // the quota: a client writing many objects at once needs far more than --threads pollers.
   grpc::ResourceQuota quota("orthofs-osd");
-  quota.SetMaxThreads(flags.threads + 4);
+  quota.SetMaxThreads(std::max(flags.threads * 16, 256));
   builder.SetResourceQuota(quota);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, flags.threads);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -170,6 +170,8 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
   return FromRocks(it->status(), "store scan");
 }
 
+Status ObjectStore::SyncWal() { return FromRocks(db_->SyncWAL(), "WAL sync"); }
+
 Result<std::string> ObjectStore::GetMeta(const std::string& name) const {
   std::string value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), kMetaPrefix + name, &value);

@@ -61,6 +61,9 @@ class ObjectStore {
   Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,
               const Visitor& visit, uint64_t* corrupt = nullptr) const;
 
+  // fsync of the write-ahead log: every write committed so far becomes durable.
+  Status SyncWal();
+
   // Small named values beside the objects (the OSD's identity, ...).
   Result<std::string> GetMeta(const std::string& name) const;
   Status PutMeta(const std::string& name, const std::string& value);

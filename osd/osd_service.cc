@@ -187,6 +187,12 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   const bool existed = current.ok();
   const uint64_t old_version = existed ? (*current)->version : 0;
   const uint64_t old_length = existed ? (*current)->data.size() : 0;
+  if (request->has_set_version() && existed && request->set_version() <= old_version) {
+    // A copy update that arrives after a newer one (two clients' replica writes crossing)
+    // must not roll the copy back: keep what is stored.
+    FillMeta(*oid, **current, response->mutable_meta());
+    return Finish(kWrite, Status::Ok());
+  }
   if (request->has_expected_version() && request->expected_version() != old_version) {
     return Finish(kWrite, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
                                                   std::to_string(old_version) + ", expected " +
@@ -423,6 +429,11 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
   if (!st.ok()) return Finish(kList, st);
   if (more) response->set_next_page_token(last_key);
   return Finish(kList, Status::Ok());
+}
+
+grpc::Status OsdService::Sync(grpc::ServerContext*, const wire::SyncRequest*, wire::SyncResponse*) {
+  ORTHOFS_ADMIT_REQUEST();
+  return Finish(kSync, store_->SyncWal());
 }
 
 grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,

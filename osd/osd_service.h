@@ -38,6 +38,7 @@ class OsdService final : public wire::Osd::Service {
   grpc::Status Transact(grpc::ServerContext*, const wire::TransactRequest*,
                         wire::TransactResponse*) override;
   grpc::Status List(grpc::ServerContext*, const wire::ListRequest*, wire::ListResponse*) override;
+  grpc::Status Sync(grpc::ServerContext*, const wire::SyncRequest*, wire::SyncResponse*) override;
   grpc::Status Stats(grpc::ServerContext*, const wire::StatsRequest*,
                      wire::StatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const wire::HealthRequest*,
@@ -66,9 +67,9 @@ class OsdService final : public wire::Osd::Service {
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> errors{0};
   };
-  enum Method { kRead, kWrite, kDelete, kStat, kTransact, kList, kMethodCount };
+  enum Method { kRead, kWrite, kDelete, kStat, kTransact, kList, kSync, kMethodCount };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read", "write", "delete", "stat", "transact", "list"};
+      "read", "write", "delete", "stat", "transact", "list", "sync"};
 
   // The epoch and placement checks every object request passes.
   Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;

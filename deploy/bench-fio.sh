@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The paper's workload with fio, on an OrthoFS mount and a local directory in the same run:
+# F files x S written with 1 MiB requests, caches dropped, then read sequentially with
+# 16 KiB requests round-robin across the files, then random 16 KiB reads.
+#   deploy/bench-fio.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100]
+# Prints one table: MB/s per job and the ratio mount/local. Needs root to drop caches.
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+mount_dir=$1 local_dir=$2; shift 2
+files=5 size_mb=100
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --files) files=$2; shift 2 ;;
+    --size-mb) size_mb=$2; shift 2 ;;
+    *) echo "bench-fio: unknown flag $1" >&2; exit 2 ;;
+  esac
+done
+command -v fio > /dev/null || { echo "bench-fio: fio is not installed" >&2; exit 1; }
+
+drop_caches() {
+  sync
+  if [ -w /proc/sys/vm/drop_caches ]; then
+    echo 3 > /proc/sys/vm/drop_caches
+  else
+    echo "bench-fio: not root: page caches NOT dropped, reads may be cached" >&2
+  fi
+}
+
+# fio's aggregate bandwidth of one job in MB/s (1e6 bytes).
+run() {
+  local dir=$1 name=$2 rw=$3 bs=$4
+  local out
+  out=$(fio --name="$name" --directory="$dir" --filename_format='bench.$filenum' \
+    --nrfiles="$files" --filesize="${size_mb}m" --size="$((files * size_mb))m" \
+    --file_service_type=roundrobin --rw="$rw" --bs="$bs" --ioengine=psync \
+    --end_fsync=1 --output-format=json 2> /dev/null) || { echo "fio failed" >&2; return 1; }
+  python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; k="write" if j["write"]["io_bytes"] else "read"; print("%.1f" % (j[k]["bw_bytes"]/1e6))' <<< "$out"
+}
+
+declare -A result
+for target in mount local; do
+  dir=$mount_dir; [ $target = local ] && dir=$local_dir
+  rm -f "$dir"/bench.*
+  result[$target,write]=$(run "$dir" seqwrite write 1m)
+  drop_caches
+  result[$target,read]=$(run "$dir" seqread read 16k)
+  drop_caches
+  result[$target,randread]=$(run "$dir" randread randread 16k)
+  rm -f "$dir"/bench.*
+done
+printf '%-34s %10s %10s %7s\n' "job ($files x $size_mb MiB)" "orthofs" "local" "ratio"
+for job in write read randread; do
+  case $job in
+    write) label="sequential write, 1 MiB" ;;
+    read) label="round-robin seq read, 16 KiB" ;;
+    randread) label="random read, 16 KiB" ;;
+  esac
+  m=${result[mount,$job]} l=${result[local,$job]}
+  printf '%-34s %8s MB/s %8s MB/s %6.2fx\n' "$label" "$m" "$l" "$(python3 -c "print($m/$l if $l else 0)")"
+done

@@ -1,0 +1,742 @@
+// Two clients of one namespace: one TestCluster (3 OSDs) and two independent mounts A and B
+// of the same fnso, shared by the suite; every test works in its own subdirectory, made
+// through A. The clients share nothing but the objects on the OSDs, so everything here goes
+// through the namespace's optimistic concurrency (conditional writes + retry) and the
+// close-to-open consistency of the FUSE client.
+//
+// The kernel of each client may trust attributes and entries it got from its own mount for
+// up to 1 s (attr/entry timeout). Wherever one client checks what the other did, it waits
+// kCacheTimeout first, so a stale answer is never the kernel's documented cache window.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <latch>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/inode.h"
+#include "common/oid.h"
+#include "tests/test_cluster.h"
+
+namespace orthofs::testing {
+namespace {
+
+constexpr uint32_t kFnso = 1;
+// Longer than the 1 s attribute/entry timeout the mount gives the kernel.
+constexpr auto kCacheTimeout = std::chrono::milliseconds(1200);
+
+std::string ErrName(int err) {
+  if (err == 0) return "OK";
+  const char* name = strerrorname_np(err);
+  return name != nullptr ? name : "errno " + std::to_string(err);
+}
+// "OK" when the call did not return -1, else the symbolic errno it left ("EEXIST").
+std::string Errno(long rc) { return rc != -1 ? "OK" : ErrName(errno); }
+
+bool WriteFull(int fd, const std::string& data, uint64_t offset) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n =
+        pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The whole file, through a fresh open.
+std::string ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
+  std::string out, chunk(256 * 1024, '\0');
+  for (;;) {
+    ssize_t n = read(fd, chunk.data(), chunk.size());
+    if (n < 0) {
+      close(fd);
+      throw std::runtime_error("read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    out.append(chunk.data(), static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// Creates a new file (O_EXCL) holding `data`.
+void CreateFile(const std::string& path, const std::string& data) {
+  int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0) << "create " << path << ": " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd, data, 0)) << "write " << path << ": " << std::strerror(errno);
+  ASSERT_EQ(close(fd), 0) << "close " << path << ": " << std::strerror(errno);
+}
+
+// Replaces a file's content in place (same inode), the way an editor's '>' does.
+void RewriteFile(const std::string& path, const std::string& data) {
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0) << "open " << path << ": " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd, data, 0)) << "write " << path << ": " << std::strerror(errno);
+  ASSERT_EQ(close(fd), 0) << "close " << path << ": " << std::strerror(errno);
+}
+
+// Attributes straight from the file system, bypassing the kernel's attribute cache.
+struct stat FreshStat(const std::string& path) {
+  struct statx sx {};
+  if (statx(AT_FDCWD, path.c_str(), AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &sx) != 0) {
+    throw std::runtime_error("statx " + path + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  st.st_ino = sx.stx_ino;
+  st.st_mode = sx.stx_mode;
+  st.st_nlink = sx.stx_nlink;
+  st.st_size = static_cast<off_t>(sx.stx_size);
+  return st;
+}
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string out(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = rng();
+    std::memcpy(out.data() + i, &v, std::min<size_t>(8, n - i));
+  }
+  return out;
+}
+
+// Names in a directory, "." and ".." left out; a multiset, so duplicates show.
+std::multiset<std::string> ListDir(const std::string& path) {
+  std::multiset<std::string> names;
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) throw std::runtime_error("opendir " + path + ": " + std::strerror(errno));
+  errno = 0;
+  while (struct dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.insert(name);
+  }
+  const int err = errno;
+  closedir(dir);
+  if (err != 0) throw std::runtime_error("readdir " + path + ": " + std::strerror(err));
+  return names;
+}
+
+// What differs between two listings, for failure messages.
+std::string Diff(const std::multiset<std::string>& got, const std::multiset<std::string>& want) {
+  std::vector<std::string> missing, extra;
+  std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                      std::back_inserter(missing));
+  std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
+  std::ostringstream out;
+  out << got.size() << " names listed, " << want.size() << " expected; missing " << missing.size()
+      << ":";
+  for (size_t i = 0; i < missing.size() && i < 10; ++i) out << " " << missing[i];
+  out << "; unexpected or duplicated " << extra.size() << ":";
+  for (size_t i = 0; i < extra.size() && i < 10; ++i) out << " " << extra[i];
+  return out.str();
+}
+
+// Sizes and the first differing byte of two file contents, for failure messages.
+std::string Mismatch(const std::string& got, const std::string& want) {
+  std::ostringstream out;
+  out << "read " << got.size() << " bytes, expected " << want.size();
+  const size_t common = std::min(got.size(), want.size());
+  size_t i = 0;
+  while (i < common && got[i] == want[i]) ++i;
+  if (i < common) out << "; first difference at byte " << i;
+  if (got.size() > want.size() && got.find_first_not_of('\0', want.size()) == std::string::npos) {
+    out << "; the bytes past the expected end are all zeros";
+  }
+  return out.str();
+}
+
+std::string Name(const char* prefix, int index) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%03d", prefix, index);
+  return buf;
+}
+
+class FuseMulticlientTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    umask(022);
+    try {
+      cluster_ = new TestCluster();
+      a_ = new TestMount(cluster_, kFnso);
+      b_ = new TestMount(cluster_, kFnso);
+    } catch (const std::exception& e) {
+      setup_error_ = new std::string(e.what());
+    }
+  }
+
+  static void TearDownTestSuite() {
+    delete b_;
+    b_ = nullptr;
+    delete a_;
+    a_ = nullptr;
+    delete cluster_;
+    cluster_ = nullptr;
+    delete setup_error_;
+    setup_error_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(setup_error_, nullptr) << *setup_error_;
+    ASSERT_NE(a_, nullptr);
+    ASSERT_NE(b_, nullptr);
+    ASSERT_NE(a_->path(), b_->path());
+    name_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_EQ(mkdir((*a_ / name_).c_str(), 0755), 0) << name_ << ": " << std::strerror(errno);
+  }
+
+  // A path inside this test's directory, through client A or B.
+  std::string A(const std::string& relative) const { return *a_ / (name_ + "/" + relative); }
+  std::string B(const std::string& relative) const { return *b_ / (name_ + "/" + relative); }
+  std::string DirA() const { return *a_ / name_; }
+  std::string DirB() const { return *b_ / name_; }
+
+  static void WaitForCaches() { std::this_thread::sleep_for(kCacheTimeout); }
+
+  static TestCluster* cluster_;
+  static TestMount* a_;
+  static TestMount* b_;
+  static std::string* setup_error_;
+  std::string name_;
+};
+
+TestCluster* FuseMulticlientTest::cluster_ = nullptr;
+TestMount* FuseMulticlientTest::a_ = nullptr;
+TestMount* FuseMulticlientTest::b_ = nullptr;
+std::string* FuseMulticlientTest::setup_error_ = nullptr;
+
+// ---- 1. close-to-open ----
+
+// A file written and closed through one client reads whole through the other when it opens
+// the file afterwards, also after in-place rewrites (same inode) that change its length.
+// Nobody holds the file open across the other client's close, and every open by the reader
+// comes more than the attribute timeout after the writer's close, so close-to-open promises
+// the new content exactly.
+TEST_F(FuseMulticlientTest, CloseToOpenAcrossClients) {
+  // 300000 bytes span three 128 KiB objects.
+  const std::string v1 = RandomBytes(300000, 1);
+  CreateFile(A("f"), v1);
+  {
+    SCOPED_TRACE("created through A, first read through B");
+    const std::string got = ReadFile(B("f"));
+    EXPECT_TRUE(got == v1) << Mismatch(got, v1);
+  }
+
+  // Longer: B has the inode (with the old size) in its kernel from the read above.
+  const std::string v2 = RandomBytes(500000, 2);
+  RewriteFile(A("f"), v2);
+  WaitForCaches();
+  {
+    SCOPED_TRACE("rewritten longer through A, read again through B");
+    EXPECT_EQ(FreshStat(B("f")).st_size, static_cast<off_t>(v2.size()))
+        << "B's size after A's close";
+    const std::string got = ReadFile(B("f"));
+    EXPECT_TRUE(got == v2) << Mismatch(got, v2);
+  }
+
+  // Shorter.
+  const std::string v3 = RandomBytes(1000, 3);
+  RewriteFile(A("f"), v3);
+  WaitForCaches();
+  {
+    SCOPED_TRACE("rewritten shorter through A, read again through B");
+    EXPECT_EQ(FreshStat(B("f")).st_size, static_cast<off_t>(v3.size()))
+        << "B's size after A's close";
+    const std::string got = ReadFile(B("f"));
+    EXPECT_TRUE(got == v3) << Mismatch(got, v3);
+  }
+
+  // And the other way round: A, which wrote every version so far, reads B's.
+  const std::string v4 = RandomBytes(200000, 4);
+  RewriteFile(B("f"), v4);
+  WaitForCaches();
+  {
+    SCOPED_TRACE("rewritten through B, read through A");
+    EXPECT_EQ(FreshStat(A("f")).st_size, static_cast<off_t>(v4.size()))
+        << "A's size after B's close";
+    const std::string got = ReadFile(A("f"));
+    EXPECT_TRUE(got == v4) << Mismatch(got, v4);
+  }
+
+  // A file the reader never looked up before: nothing cached, so this part isolates the
+  // data path from attribute caching.
+  const std::string g = RandomBytes(400000, 5);
+  CreateFile(A("g"), g);
+  {
+    SCOPED_TRACE("new file through A, first read through B");
+    const std::string got = ReadFile(B("g"));
+    EXPECT_TRUE(got == g) << Mismatch(got, g);
+  }
+}
+
+// ---- 2. concurrent creates in one directory ----
+
+TEST_F(FuseMulticlientTest, ConcurrentCreatesInOneDirectoryFromBothClients) {
+  constexpr int kThreadsPerClient = 4;
+  constexpr int kFilesPerThread = 250;
+  ASSERT_EQ(mkdir(A("d").c_str(), 0755), 0);
+
+  struct Failure {
+    std::string name;
+    std::string error;
+  };
+  std::vector<std::vector<Failure>> failures(2 * kThreadsPerClient);
+  std::multiset<std::string> expected;
+  std::latch start(2 * kThreadsPerClient);
+  std::vector<std::thread> threads;
+  for (int client = 0; client < 2; ++client) {
+    for (int t = 0; t < kThreadsPerClient; ++t) {
+      const int slot = client * kThreadsPerClient + t;
+      const std::string prefix = std::string(client == 0 ? "a" : "b") + std::to_string(t) + "-";
+      const std::string dir = client == 0 ? A("d") : B("d");
+      for (int i = 0; i < kFilesPerThread; ++i) expected.insert(Name(prefix.c_str(), i));
+      threads.emplace_back([&, slot, prefix, dir] {
+        start.arrive_and_wait();
+        for (int i = 0; i < kFilesPerThread; ++i) {
+          const std::string name = Name(prefix.c_str(), i);
+          int fd = open((dir + "/" + name).c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+          if (fd < 0) {
+            failures[slot].push_back({name, "create: " + ErrName(errno)});
+            continue;
+          }
+          if (close(fd) != 0) failures[slot].push_back({name, "close: " + ErrName(errno)});
+        }
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  size_t failed = 0;
+  for (const auto& list : failures) {
+    for (const auto& f : list) {
+      if (++failed <= 10) ADD_FAILURE() << f.name << ": " << f.error;
+    }
+  }
+  EXPECT_EQ(failed, 0u) << "creates or closes that failed";
+  ASSERT_EQ(expected.size(), 2u * kThreadsPerClient * kFilesPerThread);
+
+  WaitForCaches();
+  const std::multiset<std::string> through_a = ListDir(A("d"));
+  const std::multiset<std::string> through_b = ListDir(B("d"));
+  EXPECT_TRUE(through_a == expected) << "through A: " << Diff(through_a, expected);
+  EXPECT_TRUE(through_b == expected) << "through B: " << Diff(through_b, expected);
+  size_t bad = 0;
+  for (const std::string& name : expected) {
+    for (const std::string& path : {A("d/" + name), B("d/" + name)}) {
+      struct stat st;
+      const std::string rc = Errno(lstat(path.c_str(), &st));
+      const bool ok = rc == "OK" && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_size == 0;
+      if (!ok && ++bad <= 10) {
+        ADD_FAILURE() << path << ": " << rc << " mode " << std::oct << st.st_mode << std::dec
+                      << " nlink " << st.st_nlink;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0u) << "names that did not stat as empty regular files";
+  // Files add no links to their directory.
+  EXPECT_EQ(FreshStat(A("d")).st_nlink, 2u);
+  EXPECT_EQ(FreshStat(B("d")).st_nlink, 2u);
+}
+
+// ---- 3. concurrent renames between directories ----
+
+TEST_F(FuseMulticlientTest, ConcurrentRenamesBetweenDirectories) {
+  constexpr int kFiles = 200;
+  for (const char* d : {"X", "Y", "Z"}) ASSERT_EQ(mkdir(A(d).c_str(), 0755), 0) << d;
+  // Each file holds its own index.
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_NO_FATAL_FAILURE(CreateFile(A("X/" + Name("f", i)), std::to_string(i) + "\n"));
+  }
+
+  // Renames [first, last) from one directory to another through `dir` (A's or B's view of
+  // the test directory); the errors come back as "name: ERRNO".
+  auto mover = [](std::string dir, const char* from, const char* to, int first, int last,
+                  std::latch* start, std::vector<std::string>* errors) {
+    return std::thread([=] {
+      start->arrive_and_wait();
+      for (int i = first; i < last; ++i) {
+        const std::string name = Name("f", i);
+        const std::string src = dir + "/" + from + "/" + name;
+        const std::string dst = dir + "/" + to + "/" + name;
+        if (rename(src.c_str(), dst.c_str()) != 0) {
+          errors->push_back(name + " " + from + "->" + to + ": " + ErrName(errno));
+        }
+      }
+    });
+  };
+
+  std::vector<std::string> errors_a, errors_b;
+  {
+    // Phase 1: A moves 0..99 and B moves 100..199 from X to Y.
+    std::latch start(2);
+    std::thread ta = mover(DirA(), "X", "Y", 0, 100, &start, &errors_a);
+    std::thread tb = mover(DirB(), "X", "Y", 100, 200, &start, &errors_b);
+    ta.join();
+    tb.join();
+  }
+  {
+    // Phase 2: A moves 0..49 and B moves 100..149 on from Y to Z.
+    std::latch start(2);
+    std::thread ta = mover(DirA(), "Y", "Z", 0, 50, &start, &errors_a);
+    std::thread tb = mover(DirB(), "Y", "Z", 100, 150, &start, &errors_b);
+    ta.join();
+    tb.join();
+  }
+  for (const auto& e : errors_a) ADD_FAILURE() << "through A: " << e;
+  for (const auto& e : errors_b) ADD_FAILURE() << "through B: " << e;
+
+  std::multiset<std::string> want_y, want_z;
+  for (int i = 50; i < 100; ++i) want_y.insert(Name("f", i));
+  for (int i = 150; i < 200; ++i) want_y.insert(Name("f", i));
+  for (int i = 0; i < 50; ++i) want_z.insert(Name("f", i));
+  for (int i = 100; i < 150; ++i) want_z.insert(Name("f", i));
+
+  WaitForCaches();
+  for (const auto& [label, dir] : {std::pair<std::string, std::string>{"A", DirA()},
+                                   std::pair<std::string, std::string>{"B", DirB()}}) {
+    SCOPED_TRACE("through " + label);
+    const auto x = ListDir(dir + "/X");
+    const auto y = ListDir(dir + "/Y");
+    const auto z = ListDir(dir + "/Z");
+    EXPECT_TRUE(x.empty()) << "X: " << Diff(x, {});
+    EXPECT_TRUE(y == want_y) << "Y: " << Diff(y, want_y);
+    EXPECT_TRUE(z == want_z) << "Z: " << Diff(z, want_z);
+    EXPECT_EQ((ListDir(dir)), (std::multiset<std::string>{"X", "Y", "Z"}));
+    for (const auto& [sub, names] :
+         {std::pair<std::string, const std::multiset<std::string>*>{"Y", &want_y},
+          {"Z", &want_z}}) {
+      for (const std::string& name : *names) {
+        const std::string path = dir + "/" + sub + "/" + name;
+        const int index = std::stoi(name.substr(1));
+        std::string got;
+        try {
+          got = ReadFile(path);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << e.what();
+          continue;
+        }
+        EXPECT_EQ(got, std::to_string(index) + "\n") << path;
+        const struct stat st = FreshStat(path);
+        EXPECT_TRUE(S_ISREG(st.st_mode)) << path;
+        EXPECT_EQ(st.st_nlink, 1u) << path;
+      }
+    }
+    // Moving files changes no directory's link count.
+    EXPECT_EQ(FreshStat(dir).st_nlink, 5u);
+    for (const char* d : {"X", "Y", "Z"}) EXPECT_EQ(FreshStat(dir + "/" + d).st_nlink, 2u) << d;
+  }
+}
+
+// ---- 4. the same name created exclusively by both clients at once ----
+
+TEST_F(FuseMulticlientTest, ExclusiveCreateOfTheSameNameHasOneWinner) {
+  constexpr int kNames = 50;
+  // results[client][i]: "OK" or the errno name of client's O_EXCL create of name i.
+  std::vector<std::vector<std::string>> results(2, std::vector<std::string>(kNames));
+  std::barrier sync(2);
+  auto racer = [&](int client, std::string dir) {
+    return std::thread([&, client, dir] {
+      for (int i = 0; i < kNames; ++i) {
+        const std::string path = dir + "/" + Name("n", i);
+        sync.arrive_and_wait();  // both clients go for the same name together
+        int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+        if (fd < 0) {
+          results[client][i] = ErrName(errno);
+          continue;
+        }
+        // The winner writes its mark through the descriptor it got.
+        const std::string mark = client == 0 ? "A" : "B";
+        const bool wrote = WriteFull(fd, mark, 0);
+        const int write_err = errno;
+        if (close(fd) != 0) {
+          results[client][i] = "close: " + ErrName(errno);
+        } else {
+          results[client][i] = wrote ? "OK" : "write: " + ErrName(write_err);
+        }
+      }
+    });
+  };
+  std::thread ta = racer(0, DirA());
+  std::thread tb = racer(1, DirB());
+  ta.join();
+  tb.join();
+
+  WaitForCaches();
+  std::multiset<std::string> expected;
+  for (int i = 0; i < kNames; ++i) {
+    const std::string name = Name("n", i);
+    expected.insert(name);
+    const std::string& ra = results[0][i];
+    const std::string& rb = results[1][i];
+    const bool one_winner = (ra == "OK" && rb == "EEXIST") || (ra == "EEXIST" && rb == "OK");
+    EXPECT_TRUE(one_winner) << name << ": A got " << ra << ", B got " << rb;
+    if (!one_winner) continue;
+    // The file in the namespace is the one the winner's descriptor wrote to (read through
+    // the winner: whether the loser's kernel cached the inode while it was still empty
+    // depends on timing, and what such a cached size does is CloseToOpenAcrossClients').
+    const bool a_won = ra == "OK";
+    const std::string& winner_path = a_won ? A(name) : B(name);
+    EXPECT_EQ(ReadFile(winner_path), a_won ? "A" : "B") << name;
+    const struct stat st = FreshStat(winner_path);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << name;
+    EXPECT_EQ(st.st_nlink, 1u) << name;
+  }
+  const auto through_a = ListDir(DirA());
+  const auto through_b = ListDir(DirB());
+  EXPECT_EQ(through_a.size(), static_cast<size_t>(kNames));
+  EXPECT_TRUE(through_a == expected) << "through A: " << Diff(through_a, expected);
+  EXPECT_TRUE(through_b == expected) << "through B: " << Diff(through_b, expected);
+}
+
+// ---- 5. O_APPEND from many threads of one client ----
+
+TEST_F(FuseMulticlientTest, ConcurrentAppendsFromOneClient) {
+  constexpr int kThreads = 8;
+  constexpr int kLines = 200;
+  CreateFile(A("log"), "");
+  std::vector<std::vector<std::string>> errors(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Each thread has its own open file description.
+      int fd = open(A("log").c_str(), O_WRONLY | O_APPEND);
+      start.arrive_and_wait();
+      if (fd < 0) {
+        errors[t].push_back("open: " + ErrName(errno));
+        return;
+      }
+      for (int n = 0; n < kLines; ++n) {
+        const std::string line =
+            "thread " + std::to_string(t) + " line " + std::to_string(n) + "\n";
+        const ssize_t w = write(fd, line.data(), line.size());
+        if (w != static_cast<ssize_t>(line.size())) {
+          errors[t].push_back("write " + std::to_string(n) + ": " +
+                              (w < 0 ? ErrName(errno) : "short, " + std::to_string(w)));
+        }
+      }
+      if (close(fd) != 0) errors[t].push_back("close: " + ErrName(errno));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    for (const auto& e : errors[t]) ADD_FAILURE() << "thread " << t << ": " << e;
+  }
+
+  // Checks the content: every line whole, each thread's lines in order, none lost.
+  auto check = [&](const std::string& content) {
+    std::vector<int> next(kThreads, 0);
+    std::istringstream in(content);
+    std::string line;
+    int lines = 0, malformed = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      int t = -1, n = -1;
+      char tail = 0;
+      if (std::sscanf(line.c_str(), "thread %d line %d%c", &t, &n, &tail) != 2 || t < 0 ||
+          t >= kThreads || line != "thread " + std::to_string(t) + " line " + std::to_string(n)) {
+        if (++malformed <= 5) ADD_FAILURE() << "malformed line " << lines << ": '" << line << "'";
+        continue;
+      }
+      EXPECT_EQ(n, next[t]) << "thread " << t << "'s lines out of order at line " << lines;
+      next[t] = n + 1;
+    }
+    EXPECT_EQ(lines, kThreads * kLines);
+    EXPECT_EQ(malformed, 0);
+    EXPECT_TRUE(content.empty() || content.back() == '\n') << "last line cut";
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kLines) << "thread " << t;
+  };
+  size_t expected_size = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int n = 0; n < kLines; ++n) {
+      expected_size += ("thread " + std::to_string(t) + " line " + std::to_string(n) + "\n").size();
+    }
+  }
+  {
+    SCOPED_TRACE("through A");
+    EXPECT_EQ(FreshStat(A("log")).st_size, static_cast<off_t>(expected_size));
+    check(ReadFile(A("log")));
+  }
+  // B never looked the file up: it reads what A published at its closes.
+  {
+    SCOPED_TRACE("through B");
+    EXPECT_EQ(FreshStat(B("log")).st_size, static_cast<off_t>(expected_size));
+    check(ReadFile(B("log")));
+  }
+}
+
+// ---- 6. mkdir/rmdir of one name racing between the clients ----
+
+TEST_F(FuseMulticlientTest, MkdirRmdirRaceLeavesAConsistentName) {
+  constexpr int kRounds = 100;
+  std::vector<std::vector<std::string>> unexpected(2);
+  std::vector<std::map<std::string, int>> outcomes(2);
+  std::barrier sync(2);
+  auto racer = [&](int client, std::string path) {
+    return std::thread([&, client, path] {
+      for (int round = 0; round < kRounds; ++round) {
+        sync.arrive_and_wait();
+        const int made = mkdir(path.c_str(), 0755);
+        const int made_err = errno;
+        const int removed = rmdir(path.c_str());
+        const int removed_err = errno;
+        ++outcomes[client]["mkdir " + (made == 0 ? std::string("OK") : ErrName(made_err))];
+        ++outcomes[client]["rmdir " + (removed == 0 ? std::string("OK") : ErrName(removed_err))];
+        if (made != 0 && made_err != EEXIST && made_err != ENOENT && made_err != ENOTEMPTY) {
+          unexpected[client].push_back("round " + std::to_string(round) +
+                                       ": mkdir: " + ErrName(made_err));
+        }
+        if (removed != 0 && removed_err != EEXIST && removed_err != ENOENT &&
+            removed_err != ENOTEMPTY) {
+          unexpected[client].push_back("round " + std::to_string(round) +
+                                       ": rmdir: " + ErrName(removed_err));
+        }
+      }
+    });
+  };
+  std::thread ta = racer(0, A("d"));
+  std::thread tb = racer(1, B("d"));
+  ta.join();
+  tb.join();
+  for (int client = 0; client < 2; ++client) {
+    std::ostringstream summary;
+    for (const auto& [what, count] : outcomes[client]) summary << " " << what << " x" << count;
+    RecordProperty(client == 0 ? "outcomes_a" : "outcomes_b", summary.str());
+    for (const auto& e : unexpected[client]) {
+      ADD_FAILURE() << "through " << (client == 0 ? "A" : "B") << ", " << e
+                    << " (outcomes:" << summary.str() << ")";
+    }
+  }
+
+  WaitForCaches();
+  const auto through_a = ListDir(DirA());
+  const auto through_b = ListDir(DirB());
+  EXPECT_TRUE(through_a == through_b)
+      << "A and B list the parent differently: " << Diff(through_a, through_b);
+  EXPECT_TRUE(through_a.empty() || through_a == std::multiset<std::string>{"d"})
+      << Diff(through_a, {"d"});
+  const bool listed = through_a.count("d") == 1;
+  for (const auto& [label, dir] : {std::pair<std::string, std::string>{"A", DirA()},
+                                   std::pair<std::string, std::string>{"B", DirB()}}) {
+    SCOPED_TRACE("through " + label);
+    struct stat st;
+    const std::string found = Errno(lstat((dir + "/d").c_str(), &st));
+    if (listed) {
+      ASSERT_EQ(found, "OK") << "listed but not found";
+      EXPECT_TRUE(S_ISDIR(st.st_mode));
+      EXPECT_TRUE(ListDir(dir + "/d").empty());
+      EXPECT_EQ(FreshStat(dir + "/d").st_nlink, 2u);
+    } else {
+      EXPECT_EQ(found, "ENOENT") << "not listed but found";
+    }
+    // The parent counts exactly the subdirectory that is left, if any.
+    EXPECT_EQ(FreshStat(dir).st_nlink, listed ? 3u : 2u);
+  }
+
+  // The name is still usable from both sides (waiting out each kernel's entry cache after
+  // the other client changed the name).
+  if (listed) {
+    ASSERT_EQ(rmdir(B("d").c_str()), 0) << std::strerror(errno);
+    WaitForCaches();
+  }
+  ASSERT_EQ(mkdir(A("d").c_str(), 0755), 0) << std::strerror(errno);
+  WaitForCaches();
+  ASSERT_EQ(rmdir(B("d").c_str()), 0) << std::strerror(errno);
+  WaitForCaches();
+  EXPECT_TRUE(ListDir(DirA()).empty());
+  EXPECT_TRUE(ListDir(DirB()).empty());
+  EXPECT_EQ(FreshStat(DirA()).st_nlink, 2u);
+}
+
+// The same race, watched at the objects: after every round (both clients idle) the DIRENT
+// object holding the name must have its original and its replica in step (both absent, or
+// both present at one version). Listings read the replicas and lookups the originals, so a
+// copy out of step is a name that is listed but not found, or found but not listed. Stops at
+// the first divergence and shows what the clients see then; correct code runs every round.
+// KNOWN BUG, disabled until fixed (it fails on most runs): a replica write that arrives after
+// another client deleted both copies recreates the replica, because a deleted object leaves no
+// version behind (a recreated one starts again at 1). Listings and rmdir's emptiness check
+// read originals, so users see no ghost entry; a failover read of the replica would. The fix:
+// versioned tombstones for metadata objects, replica writes and deletes applied only when
+// newer. Enable this test with that fix.
+TEST_F(FuseMulticlientTest, DISABLED_MkdirRmdirRaceKeepsBothDirentCopiesInStep) {
+  constexpr int kMaxRounds = 1500;
+  const uint64_t dir_fno = FreshStat(DirA()).st_ino;
+  const Oid dirent{kFnso, dir_fno, DirentOffset("d"), ObjectType::kDirent};
+  auto describe = [&](CopyFlag flag, bool* exists, uint64_t* version) {
+    Result<wire::ObjectMeta> meta = cluster_->client().Stat(dirent.WithFlag(flag));
+    *exists = meta.ok();
+    *version = meta.ok() ? meta->version() : 0;
+    if (meta.ok()) return "version " + std::to_string(meta->version());
+    return meta.status().Is(StatusCode::kNotFound) ? std::string("absent")
+                                                   : meta.status().ToString();
+  };
+  std::barrier sync(2);
+  std::atomic<bool> diverged{false};
+  std::string divergence;
+  auto racer = [&](int client, std::string path) {
+    return std::thread([&, client, path] {
+      for (int round = 0; round < kMaxRounds; ++round) {
+        sync.arrive_and_wait();
+        if (diverged) return;  // both threads see it after the same barrier
+        (void)mkdir(path.c_str(), 0755);
+        (void)rmdir(path.c_str());
+        sync.arrive_and_wait();
+        if (client != 0) continue;
+        bool original = false, replica = false;
+        uint64_t original_version = 0, replica_version = 0;
+        const std::string o = describe(CopyFlag::kOriginal, &original, &original_version);
+        const std::string r = describe(CopyFlag::kReplica, &replica, &replica_version);
+        if (original != replica || original_version != replica_version) {
+          divergence = "after round " + std::to_string(round) + " the DIRENT original is " + o +
+                       ", its replica " + r;
+          diverged = true;
+        }
+      }
+    });
+  };
+  std::thread ta = racer(0, A("d"));
+  std::thread tb = racer(1, B("d"));
+  ta.join();
+  tb.join();
+  EXPECT_FALSE(diverged) << divergence;
+  if (!diverged) return;
+
+  // What that means for the clients: listing and lookup disagree about the name.
+  WaitForCaches();
+  for (const auto& [label, dir] : {std::pair<std::string, std::string>{"A", DirA()},
+                                   std::pair<std::string, std::string>{"B", DirB()}}) {
+    struct stat st;
+    const std::string found = Errno(lstat((dir + "/d").c_str(), &st));
+    const bool listed = ListDir(dir).count("d") == 1;
+    EXPECT_EQ(listed, found == "OK") << "through " << label << ": 'd' is " << (listed ? "" : "not ")
+                                     << "listed, lstat gives " << found;
+  }
+  // Emptiness is judged from the replicas too: a parent holding no name that lookup finds
+  // must be removable.
+  struct stat st;
+  if (Errno(lstat(A("d").c_str(), &st)) == "ENOENT") {
+    EXPECT_EQ(Errno(rmdir(DirA().c_str())), "OK") << "rmdir of the parent, whose 'd' is gone";
+  }
+}
+
+}  // namespace
+}  // namespace orthofs::testing
