@@ -133,10 +133,7 @@ Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entri
                               uint64_t expected) {
   if (entries.empty()) {
     // The original's conditional delete is the commit point; the replica follows.
-    Result<bool> gone = cluster_->Delete(oid.WithFlag(CopyFlag::kOriginal), expected);
-    if (!gone.ok()) return gone.status();
-    Result<bool> replica_gone = cluster_->Delete(oid.WithFlag(CopyFlag::kReplica));
-    return replica_gone.status();
+    return cluster_->DeleteBothCopies(oid, expected);
   }
   return cluster_->WriteOriginalThenReplica(oid, EncodeDirentBucket(entries), expected).status();
 }

@@ -225,12 +225,16 @@ Status ClusterClient::SyncAll() {
   return Status::Ok();
 }
 
-Status ClusterClient::DeleteBothCopies(const Oid& original) {
-  for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    Result<bool> r = Delete(original.WithFlag(f));
-    if (!r.ok()) return r.status();
-  }
-  return Status::Ok();
+Status ClusterClient::DeleteBothCopies(const Oid& original,
+                                       std::optional<uint64_t> expected_version) {
+  Result<wire::DeleteResponse> gone =
+      DeleteCopy(original.WithFlag(CopyFlag::kOriginal), expected_version, std::nullopt);
+  if (!gone.ok()) return gone.status();
+  // A metadata replica gets the original's tombstone version, so a late replica write from
+  // another client (older by version) cannot bring the deleted object back.
+  std::optional<uint64_t> tombstone;
+  if (gone->version() > 0) tombstone = gone->version();
+  return DeleteCopy(original.WithFlag(CopyFlag::kReplica), std::nullopt, tombstone).status();
 }
 
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::ListFileObjects(
@@ -272,12 +276,19 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
   return out;
 }
 
-Result<bool> ClusterClient::Delete(const Oid& oid, std::optional<uint64_t> expected_version) {
+Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,
+                                                       std::optional<uint64_t> expected_version,
+                                                       std::optional<uint64_t> set_version) {
   wire::DeleteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
   if (expected_version) r.set_expected_version(*expected_version);
-  Result<wire::DeleteResponse> response = Osd(placement_.OsdFor(oid))->Delete(r);
+  if (set_version) r.set_set_version(*set_version);
+  return Osd(placement_.OsdFor(oid))->Delete(r);
+}
+
+Result<bool> ClusterClient::Delete(const Oid& oid, std::optional<uint64_t> expected_version) {
+  Result<wire::DeleteResponse> response = DeleteCopy(oid, expected_version, std::nullopt);
   if (!response.ok()) return response.status();
   return response->existed();
 }

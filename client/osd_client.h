@@ -104,6 +104,8 @@ class ClusterClient {
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
+  Result<wire::DeleteResponse> DeleteCopy(const Oid& oid, std::optional<uint64_t> expected_version,
+                                          std::optional<uint64_t> set_version);
   Result<wire::ObjectMeta> Stat(const Oid& oid);
 
   // Writes the original and the replica of `original` in parallel (the data path).
@@ -119,8 +121,10 @@ class ClusterClient {
                                                     std::optional<uint64_t> expected_version);
   // Makes every acknowledged write durable on every OSD (WAL fsync), all OSDs at once.
   Status SyncAll();
-  // Deletes both copies (missing copies are fine).
-  Status DeleteBothCopies(const Oid& original);
+  // Deletes both copies (missing copies are fine): the original, conditionally if asked (the
+  // commit point), then the replica, which keeps the original's tombstone version.
+  Status DeleteBothCopies(const Oid& original,
+                          std::optional<uint64_t> expected_version = std::nullopt);
   // Every object of one file with one copy flag and type, in offset order, with its data
   // unless with_data is false. limit > 0 stops after that many.
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(

@@ -12,16 +12,11 @@ uint32_t HeaderCheck(std::string_view header) {
   return static_cast<uint32_t>(ObjectChecksum(header.substr(0, kCheckedHeaderBytes)));
 }
 
-}  // namespace
-
-std::string EncodeObjectRecord(uint64_t version, std::string_view data) {
-  return EncodeObjectRecord(version, ObjectChecksum(data), data);
-}
-
-std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data) {
+std::string EncodeRecord(uint8_t format, uint64_t version, uint64_t checksum,
+                         std::string_view data) {
   std::string r;
   r.reserve(kObjectRecordHeaderSize + data.size());
-  r.push_back(static_cast<char>(kObjectRecordFormat));
+  r.push_back(static_cast<char>(format));
   AppendBigEndian64(&r, version);
   AppendBigEndian64(&r, checksum);
   AppendBigEndian32(&r, HeaderCheck(r));
@@ -29,12 +24,27 @@ std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_
   return r;
 }
 
+}  // namespace
+
+std::string EncodeObjectRecord(uint64_t version, std::string_view data) {
+  return EncodeObjectRecord(version, ObjectChecksum(data), data);
+}
+
+std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data) {
+  return EncodeRecord(kObjectRecordFormat, version, checksum, data);
+}
+
+std::string EncodeTombstoneRecord(uint64_t version) {
+  return EncodeRecord(kTombstoneRecordFormat, version, 0, "");
+}
+
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
   if (record.size() < kObjectRecordHeaderSize) {
     return Status::Corruption("object record of " + std::to_string(record.size()) +
                               " bytes is shorter than its header");
   }
-  if (static_cast<uint8_t>(record[0]) != kObjectRecordFormat) {
+  const uint8_t format = static_cast<uint8_t>(record[0]);
+  if (format != kObjectRecordFormat && format != kTombstoneRecordFormat) {
     return Status::Corruption("object record has unknown format " +
                               std::to_string(static_cast<uint8_t>(record[0])));
   }
@@ -45,6 +55,13 @@ Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
   view.version = ReadBigEndian64(record.data() + 1);
   view.checksum = ReadBigEndian64(record.data() + 9);
   view.data = record.substr(kObjectRecordHeaderSize);
+  if (format == kTombstoneRecordFormat) {
+    if (!view.data.empty() || view.checksum != 0) {
+      return Status::Corruption("tombstone record carries data");
+    }
+    view.tombstone = true;
+    return view;
+  }
   if (ObjectChecksum(view.data) != view.checksum) {
     return Status::Corruption("object record checksum mismatch");
   }

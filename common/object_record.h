@@ -12,17 +12,23 @@
 namespace orthofs {
 
 inline constexpr uint8_t kObjectRecordFormat = 1;
+// A deleted metadata object: the header alone, keeping the version so that versions never go
+// back (a recreated object continues after it, and a late copy update older than it is
+// recognised as stale).
+inline constexpr uint8_t kTombstoneRecordFormat = 2;
 inline constexpr size_t kObjectRecordHeaderSize = 1 + 8 + 8 + 4;
 
 struct ObjectRecordView {
   uint64_t version = 0;
   uint64_t checksum = 0;
   std::string_view data;  // points into the encoded record
+  bool tombstone = false;
 };
 
 std::string EncodeObjectRecord(uint64_t version, std::string_view data);
 // The same with the checksum already computed (ObjectChecksum(data)).
 std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data);
+std::string EncodeTombstoneRecord(uint64_t version);
 // Checks format, header and data checksums; kCorruption when any is wrong.
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
 

@@ -128,7 +128,7 @@ TEST(ObjectRecordTest, DetectsFlippedHeaderByte) {
 
 TEST(ObjectRecordTest, DetectsUnknownFormatByte) {
   const std::string record = EncodeObjectRecord(5, "abc");
-  for (int format : {0, 2, 0x7f, 0x80, 0xff}) {
+  for (int format : {0, 3, 0x7f, 0x80, 0xff}) {
     std::string bad = record;
     bad[0] = static_cast<char>(format);
     ExpectCorruption(bad, "unknown format " + std::to_string(format));
@@ -151,6 +151,29 @@ TEST(ObjectRecordTest, DetectsTruncatedOrExtendedData) {
   ExpectCorruption(record.substr(0, record.size() - 1), "checksum mismatch");
   ExpectCorruption(record.substr(0, kObjectRecordHeaderSize), "checksum mismatch");
   ExpectCorruption(record + "z", "checksum mismatch");
+}
+
+TEST(ObjectRecordTest, TombstoneKeepsItsVersionAndNoData) {
+  for (uint64_t v : {uint64_t{1}, uint64_t{42}, std::numeric_limits<uint64_t>::max()}) {
+    const std::string record = EncodeTombstoneRecord(v);
+    EXPECT_EQ(record.size(), kObjectRecordHeaderSize);
+    EXPECT_EQ(static_cast<uint8_t>(record[0]), kTombstoneRecordFormat);
+    Result<ObjectRecordView> view = DecodeObjectRecord(record);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    EXPECT_TRUE(view->tombstone);
+    EXPECT_EQ(view->version, v);
+    EXPECT_TRUE(view->data.empty());
+  }
+  Result<ObjectRecordView> live = DecodeObjectRecord(EncodeObjectRecord(3, "x"));
+  ASSERT_TRUE(live.ok());
+  EXPECT_FALSE(live->tombstone);
+}
+
+TEST(ObjectRecordTest, TombstoneWithDataOrFlippedHeaderIsCorrupt) {
+  ExpectCorruption(EncodeTombstoneRecord(5) + "x", "tombstone record carries data");
+  std::string flipped = EncodeTombstoneRecord(5);
+  flipped[3] ^= 0x04;
+  ExpectCorruption(flipped, "header check mismatch");
 }
 
 }  // namespace

@@ -64,10 +64,21 @@ void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t 
   bytes_delta_ += static_cast<int64_t>(data.size()) - static_cast<int64_t>(old_length);
 }
 
-void ObjectStore::Batch::Delete(const std::string& key, uint64_t old_length) {
+void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_length) {
   batch_.Delete(key);
-  --objects_delta_;
-  bytes_delta_ -= static_cast<int64_t>(old_length);
+  if (live) {
+    --objects_delta_;
+    bytes_delta_ -= static_cast<int64_t>(old_length);
+  }
+}
+
+void ObjectStore::Batch::PutTombstone(const std::string& key, uint64_t version, bool live,
+                                      uint64_t old_length) {
+  batch_.Put(key, EncodeTombstoneRecord(version));
+  if (live) {
+    --objects_delta_;
+    bytes_delta_ -= static_cast<int64_t>(old_length);
+  }
 }
 
 ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
@@ -126,7 +137,8 @@ Result<StoredObject> ObjectStore::Get(const std::string& key) const {
   if (!s.ok()) return FromRocks(s, "store read");
   Result<ObjectRecordView> record = DecodeObjectRecord(value.ToStringView());
   if (!record.ok()) return record.status();
-  return StoredObject{record->version, record->checksum, std::string(record->data)};
+  return StoredObject{record->version, record->checksum, std::string(record->data),
+                      record->tombstone};
 }
 
 Status ObjectStore::Commit(Batch* batch, bool sync) {
@@ -164,6 +176,7 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
       if (corrupt) ++*corrupt;
       continue;
     }
+    if (record->tombstone) continue;
     StoredObject object{record->version, record->checksum, std::string(record->data)};
     if (!visit(key.ToString(), object)) break;
   }

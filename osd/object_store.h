@@ -26,6 +26,7 @@ struct StoredObject {
   uint64_t version = 0;
   uint64_t checksum = 0;
   std::string data;
+  bool tombstone = false;  // deleted; only the version remains
 };
 
 class ObjectStore {
@@ -36,7 +37,10 @@ class ObjectStore {
    public:
     void Put(const std::string& key, uint64_t version, uint64_t checksum, std::string_view data,
              bool existed, uint64_t old_length);
-    void Delete(const std::string& key, uint64_t old_length);
+    // Removes the key. `live` says whether a live object (not a tombstone) was there.
+    void Delete(const std::string& key, bool live, uint64_t old_length);
+    // Replaces the object by a tombstone of `version` (see kTombstoneRecordFormat).
+    void PutTombstone(const std::string& key, uint64_t version, bool live, uint64_t old_length);
     bool empty() const { return batch_.Count() == 0; }
 
    private:
@@ -50,12 +54,14 @@ class ObjectStore {
                                                    const StoreOptions& options);
   ~ObjectStore();
 
-  // kNotFound when absent, kCorruption when the record fails its checksum.
+  // kNotFound when absent, kCorruption when the record fails its checksum. Tombstones are
+  // returned as such (tombstone = true).
   Result<StoredObject> Get(const std::string& key) const;
   Status Commit(Batch* batch, bool sync);
 
   // Visits objects with begin <= key < end in key order, after `start_after` if non-empty,
-  // until visit returns false. Records that fail to decode are skipped and counted in
+  // until visit returns false. Tombstones are skipped. Records that fail to decode are skipped
+  // and counted in
   // *corrupt (if given), so a listing never stops on one bad object.
   using Visitor = std::function<bool(const std::string& key, const StoredObject& object)>;
   Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,

@@ -102,10 +102,16 @@ std::mutex& OsdService::LockFor(const std::string& key) {
   return stripes_[std::hash<std::string>{}(key) % stripes_.size()];
 }
 
-Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const std::string& key) {
+Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const std::string& key,
+                                                                   uint64_t* tombstone_version) {
+  if (tombstone_version) *tombstone_version = 0;
   if (auto cached = cache_.Peek(key)) return cached;
   Result<StoredObject> stored = store_->Get(key);
   if (!stored.ok()) return stored.status();
+  if (stored->tombstone) {
+    if (tombstone_version) *tombstone_version = stored->version;
+    return Status::NotFound("object deleted");
+  }
   auto object = std::make_shared<CachedObject>();
   object->version = stored->version;
   object->checksum = stored->checksum;
@@ -180,17 +186,25 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   bytes_in_ += data.size();
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(LockFor(key));
-  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key);
+  uint64_t tombstone_version = 0;
+  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
     return Finish(kWrite, current.status());
   }
   const bool existed = current.ok();
   const uint64_t old_version = existed ? (*current)->version : 0;
   const uint64_t old_length = existed ? (*current)->data.size() : 0;
-  if (request->has_set_version() && existed && request->set_version() <= old_version) {
-    // A copy update that arrives after a newer one (two clients' replica writes crossing)
-    // must not roll the copy back: keep what is stored.
-    FillMeta(*oid, **current, response->mutable_meta());
+  // Versions only grow, also across a delete: the tombstone's version counts.
+  const uint64_t stored_version = existed ? old_version : tombstone_version;
+  if (request->has_set_version() && request->set_version() <= stored_version) {
+    // A copy update that arrives after a newer one, or after the copy was deleted (two
+    // clients' copy writes crossing), must not roll the copy back: keep what is stored.
+    if (existed) {
+      FillMeta(*oid, **current, response->mutable_meta());
+    } else {
+      *response->mutable_meta()->mutable_oid() = ToWire(*oid);
+      response->mutable_meta()->set_version(stored_version);
+    }
     return Finish(kWrite, Status::Ok());
   }
   if (request->has_expected_version() && request->expected_version() != old_version) {
@@ -207,7 +221,7 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
     if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
     new_data.replace(request->offset(), data.size(), data);
   }
-  const uint64_t version = request->has_set_version() ? request->set_version() : old_version + 1;
+  const uint64_t version = request->has_set_version() ? request->set_version() : stored_version + 1;
   std::shared_ptr<const CachedObject> updated = MakeObject(version, std::move(new_data));
   ObjectStore::Batch batch;
   batch.Put(key, version, updated->checksum, updated->data, existed, old_length);
@@ -224,23 +238,39 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   if (!oid.ok()) return Finish(kDelete, oid.status());
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(LockFor(key));
-  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key);
+  uint64_t tombstone_version = 0;
+  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
     return Finish(kDelete, current.status());
   }
   const bool existed = current.ok();
   const uint64_t old_version = existed ? (*current)->version : 0;
+  const uint64_t stored_version = existed ? old_version : tombstone_version;
   if (request->has_expected_version() && request->expected_version() != old_version) {
     return Finish(kDelete, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
                                                    std::to_string(old_version) + ", expected " +
                                                    std::to_string(request->expected_version())));
   }
-  response->set_existed(existed);
-  if (!existed) return Finish(kDelete, Status::Ok());
+  response->set_version(stored_version);
+  if (request->has_set_version() && request->set_version() <= stored_version) {
+    return Finish(kDelete, Status::Ok());  // a newer state is already here
+  }
+  // Nothing to remove and no version to record.
+  if (!existed && !request->has_set_version()) return Finish(kDelete, Status::Ok());
+  const bool tombstone = oid->type != ObjectType::kData;
+  const uint64_t new_version =
+      request->has_set_version() ? request->set_version() : stored_version + 1;
+  const uint64_t old_length = existed ? (*current)->data.size() : 0;
   ObjectStore::Batch batch;
-  batch.Delete(key, (*current)->data.size());
+  if (tombstone) {
+    batch.PutTombstone(key, new_version, existed, old_length);
+  } else {
+    batch.Delete(key, existed, old_length);
+  }
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
   cache_.Erase(key);
+  response->set_existed(existed);
+  response->set_version(tombstone ? new_version : 0);
   return Finish(kDelete, Status::Ok());
 }
 
@@ -311,8 +341,9 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   for (size_t s : stripe_indexes) locks.emplace_back(stripes_[s]);
 
   std::vector<std::shared_ptr<const CachedObject>> current(n);
+  std::vector<uint64_t> tombstone_versions(n, 0);
   for (int i = 0; i < n; ++i) {
-    Result<std::shared_ptr<const CachedObject>> c = LoadLocked(keys[i]);
+    Result<std::shared_ptr<const CachedObject>> c = LoadLocked(keys[i], &tombstone_versions[i]);
     if (c.ok()) {
       current[i] = *c;
     } else if (!c.status().Is(StatusCode::kNotFound)) {
@@ -332,14 +363,19 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   for (int i = 0; i < n; ++i) {
     const wire::TxnOp& op = request->ops(i);
     const uint64_t old_version = current[i] ? current[i]->version : 0;
+    const uint64_t stored_version = current[i] ? old_version : tombstone_versions[i];
     const uint64_t old_length = current[i] ? current[i]->data.size() : 0;
     if (op.kind() == wire::TxnOp::PUT) {
-      updated[i] = MakeObject(old_version + 1, op.data());
+      updated[i] = MakeObject(stored_version + 1, op.data());
       batch.Put(keys[i], updated[i]->version, updated[i]->checksum, updated[i]->data,
                 current[i] != nullptr, old_length);
-      response->add_versions(old_version + 1);
+      response->add_versions(stored_version + 1);
     } else if (op.kind() == wire::TxnOp::DELETE) {
-      if (current[i]) batch.Delete(keys[i], old_length);
+      if (current[i] && oids[i].type != ObjectType::kData) {
+        batch.PutTombstone(keys[i], stored_version + 1, true, old_length);
+      } else if (current[i]) {
+        batch.Delete(keys[i], true, old_length);
+      }
       response->add_versions(0);
     } else {
       response->add_versions(old_version);

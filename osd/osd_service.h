@@ -78,8 +78,11 @@ class OsdService final : public wire::Osd::Service {
 
   // Per-object serialization of read-modify-write and cache fills: striped by key hash.
   std::mutex& LockFor(const std::string& key);
-  // The current object (cache, then store). Caller holds LockFor(key).
-  Result<std::shared_ptr<const CachedObject>> LoadLocked(const std::string& key);
+  // The current object (cache, then store); kNotFound if absent or deleted, and then
+  // *tombstone_version (if given) is the deleted object's last version, else 0.
+  // Caller holds LockFor(key).
+  Result<std::shared_ptr<const CachedObject>> LoadLocked(const std::string& key,
+                                                         uint64_t* tombstone_version = nullptr);
   void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
 
   const uint32_t osd_id_;

@@ -671,13 +671,10 @@ TEST_F(FuseMulticlientTest, MkdirRmdirRaceLeavesAConsistentName) {
 // both present at one version). Listings read the replicas and lookups the originals, so a
 // copy out of step is a name that is listed but not found, or found but not listed. Stops at
 // the first divergence and shows what the clients see then; correct code runs every round.
-// KNOWN BUG, disabled until fixed (it fails on most runs): a replica write that arrives after
-// another client deleted both copies recreates the replica, because a deleted object leaves no
-// version behind (a recreated one starts again at 1). Listings and rmdir's emptiness check
-// read originals, so users see no ghost entry; a failover read of the replica would. The fix:
-// versioned tombstones for metadata objects, replica writes and deletes applied only when
-// newer. Enable this test with that fix.
-TEST_F(FuseMulticlientTest, DISABLED_MkdirRmdirRaceKeepsBothDirentCopiesInStep) {
+// Regression test for crossing copy updates: a replica write that arrived after another client
+// deleted both copies used to bring the replica back. Deletes of metadata now leave versioned
+// tombstones, and copy updates older than the stored version are dropped.
+TEST_F(FuseMulticlientTest, MkdirRmdirRaceKeepsBothDirentCopiesInStep) {
   constexpr int kMaxRounds = 1500;
   const uint64_t dir_fno = FreshStat(DirA()).st_ino;
   const Oid dirent{kFnso, dir_fno, DirentOffset("d"), ObjectType::kDirent};

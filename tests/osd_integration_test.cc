@@ -399,6 +399,82 @@ TEST_F(OsdTest, MalformedAndOversizedRequestsGetErrorsAndTheDaemonStaysUp) {
   EXPECT_EQ(ReadAll(client(), oid), "still serving");
 }
 
+TEST_F(OsdTest, DeletedMetadataKeepsItsVersionAsATombstone) {
+  const Oid inode{1, 700, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  ObjectWrite create;
+  create.replace = true;
+  create.expected_version = 0;
+  ASSERT_TRUE(client().Write(inode, "v1", create).ok());
+  Result<wire::DeleteResponse> gone = client().DeleteCopy(inode, 1, std::nullopt);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_TRUE(gone->existed());
+  EXPECT_EQ(gone->version(), 2u);
+  EXPECT_TRUE(client().Read(inode).status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(client().Stat(inode).status().Is(StatusCode::kNotFound));
+  // "Must not exist" still holds for a deleted object, and the version continues.
+  Result<wire::ObjectMeta> again = client().Write(inode, "v3", create);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->version(), 3u);
+  // Listings never show tombstones.
+  ASSERT_TRUE(client().Delete(inode).ok());
+  OsdClient* osd = client().Osd(client().placement().OsdFor(inode));
+  wire::ListRequest l;
+  l.set_epoch(client().map().epoch);
+  l.set_flag(wire::ORIGINAL);
+  l.set_fnso(1);
+  l.set_fno(700);
+  Result<wire::ListResponse> page = osd->List(l);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->objects_size(), 0);
+}
+
+TEST_F(OsdTest, LateCopyUpdatesOlderThanTheStoredVersionChangeNothing) {
+  const Oid replica{1, 701, 5, ObjectType::kDirent, CopyFlag::kReplica};
+  OsdClient* osd = client().Osd(client().placement().OsdFor(replica));
+  auto copy_write = [&](uint64_t version, const std::string& data) {
+    wire::WriteRequest w;
+    w.set_epoch(client().map().epoch);
+    *w.mutable_oid() = ToWire(replica);
+    w.set_replace(true);
+    w.set_data(data);
+    w.set_set_version(version);
+    Result<wire::WriteResponse> r = osd->Write(w);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->meta().version() : 0;
+  };
+  EXPECT_EQ(copy_write(4, "four"), 4u);
+  EXPECT_EQ(copy_write(3, "three"), 4u);  // arrived late: dropped
+  EXPECT_EQ(ReadAll(client(), replica), "four");
+  // A copy delete at version 6, then a late copy write of version 5: the object stays deleted.
+  Result<wire::DeleteResponse> gone = client().DeleteCopy(replica, std::nullopt, 6);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone->version(), 6u);
+  copy_write(5, "five");
+  EXPECT_TRUE(client().Read(replica).status().Is(StatusCode::kNotFound));
+  // A copy delete of a copy that never arrived still records the version.
+  const Oid never{1, 702, 5, ObjectType::kDirent, CopyFlag::kReplica};
+  ASSERT_TRUE(client().DeleteCopy(never, std::nullopt, 9).ok());
+  wire::WriteRequest late;
+  late.set_epoch(client().map().epoch);
+  *late.mutable_oid() = ToWire(never);
+  late.set_replace(true);
+  late.set_data("ghost");
+  late.set_set_version(8);
+  ASSERT_TRUE(client().Osd(client().placement().OsdFor(never))->Write(late).ok());
+  EXPECT_TRUE(client().Read(never).status().Is(StatusCode::kNotFound));
+}
+
+TEST_F(OsdTest, DeletedDataLeavesNoTombstone) {
+  const Oid data = Data(703, 0);
+  ObjectWrite how;
+  how.replace = true;
+  ASSERT_TRUE(client().Write(data, "abc", how).ok());
+  ASSERT_TRUE(client().Delete(data).ok());
+  Result<wire::ObjectMeta> again = client().Write(data, "abc", how);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->version(), 1u);
+}
+
 TEST_F(OsdTest, StatsCountObjectsAndBytes) {
   // A private file so other tests' objects do not interfere: count on its replica OSD.
   const uint64_t fno = 600;
