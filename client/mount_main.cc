@@ -24,6 +24,7 @@
 #include "client/map_file.h"
 #include "client/mount_args.h"
 #include "client/namespace.h"
+#include "client/process_tuning.h"
 
 namespace orthofs {
 namespace {
@@ -608,6 +609,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(log_level));
   RouteGrpcLogsToSpdlog();
+  TuneProcessForDataPath();
 
   auto fs = std::make_unique<OrthoFs>(std::make_unique<ClusterClient>(*map), fnso);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {

@@ -16,6 +16,7 @@
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
 #include "client/osd_client.h"
+#include "client/process_tuning.h"
 #include "osd/object_store.h"
 #include "osd/osd_service.h"
 
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(flags.log_level));
   orthofs::RouteGrpcLogsToSpdlog();
+  orthofs::TuneProcessForDataPath();
 
   orthofs::Result<orthofs::ClusterMap> map = orthofs::LoadClusterMapFile(flags.map_path);
   if (!map.ok()) return Fail(map.status().message());
