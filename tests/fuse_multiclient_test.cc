@@ -34,6 +34,7 @@
 
 #include "common/inode.h"
 #include "common/oid.h"
+#include "tests/posix_files.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {
@@ -43,50 +44,8 @@ constexpr uint32_t kFnso = 1;
 // Longer than the 1 s attribute/entry timeout the mount gives the kernel.
 constexpr auto kCacheTimeout = std::chrono::milliseconds(1200);
 
-std::string ErrName(int err) {
-  if (err == 0) return "OK";
-  const char* name = strerrorname_np(err);
-  return name != nullptr ? name : "errno " + std::to_string(err);
-}
-// "OK" when the call did not return -1, else the symbolic errno it left ("EEXIST").
-std::string Errno(long rc) { return rc != -1 ? "OK" : ErrName(errno); }
-
-bool WriteFull(int fd, const std::string& data, uint64_t offset) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n =
-        pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// The whole file, through a fresh open.
-std::string ReadFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
-  std::string out, chunk(256 * 1024, '\0');
-  for (;;) {
-    ssize_t n = read(fd, chunk.data(), chunk.size());
-    if (n < 0) {
-      close(fd);
-      throw std::runtime_error("read " + path + ": " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    out.append(chunk.data(), static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
-// Creates a new file (O_EXCL) holding `data`.
-void CreateFile(const std::string& path, const std::string& data) {
-  int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
-  ASSERT_GE(fd, 0) << "create " << path << ": " << std::strerror(errno);
-  ASSERT_TRUE(WriteFull(fd, data, 0)) << "write " << path << ": " << std::strerror(errno);
-  ASSERT_EQ(close(fd), 0) << "close " << path << ": " << std::strerror(errno);
-}
+// Names without "." and "..".
+std::multiset<std::string> Names(const std::string& path) { return ListDir(path, false); }
 
 // Replaces a file's content in place (same inode), the way an editor's '>' does.
 void RewriteFile(const std::string& path, const std::string& data) {
@@ -94,46 +53,6 @@ void RewriteFile(const std::string& path, const std::string& data) {
   ASSERT_GE(fd, 0) << "open " << path << ": " << std::strerror(errno);
   ASSERT_TRUE(WriteFull(fd, data, 0)) << "write " << path << ": " << std::strerror(errno);
   ASSERT_EQ(close(fd), 0) << "close " << path << ": " << std::strerror(errno);
-}
-
-// Attributes straight from the file system, bypassing the kernel's attribute cache.
-struct stat FreshStat(const std::string& path) {
-  struct statx sx {};
-  if (statx(AT_FDCWD, path.c_str(), AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &sx) != 0) {
-    throw std::runtime_error("statx " + path + ": " + std::strerror(errno));
-  }
-  struct stat st {};
-  st.st_ino = sx.stx_ino;
-  st.st_mode = sx.stx_mode;
-  st.st_nlink = sx.stx_nlink;
-  st.st_size = static_cast<off_t>(sx.stx_size);
-  return st;
-}
-
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string out(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t v = rng();
-    std::memcpy(out.data() + i, &v, std::min<size_t>(8, n - i));
-  }
-  return out;
-}
-
-// Names in a directory, "." and ".." left out; a multiset, so duplicates show.
-std::multiset<std::string> ListDir(const std::string& path) {
-  std::multiset<std::string> names;
-  DIR* dir = opendir(path.c_str());
-  if (dir == nullptr) throw std::runtime_error("opendir " + path + ": " + std::strerror(errno));
-  errno = 0;
-  while (struct dirent* e = readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.insert(name);
-  }
-  const int err = errno;
-  closedir(dir);
-  if (err != 0) throw std::runtime_error("readdir " + path + ": " + std::strerror(err));
-  return names;
 }
 
 // What differs between two listings, for failure messages.
@@ -334,8 +253,8 @@ TEST_F(FuseMulticlientTest, ConcurrentCreatesInOneDirectoryFromBothClients) {
   ASSERT_EQ(expected.size(), 2u * kThreadsPerClient * kFilesPerThread);
 
   WaitForCaches();
-  const std::multiset<std::string> through_a = ListDir(A("d"));
-  const std::multiset<std::string> through_b = ListDir(B("d"));
+  const std::multiset<std::string> through_a = Names(A("d"));
+  const std::multiset<std::string> through_b = Names(B("d"));
   EXPECT_TRUE(through_a == expected) << "through A: " << Diff(through_a, expected);
   EXPECT_TRUE(through_b == expected) << "through B: " << Diff(through_b, expected);
   size_t bad = 0;
@@ -413,13 +332,13 @@ TEST_F(FuseMulticlientTest, ConcurrentRenamesBetweenDirectories) {
   for (const auto& [label, dir] : {std::pair<std::string, std::string>{"A", DirA()},
                                    std::pair<std::string, std::string>{"B", DirB()}}) {
     SCOPED_TRACE("through " + label);
-    const auto x = ListDir(dir + "/X");
-    const auto y = ListDir(dir + "/Y");
-    const auto z = ListDir(dir + "/Z");
+    const auto x = Names(dir + "/X");
+    const auto y = Names(dir + "/Y");
+    const auto z = Names(dir + "/Z");
     EXPECT_TRUE(x.empty()) << "X: " << Diff(x, {});
     EXPECT_TRUE(y == want_y) << "Y: " << Diff(y, want_y);
     EXPECT_TRUE(z == want_z) << "Z: " << Diff(z, want_z);
-    EXPECT_EQ((ListDir(dir)), (std::multiset<std::string>{"X", "Y", "Z"}));
+    EXPECT_EQ((Names(dir)), (std::multiset<std::string>{"X", "Y", "Z"}));
     for (const auto& [sub, names] :
          {std::pair<std::string, const std::multiset<std::string>*>{"Y", &want_y},
           {"Z", &want_z}}) {
@@ -499,8 +418,8 @@ TEST_F(FuseMulticlientTest, ExclusiveCreateOfTheSameNameHasOneWinner) {
     EXPECT_TRUE(S_ISREG(st.st_mode)) << name;
     EXPECT_EQ(st.st_nlink, 1u) << name;
   }
-  const auto through_a = ListDir(DirA());
-  const auto through_b = ListDir(DirB());
+  const auto through_a = Names(DirA());
+  const auto through_b = Names(DirB());
   EXPECT_EQ(through_a.size(), static_cast<size_t>(kNames));
   EXPECT_TRUE(through_a == expected) << "through A: " << Diff(through_a, expected);
   EXPECT_TRUE(through_b == expected) << "through B: " << Diff(through_b, expected);
@@ -627,8 +546,8 @@ TEST_F(FuseMulticlientTest, MkdirRmdirRaceLeavesAConsistentName) {
   }
 
   WaitForCaches();
-  const auto through_a = ListDir(DirA());
-  const auto through_b = ListDir(DirB());
+  const auto through_a = Names(DirA());
+  const auto through_b = Names(DirB());
   EXPECT_TRUE(through_a == through_b)
       << "A and B list the parent differently: " << Diff(through_a, through_b);
   EXPECT_TRUE(through_a.empty() || through_a == std::multiset<std::string>{"d"})
@@ -642,7 +561,7 @@ TEST_F(FuseMulticlientTest, MkdirRmdirRaceLeavesAConsistentName) {
     if (listed) {
       ASSERT_EQ(found, "OK") << "listed but not found";
       EXPECT_TRUE(S_ISDIR(st.st_mode));
-      EXPECT_TRUE(ListDir(dir + "/d").empty());
+      EXPECT_TRUE(Names(dir + "/d").empty());
       EXPECT_EQ(FreshStat(dir + "/d").st_nlink, 2u);
     } else {
       EXPECT_EQ(found, "ENOENT") << "not listed but found";
@@ -661,8 +580,8 @@ TEST_F(FuseMulticlientTest, MkdirRmdirRaceLeavesAConsistentName) {
   WaitForCaches();
   ASSERT_EQ(rmdir(B("d").c_str()), 0) << std::strerror(errno);
   WaitForCaches();
-  EXPECT_TRUE(ListDir(DirA()).empty());
-  EXPECT_TRUE(ListDir(DirB()).empty());
+  EXPECT_TRUE(Names(DirA()).empty());
+  EXPECT_TRUE(Names(DirB()).empty());
   EXPECT_EQ(FreshStat(DirA()).st_nlink, 2u);
 }
 
@@ -723,7 +642,7 @@ TEST_F(FuseMulticlientTest, MkdirRmdirRaceKeepsBothDirentCopiesInStep) {
                                    std::pair<std::string, std::string>{"B", DirB()}}) {
     struct stat st;
     const std::string found = Errno(lstat((dir + "/d").c_str(), &st));
-    const bool listed = ListDir(dir).count("d") == 1;
+    const bool listed = Names(dir).count("d") == 1;
     EXPECT_EQ(listed, found == "OK") << "through " << label << ": 'd' is " << (listed ? "" : "not ")
                                      << "listed, lstat gives " << found;
   }

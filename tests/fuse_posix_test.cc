@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/oid.h"
+#include "tests/posix_files.h"
 #include "tests/test_cluster.h"
 
 #ifndef RENAME_NOREPLACE
@@ -48,37 +49,12 @@ constexpr uint64_t kGiB = 1024 * kMiB;
 constexpr uid_t kUser = 1000;
 constexpr gid_t kGroup = 1000;
 
-// "OK" when the call did not return -1, else the symbolic errno it left ("EEXIST"), so
-// failures read as EXPECT_EQ("ENOENT", "EEXIST") rather than as numbers.
-std::string Errno(long rc) {
-  if (rc != -1) return "OK";
-  const int err = errno;
-  const char* name = strerrorname_np(err);
-  return name != nullptr ? name : "errno " + std::to_string(err);
-}
-std::string ErrName(int err) {
-  if (err == 0) return "OK";
-  const char* name = strerrorname_np(err);
-  return name != nullptr ? name : "errno " + std::to_string(err);
-}
-
 // open() that closes what it opened: 0 on success, -1 with errno on failure.
 int OpenAndClose(const std::string& path, int flags, mode_t mode = 0644) {
   int fd = open(path.c_str(), flags, mode);
   if (fd < 0) return -1;
   close(fd);
   return 0;
-}
-
-bool WriteFull(int fd, const std::string& data, uint64_t offset) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n =
-        pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // Reads up to `length` bytes at `offset` (fewer only at end of file).
@@ -93,76 +69,6 @@ std::string ReadAt(int fd, uint64_t offset, size_t length) {
   }
   out.resize(done);
   return out;
-}
-
-// The whole file, through a fresh open (no page cache is kept across opens).
-std::string ReadFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
-  std::string out, chunk(256 * 1024, '\0');
-  for (;;) {
-    ssize_t n = read(fd, chunk.data(), chunk.size());
-    if (n < 0) {
-      close(fd);
-      throw std::runtime_error("read " + path + ": " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    out.append(chunk.data(), static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
-// Creates a new file (O_EXCL: never relies on O_TRUNC) holding `data`.
-void CreateFile(const std::string& path, const std::string& data, mode_t mode = 0644) {
-  int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, mode);
-  ASSERT_GE(fd, 0) << "create " << path << ": " << std::strerror(errno);
-  ASSERT_TRUE(WriteFull(fd, data, 0)) << "write " << path << ": " << std::strerror(errno);
-  ASSERT_EQ(close(fd), 0) << "close " << path << ": " << std::strerror(errno);
-}
-
-// Attributes straight from the file system, bypassing the kernel's attribute cache.
-struct stat FreshStat(const std::string& path, bool follow = true) {
-  struct statx sx {};
-  const int flags = AT_STATX_FORCE_SYNC | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
-  if (statx(AT_FDCWD, path.c_str(), flags, STATX_BASIC_STATS, &sx) != 0) {
-    throw std::runtime_error("statx " + path + ": " + std::strerror(errno));
-  }
-  struct stat st {};
-  st.st_ino = sx.stx_ino;
-  st.st_mode = sx.stx_mode;
-  st.st_nlink = sx.stx_nlink;
-  st.st_uid = sx.stx_uid;
-  st.st_gid = sx.stx_gid;
-  st.st_size = static_cast<off_t>(sx.stx_size);
-  st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
-  st.st_atim = {sx.stx_atime.tv_sec, sx.stx_atime.tv_nsec};
-  st.st_mtim = {sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec};
-  st.st_ctim = {sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
-  return st;
-}
-
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string out(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t v = rng();
-    std::memcpy(out.data() + i, &v, std::min<size_t>(8, n - i));
-  }
-  return out;
-}
-
-// Names in a directory, "." and ".." included.
-std::multiset<std::string> ListDir(const std::string& path) {
-  std::multiset<std::string> names;
-  DIR* dir = opendir(path.c_str());
-  if (dir == nullptr) throw std::runtime_error("opendir " + path + ": " + std::strerror(errno));
-  errno = 0;
-  while (struct dirent* e = readdir(dir)) names.insert(e->d_name);
-  const int err = errno;
-  closedir(dir);
-  if (err != 0) throw std::runtime_error("readdir " + path + ": " + std::strerror(err));
-  return names;
 }
 
 // Runs `fn` in a forked child as uid/gid 1000 (no supplementary groups); its result, 0 or an
