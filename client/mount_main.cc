@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +52,10 @@ int ErrnoFor(const Status& st) {
       return EINVAL;
     case StatusCode::kPermissionDenied:
       return EACCES;
+    case StatusCode::kNoAttribute:
+      return ENODATA;
+    case StatusCode::kTooBig:
+      return E2BIG;
     case StatusCode::kNoSpace:
       return ENOSPC;
     case StatusCode::kDeadlineExceeded:
@@ -477,6 +482,40 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &sv);
 }
 
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                int flags) {
+  Namespace::XattrMode mode = Namespace::XattrMode::kAny;
+  if (flags & XATTR_CREATE) mode = Namespace::XattrMode::kCreate;
+  if (flags & XATTR_REPLACE) mode = Namespace::XattrMode::kReplace;
+  Status st = Fs(req)->ns().SetXattr(ino, name, std::string(value, size), mode);
+  fuse_reply_err(req, ErrnoFor(st));
+}
+
+// getxattr/listxattr protocol: size 0 asks for the length; a short buffer is ERANGE.
+void ReplyXattrBytes(fuse_req_t req, const std::string& bytes, size_t size) {
+  if (size == 0) return (void)fuse_reply_xattr(req, bytes.size());
+  if (bytes.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, bytes.data(), bytes.size());
+}
+
+void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  Result<std::string> value = Fs(req)->ns().GetXattr(ino, name);
+  if (!value.ok()) return ReplyError(req, value.status(), "getxattr");
+  ReplyXattrBytes(req, *value, size);
+}
+
+void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Result<std::vector<std::string>> names = Fs(req)->ns().ListXattrs(ino);
+  if (!names.ok()) return ReplyError(req, names.status(), "listxattr");
+  std::string list;
+  for (const auto& n : *names) list += n + '\0';
+  ReplyXattrBytes(req, list, size);
+}
+
+void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  fuse_reply_err(req, ErrnoFor(Fs(req)->ns().RemoveXattr(ino, name)));
+}
+
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops{};
   ops.init = OpInit;
@@ -502,6 +541,10 @@ fuse_lowlevel_ops MakeOps() {
   ops.readdir = OpReaddir;
   ops.releasedir = OpReleasedir;
   ops.statfs = OpStatfs;
+  ops.setxattr = OpSetxattr;
+  ops.getxattr = OpGetxattr;
+  ops.listxattr = OpListxattr;
+  ops.removexattr = OpRemovexattr;
   return ops;
 }
 

@@ -539,6 +539,70 @@ Result<InodeRef> Namespace::ExtendAndTouch(uint64_t fno, uint64_t size, const Ti
   });
 }
 
+Status Namespace::SetXattr(uint64_t fno, const std::string& name, const std::string& value,
+                           XattrMode mode) {
+  if (name.empty() || name.size() > kMaxXattrNameLength) {
+    return Status(StatusCode::kTooBig,
+                  "attribute name must be 1.." + std::to_string(kMaxXattrNameLength) + " bytes");
+  }
+  if (value.size() > kMaxXattrValueLength) {
+    return Status(StatusCode::kTooBig,
+                  "attribute value over " + std::to_string(kMaxXattrValueLength) + " bytes");
+  }
+  return UpdateInode(fno,
+                     [&](Inode* inode) {
+                       const bool exists = inode->xattrs.count(name) > 0;
+                       if (mode == XattrMode::kCreate && exists) {
+                         return Status::AlreadyExists("attribute " + name + " exists");
+                       }
+                       if (mode == XattrMode::kReplace && !exists) {
+                         return Status(StatusCode::kNoAttribute, "no attribute " + name);
+                       }
+                       size_t total = name.size() + value.size();
+                       for (const auto& [n, v] : inode->xattrs) {
+                         if (n != name) total += n.size() + v.size();
+                       }
+                       if (total > kMaxXattrTotalBytes) {
+                         return Status::NoSpace("the inode's attributes would exceed " +
+                                                std::to_string(kMaxXattrTotalBytes) + " bytes");
+                       }
+                       inode->xattrs[name] = value;
+                       inode->ctime = Now();
+                       return Status::Ok();
+                     })
+      .status();
+}
+
+Result<std::string> Namespace::GetXattr(uint64_t fno, const std::string& name) {
+  Result<InodeRef> inode = GetInode(fno);
+  if (!inode.ok()) return inode.status();
+  auto it = inode->inode.xattrs.find(name);
+  if (it == inode->inode.xattrs.end()) {
+    return Status(StatusCode::kNoAttribute, "no attribute " + name);
+  }
+  return it->second;
+}
+
+Result<std::vector<std::string>> Namespace::ListXattrs(uint64_t fno) {
+  Result<InodeRef> inode = GetInode(fno);
+  if (!inode.ok()) return inode.status();
+  std::vector<std::string> names;
+  for (const auto& [name, value] : inode->inode.xattrs) names.push_back(name);
+  return names;
+}
+
+Status Namespace::RemoveXattr(uint64_t fno, const std::string& name) {
+  return UpdateInode(fno,
+                     [&](Inode* inode) {
+                       if (inode->xattrs.erase(name) == 0) {
+                         return Status(StatusCode::kNoAttribute, "no attribute " + name);
+                       }
+                       inode->ctime = Now();
+                       return Status::Ok();
+                     })
+      .status();
+}
+
 Status Namespace::ReleaseInode(uint64_t fno) {
   Result<InodeRef> inode = GetInode(fno);
   if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();

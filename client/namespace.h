@@ -81,6 +81,13 @@ class Namespace {
   Result<InodeRef> SetAttr(uint64_t fno, const SetAttrRequest& changes);
   // Raises the size to at least `size` and sets mtime (after writes); never shrinks.
   Result<InodeRef> ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime);
+  // Extended attributes (kept in the INODE object, changed by one conditional write).
+  enum class XattrMode { kAny, kCreate, kReplace };  // XATTR_CREATE / XATTR_REPLACE
+  Status SetXattr(uint64_t fno, const std::string& name, const std::string& value, XattrMode mode);
+  Result<std::string> GetXattr(uint64_t fno, const std::string& name);
+  Result<std::vector<std::string>> ListXattrs(uint64_t fno);
+  Status RemoveXattr(uint64_t fno, const std::string& name);
+
   // Deletes every object of a file whose last link is gone.
   Status ReleaseInode(uint64_t fno);
 

@@ -58,6 +58,9 @@ grpc::StatusCode GrpcCodeFor(StatusCode code) {
     case StatusCode::kNotEmpty:
     case StatusCode::kNameTooLong:
       return grpc::StatusCode::FAILED_PRECONDITION;
+    case StatusCode::kNoAttribute:
+    case StatusCode::kTooBig:
+      return grpc::StatusCode::FAILED_PRECONDITION;
     case StatusCode::kPermissionDenied:
       return grpc::StatusCode::PERMISSION_DENIED;
     case StatusCode::kIoError:

@@ -9,6 +9,7 @@ namespace orthofs {
 namespace {
 
 constexpr uint8_t kInodeFormat = 1;
+constexpr uint8_t kInodeWithXattrsFormat = 2;  // format 1 followed by the attributes
 constexpr uint8_t kDirentFormat = 1;
 constexpr uint8_t kSuperFormat = 1;
 
@@ -66,7 +67,7 @@ bool Inode::IsSymlink() const { return S_ISLNK(mode); }
 
 std::string EncodeInode(const Inode& inode) {
   std::string out;
-  out.push_back(static_cast<char>(kInodeFormat));
+  out.push_back(static_cast<char>(inode.xattrs.empty() ? kInodeFormat : kInodeWithXattrsFormat));
   AppendBigEndian32(&out, inode.mode);
   AppendBigEndian32(&out, inode.uid);
   AppendBigEndian32(&out, inode.gid);
@@ -76,6 +77,15 @@ std::string EncodeInode(const Inode& inode) {
   AppendTime(&out, inode.atime);
   AppendTime(&out, inode.mtime);
   AppendTime(&out, inode.ctime);
+  if (!inode.xattrs.empty()) {
+    AppendBigEndian32(&out, static_cast<uint32_t>(inode.xattrs.size()));
+    for (const auto& [name, value] : inode.xattrs) {
+      AppendBigEndian32(&out, static_cast<uint32_t>(name.size()));
+      out += name;
+      AppendBigEndian32(&out, static_cast<uint32_t>(value.size()));
+      out += value;
+    }
+  }
   return out;
 }
 
@@ -83,11 +93,29 @@ Result<Inode> DecodeInode(std::string_view bytes) {
   Reader r(bytes);
   uint8_t format = 0;
   Inode inode;
-  if (!r.U8(&format) || format != kInodeFormat || !r.U32(&inode.mode) || !r.U32(&inode.uid) ||
-      !r.U32(&inode.gid) || !r.U32(&inode.nlink) || !r.U64(&inode.size) || !r.U64(&inode.rdev) ||
-      !r.Time(&inode.atime) || !r.Time(&inode.mtime) || !r.Time(&inode.ctime) || !r.done()) {
+  auto corrupt = [&] {
     return Status::Corruption("undecodable inode of " + std::to_string(bytes.size()) + " bytes");
+  };
+  if (!r.U8(&format) || (format != kInodeFormat && format != kInodeWithXattrsFormat) ||
+      !r.U32(&inode.mode) || !r.U32(&inode.uid) || !r.U32(&inode.gid) || !r.U32(&inode.nlink) ||
+      !r.U64(&inode.size) || !r.U64(&inode.rdev) || !r.Time(&inode.atime) ||
+      !r.Time(&inode.mtime) || !r.Time(&inode.ctime)) {
+    return corrupt();
   }
+  if (format == kInodeWithXattrsFormat) {
+    uint32_t count = 0;
+    if (!r.U32(&count) || count == 0) return corrupt();
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t name_len = 0, value_len = 0;
+      std::string name, value;
+      if (!r.U32(&name_len) || name_len == 0 || name_len > kMaxXattrNameLength ||
+          !r.Bytes(name_len, &name) || !r.U32(&value_len) || value_len > kMaxXattrValueLength ||
+          !r.Bytes(value_len, &value) || !inode.xattrs.emplace(name, value).second) {
+        return corrupt();
+      }
+    }
+  }
+  if (!r.done()) return corrupt();
   return inode;
 }
 

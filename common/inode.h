@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,10 @@ namespace orthofs {
 inline constexpr uint64_t kRootFno = 1;  // every namespace's root directory
 inline constexpr size_t kMaxNameLength = 255;
 inline constexpr size_t kMaxSymlinkLength = 4095;
+inline constexpr size_t kMaxXattrNameLength = 255;
+inline constexpr size_t kMaxXattrValueLength = 64 * 1024;
+// All names and values of one inode together; they must fit the INODE object.
+inline constexpr size_t kMaxXattrTotalBytes = 64 * 1024;
 
 struct Timespec {
   int64_t sec = 0;
@@ -30,6 +35,8 @@ struct Inode {
   uint64_t size = 0;
   uint64_t rdev = 0;
   Timespec atime, mtime, ctime;
+  // Extended attributes live in the inode: one conditional write changes them atomically.
+  std::map<std::string, std::string> xattrs;
 
   bool IsDirectory() const;
   bool IsRegular() const;

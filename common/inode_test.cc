@@ -583,4 +583,35 @@ TEST(SuperBlockDecodeTest, DoesNotAcceptOtherObjectKinds) {
 }
 
 }  // namespace
+TEST(InodeXattrTest, RoundTripAndFormat) {
+  Inode inode;
+  inode.mode = S_IFREG | 0644;
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInode(inode)[0]), 1);  // no attributes: format 1
+  inode.xattrs["user.a"] = "1";
+  inode.xattrs["user.empty"] = "";
+  inode.xattrs["security.bin"] = std::string("\0\xff\x01", 3);
+  inode.xattrs[std::string(kMaxXattrNameLength, 'n')] = std::string(kMaxXattrValueLength, 'v');
+  const std::string bytes = EncodeInode(inode);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 2);
+  Result<Inode> back = DecodeInode(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, inode);
+}
+
+TEST(InodeXattrTest, RejectsCorruptAttributes) {
+  Inode inode;
+  inode.xattrs["user.x"] = "value";
+  const std::string bytes = EncodeInode(inode);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_TRUE(DecodeInode(bytes.substr(0, n)).status().Is(StatusCode::kCorruption)) << n;
+  }
+  EXPECT_TRUE(DecodeInode(bytes + "z").status().Is(StatusCode::kCorruption));
+  // Format 2 with a zero attribute count is not an encoding the encoder makes.
+  Inode plain;
+  std::string zero = EncodeInode(plain);
+  zero[0] = 2;
+  zero += std::string(4, '\0');
+  EXPECT_TRUE(DecodeInode(zero).status().Is(StatusCode::kCorruption));
+}
+
 }  // namespace orthofs

@@ -29,6 +29,8 @@ constexpr std::array kCodeNames = {
     CodeName{StatusCode::kNotEmpty, "NOT_EMPTY"},
     CodeName{StatusCode::kNameTooLong, "NAME_TOO_LONG"},
     CodeName{StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
+    CodeName{StatusCode::kNoAttribute, "NO_ATTRIBUTE"},
+    CodeName{StatusCode::kTooBig, "TOO_BIG"},
 };
 
 }  // namespace

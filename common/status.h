@@ -30,6 +30,8 @@ enum class StatusCode {
   kNotEmpty,
   kNameTooLong,
   kPermissionDenied,
+  kNoAttribute,  // ENODATA: no such extended attribute
+  kTooBig,       // E2BIG: an extended attribute value over the limit
 };
 
 // Stable upper-case name ("STALE_EPOCH"); also the code's form on the wire.

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -975,4 +976,44 @@ TEST_F(FusePosixTest, PersistsAcrossRemount) {
 }
 
 }  // namespace
+TEST_F(FusePosixTest, ExtendedAttributes) {
+  CreateFile(P("f"), "x");
+  const std::string f = P("f");
+  EXPECT_EQ(Errno(setxattr(f.c_str(), "user.color", "blue", 4, 0)), "OK");
+  char buf[64];
+  ssize_t n = getxattr(f.c_str(), "user.color", buf, sizeof buf);
+  ASSERT_EQ(n, 4);
+  EXPECT_EQ(std::string(buf, 4), "blue");
+  EXPECT_EQ(getxattr(f.c_str(), "user.color", nullptr, 0), 4);  // size query
+  EXPECT_EQ(Errno(getxattr(f.c_str(), "user.color", buf, 2)), "ERANGE");
+  EXPECT_EQ(Errno(getxattr(f.c_str(), "user.missing", buf, sizeof buf)), "ENODATA");
+  EXPECT_EQ(Errno(setxattr(f.c_str(), "user.color", "red", 3, XATTR_CREATE)), "EEXIST");
+  EXPECT_EQ(Errno(setxattr(f.c_str(), "user.size", "9", 1, XATTR_REPLACE)), "ENODATA");
+  EXPECT_EQ(Errno(setxattr(f.c_str(), "user.color", "red", 3, XATTR_REPLACE)), "OK");
+  EXPECT_EQ(Errno(setxattr(f.c_str(), "user.size", "9", 1, XATTR_CREATE)), "OK");
+  char list[256];
+  n = listxattr(f.c_str(), list, sizeof list);
+  ASSERT_GT(n, 0);
+  std::set<std::string> names;
+  for (const char* p = list; p < list + n; p += std::strlen(p) + 1) names.insert(p);
+  EXPECT_EQ(names, (std::set<std::string>{"user.color", "user.size"}));
+  EXPECT_EQ(Errno(removexattr(f.c_str(), "user.size")), "OK");
+  EXPECT_EQ(Errno(removexattr(f.c_str(), "user.size")), "ENODATA");
+  // Large binary values work while all of the inode's attributes stay within 64 KiB; a
+  // value over the limit is refused.
+  const std::string big = RandomBytes(60 * 1024, 3);
+  EXPECT_EQ(Errno(setxattr(f.c_str(), "user.big", big.data(), big.size(), 0)), "OK");
+  std::string back(big.size(), '\0');
+  ASSERT_EQ(getxattr(f.c_str(), "user.big", back.data(), back.size()),
+            static_cast<ssize_t>(big.size()));
+  EXPECT_EQ(back, big);
+  const std::string too_big(64 * 1024 + 1, 'x');
+  EXPECT_NE(Errno(setxattr(f.c_str(), "user.huge", too_big.data(), too_big.size(), 0)), "OK");
+  // Attributes survive alongside data and attribute changes.
+  ASSERT_EQ(chmod(f.c_str(), 0600), 0);
+  n = getxattr(f.c_str(), "user.color", buf, sizeof buf);
+  ASSERT_EQ(n, 3);
+  EXPECT_EQ(std::string(buf, 3), "red");
+}
+
 }  // namespace orthofs::testing
