@@ -219,6 +219,9 @@ void OpInit(void*, fuse_conn_info* conn) {
   // Sequential readers get whole windows of objects per request, read in parallel.
   conn->max_readahead = 1 << 20;
   if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  // The kernel switches between readdir and readdirplus by itself (plus after a lookup burst).
+  if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+  if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
   // No kernel writeback cache: with it Linux trusts its own cached size of a regular file
   // forever and ignores the size another client published, which breaks close-to-open.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
@@ -452,6 +455,35 @@ void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_inf
   fuse_reply_buf(req, buf.data(), used);
 }
 
+// readdir with attributes (the kernel asks for it, e.g. for ls -l), saving a lookup per entry.
+void OpReaddirplus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  OrthoFs* fs = Fs(req);
+  std::string buf(size, '\0');
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < handle->entries.size(); ++i) {
+    const DirEntry& e = handle->entries[i];
+    const size_t need = fuse_add_direntry_plus(req, nullptr, 0, e.name.c_str(), nullptr, 0);
+    if (need > size - used) break;
+    fuse_entry_param entry{};
+    entry.attr.st_ino = e.fno;
+    entry.attr.st_mode = e.type;
+    if (e.name != "." && e.name != "..") {
+      // An entry removed since opendir goes out without attributes (ino 0: no lookup).
+      Result<InodeRef> inode = fs->ns().GetInode(e.fno);
+      if (inode.ok()) {
+        entry.ino = e.fno;
+        entry.attr_timeout = kAttrTimeout;
+        entry.entry_timeout = kAttrTimeout;
+        fs->FillStat(*inode, &entry.attr);
+      }
+    }
+    used += fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &entry,
+                                   static_cast<off_t>(i + 1));
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
 void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   delete reinterpret_cast<DirHandle*>(fi->fh);
   fuse_reply_err(req, 0);
@@ -539,6 +571,7 @@ fuse_lowlevel_ops MakeOps() {
   ops.fsync = OpFsync;
   ops.opendir = OpOpendir;
   ops.readdir = OpReaddir;
+  ops.readdirplus = OpReaddirplus;
   ops.releasedir = OpReleasedir;
   ops.statfs = OpStatfs;
   ops.setxattr = OpSetxattr;

@@ -25,8 +25,10 @@
 #include <ctime>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -1014,6 +1016,38 @@ TEST_F(FusePosixTest, ExtendedAttributes) {
   n = getxattr(f.c_str(), "user.color", buf, sizeof buf);
   ASSERT_EQ(n, 3);
   EXPECT_EQ(std::string(buf, 3), "red");
+}
+
+TEST_F(FusePosixTest, ListingWithAttributesMatchesStat) {
+  // ls -l style: readdir then stat of every entry; with readdirplus the attributes come with
+  // the listing, and they must equal what stat reports.
+  ASSERT_EQ(mkdir(P("sub").c_str(), 0750), 0);
+  for (int i = 0; i < 40; ++i) CreateFile(P("f" + std::to_string(i)), std::string(i * 100, 'x'));
+  ASSERT_EQ(symlink("f1", P("link").c_str()), 0);
+  const CommandResult ls = RunCommand({"/bin/ls", "-la", "--time-style=+%s", dir_});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  // With --time-style=+%s every line is: mode links user group size time name [-> target].
+  std::map<std::string, long> listed_sizes;
+  std::istringstream lines(ls.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string mode, links, user, group, time, name;
+    long size = -1;
+    if (fields >> mode >> links >> user >> group >> size >> time >> name) {
+      listed_sizes[name] = size;
+    }
+  }
+  int files = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    EXPECT_EQ(FreshStat(P(name)).st_size, i * 100);
+    ASSERT_EQ(listed_sizes.count(name), 1u) << ls.out;
+    EXPECT_EQ(listed_sizes[name], i * 100) << name;
+    ++files;
+  }
+  EXPECT_EQ(files, 40);
+  EXPECT_NE(ls.out.find("link -> f1"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("drwxr-x---"), std::string::npos) << ls.out;
 }
 
 }  // namespace orthofs::testing
