@@ -3,24 +3,7 @@
 # dangling entry and collects the orphans, and a remount shows every settled byte intact.
 #   fuse_crash_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
-src=$1
-export ORTHOFS_BIN=$2
-bin=$2
-work=$(mktemp -d /tmp/orthofs-crash-XXXXXX)
-cluster=$work/cluster
-mnt=$work/mnt
-cleanup() {
-  jobs -p | xargs -r kill -9 2> /dev/null || true
-  "$src/deploy/local-cluster" down --dir "$cluster" > /dev/null 2>&1 || true
-  grep -q " $mnt fuse" /proc/mounts && fusermount3 -uz "$mnt"
-  pkill -KILL -f "$work" 2> /dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-"$src/deploy/local-cluster" up --osds 3 --dir "$cluster" --mount "$mnt" > /dev/null
-export ORTHOFS_MAP=$cluster/cluster.yaml
+source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" crash
 
 # Settled data: written and closed before the crash.
 mkdir "$mnt/settled"

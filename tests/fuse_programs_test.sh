@@ -4,24 +4,7 @@
 # sample of objects where placement says they are.
 #   fuse_programs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
-src=$1
-export ORTHOFS_BIN=$2
-bin=$2
-work=$(mktemp -d /tmp/orthofs-programs-XXXXXX)
-cluster=$work/cluster
-mnt=$work/mnt
-cleanup() {
-  "$src/deploy/local-cluster" down --dir "$cluster" > /dev/null 2>&1 || true
-  grep -q " $mnt fuse" /proc/mounts && fusermount3 -uz "$mnt"
-  pkill -KILL -f "$work" 2> /dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
-
-"$src/deploy/local-cluster" up --osds 3 --dir "$cluster" --mount "$mnt" > /dev/null
-export ORTHOFS_MAP=$cluster/cluster.yaml
+source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" programs
 
 step "tar of /usr/include/linux extracted into the mount, diff -r against the source"
 tar -C /usr/include -cf "$work/tree.tar" linux
