@@ -1,67 +1,258 @@
 #include "client/file_io.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <atomic>
+
+#include "common/object_spans.h"
 
 namespace orthofs {
 
-std::vector<ObjectSpan> SplitIntoObjects(uint64_t offset, uint64_t length, uint64_t object_size) {
-  std::vector<ObjectSpan> spans;
-  uint64_t done = 0;
-  while (done < length) {
-    const uint64_t pos = offset + done;
-    const uint64_t in_object = pos % object_size;
-    const uint64_t n = std::min(length - done, object_size - in_object);
-    spans.push_back(ObjectSpan{pos / object_size, in_object, n, done});
-    done += n;
+namespace {
+
+WriteBackOptions CacheOptionsFor(const FileIoOptions& options, uint64_t object_size) {
+  WriteBackOptions o;
+  o.capacity_bytes = options.cache_bytes;
+  o.object_size = object_size;
+  o.max_dirty_age = options.max_dirty_age;
+  return o;
+}
+
+// How often idle flush threads look for objects that aged.
+constexpr std::chrono::milliseconds kAgeCheckInterval{200};
+
+}  // namespace
+
+FileIo::FileIo(ClusterClient* cluster, uint32_t fnso, const FileIoOptions& options)
+    : cluster_(cluster),
+      fnso_(fnso),
+      object_size_(cluster->map().object_size),
+      cache_(CacheOptionsFor(options, cluster->map().object_size)) {
+  for (int i = 0; i < std::max(1, options.flush_threads); ++i) {
+    flush_threads_.emplace_back([this] { FlushThread(); });
   }
-  return spans;
+}
+
+FileIo::~FileIo() {
+  if (Status st = FlushAll(); !st.ok()) {
+    spdlog::error("unwritten data lost at shutdown: {}", st.ToString());
+  }
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : flush_threads_) t.join();
 }
 
 Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
                                  uint64_t file_size) {
   if (offset >= file_size) return std::string();
   length = std::min(length, file_size - offset);
-  std::string out(length, '\0');  // holes and short objects read as zeros
-  const uint64_t object_size = cluster_->map().object_size;
-  // Every object of the range is read at once, from the OSDs that hold them.
-  PendingCalls pending;
-  for (const ObjectSpan& span : SplitIntoObjects(offset, length, object_size)) {
-    const Oid original{fnso_, fno, span.index, ObjectType::kData, CopyFlag::kOriginal};
-    pending.Add();
-    auto fill = [&out, &pending, span](Result<wire::ReadResponse> r) {
-      if (r.ok()) {
-        out.replace(span.buffer_offset, std::min<uint64_t>(r->data().size(), span.length),
-                    r->data());
-        pending.Done(Status::Ok());
-      } else {
-        pending.Done(r.status().Is(StatusCode::kNotFound) ? Status::Ok() : r.status());  // hole
+  std::string out(length, '\0');
+  std::vector<ObjectSpan> misses;
+  uint64_t token;
+  {
+    std::lock_guard lock(mu_);
+    for (const ObjectSpan& span : SplitIntoObjects(offset, length, object_size_)) {
+      if (!cache_.Read({fno, span.index}, span.offset, span.length,
+                       out.data() + span.buffer_offset)) {
+        misses.push_back(span);
       }
+    }
+    token = cache_.FillToken();
+  }
+  if (misses.empty()) return out;
+  // Every missing object is fetched whole, all at once, from the OSDs that hold them.
+  PendingCalls pending;
+  pending.Add(static_cast<int>(misses.size()));
+  for (const ObjectSpan& span : misses) {
+    const ObjectKey key{fno, span.index};
+    auto fill = [this, &out, &pending, key, span, token](Result<wire::ReadResponse> r) {
+      if (!r.ok() && !r.status().Is(StatusCode::kNotFound)) return pending.Done(r.status());
+      {
+        std::lock_guard lock(mu_);  // absent objects are holes: zeros
+        cache_.FillAndRead(key, token, r.ok() ? std::string_view(r->data()) : std::string_view(),
+                           span.offset, span.length, out.data() + span.buffer_offset);
+      }
+      pending.Done(Status::Ok());
     };
-    cluster_->ReadAsync(original, span.offset, span.length,
-                        [this, original, span, fill](Result<wire::ReadResponse> r) {
-                          if (r.ok() || r.status().Is(StatusCode::kNotFound)) return fill(r);
-                          // The other copy serves when the original's OSD fails.
-                          cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), span.offset,
-                                              span.length, fill);
-                        });
+    const Oid original = OriginalOf(key);
+    cluster_->ReadAsync(original, 0, 0, [this, original, fill](Result<wire::ReadResponse> r) {
+      if (r.ok() || r.status().Is(StatusCode::kNotFound)) return fill(r);
+      // The other copy serves when the original's OSD fails.
+      cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0, fill);
+    });
   }
   ORTHOFS_RETURN_IF_ERROR(pending.Wait());
   return out;
 }
 
-Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data, bool sync) {
-  const uint64_t object_size = cluster_->map().object_size;
-  // Both copies of every object of the range are written at once.
-  PendingCalls pending;
-  for (const ObjectSpan& span : SplitIntoObjects(offset, data.size(), object_size)) {
-    const Oid original{fnso_, fno, span.index, ObjectType::kData, CopyFlag::kOriginal};
-    ObjectWrite how;
-    how.offset = span.offset;
-    how.sync = sync;
-    cluster_->WriteBothCopiesAsync(original, data.substr(span.buffer_offset, span.length), how,
-                                   &pending);
+Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
+  const auto now = CacheClock::now();
+  const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, data.size(), object_size_);
+  {
+    std::lock_guard lock(mu_);
+    for (const ObjectSpan& span : spans) {
+      cache_.Write({fno, span.index}, span.offset, data.substr(span.buffer_offset, span.length),
+                   now);
+    }
   }
+  // Each object written whole is due at once: one flush thread per object.
+  for (size_t i = 0; i < spans.size(); ++i) work_cv_.notify_one();
+  RelievePressure();
+  return Status::Ok();
+}
+
+void FileIo::RelievePressure() {
+  std::unique_lock lock(mu_);
+  while (cache_.UnderPressure()) {
+    if (std::optional<FlushJob> job = cache_.TakeOldestFlush()) {
+      ++synchronous_write_backs_;
+      lock.unlock();
+      (void)WriteBackNow(std::move(*job));  // a failure stays dirty and is reported by Flush
+      lock.lock();
+    } else if (cache_.Full()) {
+      // Everything pinned is already being written back: wait for some of it.
+      ++writer_waits_;
+      written_back_cv_.wait(lock);
+    } else {
+      return;
+    }
+  }
+}
+
+void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done) {
+  // The job's ranges go to both copies at once; the last write to finish reports.
+  auto pending = std::make_shared<std::atomic<int>>(0);
+  auto first_error = std::make_shared<Status>();
+  auto error_mu = std::make_shared<std::mutex>();
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  if (job->replace) {
+    pieces.emplace_back(0, job->data.size());
+  } else {
+    for (const auto& [b, e] : job->ranges.ranges()) pieces.emplace_back(b, e - b);
+  }
+  *pending = static_cast<int>(pieces.size()) * 2;
+  auto finish_one = [this, job, pending, first_error, error_mu, done](const Status& st) {
+    if (!st.ok()) {
+      std::lock_guard lock(*error_mu);
+      if (first_error->ok()) *first_error = st;
+    }
+    if (--*pending > 0) return;
+    const Status result = *first_error;
+    {
+      std::lock_guard lock(mu_);
+      cache_.FlushDone(*job, result.ok());
+      if (!result.ok()) {
+        spdlog::warn("write-back of file {} object {} failed (kept, will retry): {}", job->key.fno,
+                     job->key.index, result.ToString());
+        Status& recorded = write_back_errors_[job->key.fno];
+        if (recorded.ok()) recorded = result;
+      }
+    }
+    written_back_cv_.notify_all();
+    done(result);
+  };
+  const Oid original = OriginalOf(job->key);
+  for (const auto& [offset, length] : pieces) {
+    ObjectWrite how;
+    how.offset = offset;
+    how.replace = job->replace;
+    const std::string_view bytes = std::string_view(job->data).substr(offset, length);
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      cluster_->WriteAsync(original.WithFlag(flag), bytes, how, finish_one);
+    }
+  }
+}
+
+Status FileIo::WriteBackNow(FlushJob job) {
+  PendingCalls pending;
+  pending.Add();
+  StartWriteBack(std::make_shared<FlushJob>(std::move(job)),
+                 [&pending](Status st) { pending.Done(st); });
   return pending.Wait();
+}
+
+void FileIo::FlushThread() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    std::optional<FlushJob> job = cache_.TakeDueFlush(CacheClock::now());
+    if (!job) {
+      work_cv_.wait_for(lock, kAgeCheckInterval);
+      continue;
+    }
+    lock.unlock();
+    (void)WriteBackNow(std::move(*job));  // failures stay dirty and are reported by Flush
+    lock.lock();
+  }
+}
+
+Status FileIo::Flush(uint64_t fno) {
+  // Start every dirty object of the file at once, then wait for those and for the file's
+  // write-backs other threads have in flight.
+  PendingCalls pending;
+  std::unique_lock lock(mu_);
+  while (std::optional<FlushJob> job = cache_.TakeFlushOf(fno)) {
+    pending.Add();
+    lock.unlock();
+    StartWriteBack(std::make_shared<FlushJob>(std::move(*job)),
+                   [&pending](Status st) { pending.Done(st); });
+    lock.lock();
+  }
+  lock.unlock();
+  Status first = pending.Wait();
+  lock.lock();
+  written_back_cv_.wait(lock, [&] { return !cache_.HasInFlight(fno); });
+  auto error = write_back_errors_.find(fno);
+  if (error != write_back_errors_.end()) {
+    if (first.ok()) first = error->second;
+    write_back_errors_.erase(error);
+  }
+  return first;
+}
+
+Status FileIo::FlushAll() {
+  std::vector<uint64_t> files;
+  {
+    std::lock_guard lock(mu_);
+    files = cache_.FilesWithUnwritten();
+    for (const auto& [fno, st] : write_back_errors_) files.push_back(fno);
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  Status first;
+  for (uint64_t fno : files) {
+    Status st = Flush(fno);
+    if (first.ok()) first = st;
+  }
+  return first;
+}
+
+void FileIo::Forget(uint64_t fno) {
+  std::unique_lock lock(mu_);
+  cache_.Forget(fno);
+  write_back_errors_.erase(fno);
+  written_back_cv_.wait(lock, [&] { return !cache_.HasInFlight(fno); });
+}
+
+void FileIo::ForgetClean(uint64_t fno) {
+  std::lock_guard lock(mu_);
+  cache_.ForgetClean(fno);
+}
+
+Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
+  {
+    std::lock_guard lock(mu_);
+    cache_.Truncate(fno, size);
+  }
+  return Flush(fno);
+}
+
+FileIoStats FileIo::stats() {
+  std::lock_guard lock(mu_);
+  return FileIoStats{cache_.stats(), synchronous_write_backs_, writer_waits_};
 }
 
 }  // namespace orthofs

@@ -1,39 +1,93 @@
-// A file's bytes as objects: byte ranges split at object boundaries, objects read from the
-// original (the replica on failure), written to both copies in parallel. Unwritten objects
-// read as zeros and are never stored (sparse files).
+// A file's bytes as objects, through the client's write-back object cache (paper 000 §3.2):
+// reads are served from the cache or fetch whole objects from their original OSD (the
+// replica on failure); writes land in the cache and a pool of flush threads writes both
+// copies of each object in parallel. Objects never written read as zeros and are never
+// stored (sparse files).
+//
+// When write-back happens: at once for objects written whole; at the latest after
+// max_dirty_age; on Flush (close, fsync); and under memory pressure, when the writer itself
+// writes back (synchronous write-back, paper 002) until the cache has room again.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "client/osd_client.h"
+#include "common/write_back_cache.h"
 
 namespace orthofs {
 
-// One object's share of a byte range.
-struct ObjectSpan {
-  uint64_t index;          // object index in the file
-  uint64_t offset;         // within the object
-  uint64_t length;         // bytes
-  uint64_t buffer_offset;  // where the span starts in the caller's buffer
+struct FileIoOptions {
+  uint64_t cache_bytes = 256ull << 20;
+  int flush_threads = 4;
+  std::chrono::milliseconds max_dirty_age{5000};
 };
 
-// Splits [offset, offset + length) at object boundaries. Pure; unit-tested.
-std::vector<ObjectSpan> SplitIntoObjects(uint64_t offset, uint64_t length, uint64_t object_size);
+struct FileIoStats {
+  WriteBackStats cache;
+  uint64_t synchronous_write_backs = 0;  // done by writers under memory pressure
+  uint64_t writer_waits = 0;             // writers that waited for a full cache to drain
+};
 
 class FileIo {
  public:
-  FileIo(ClusterClient* cluster, uint32_t fnso) : cluster_(cluster), fnso_(fnso) {}
+  FileIo(ClusterClient* cluster, uint32_t fnso, const FileIoOptions& options = {});
+  // Writes back what is still dirty, then stops the flush threads.
+  ~FileIo();
+
+  FileIo(const FileIo&) = delete;
+  FileIo& operator=(const FileIo&) = delete;
 
   // Reads up to `length` bytes at `offset` of a file of `file_size` bytes.
   Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size);
-  // Writes both copies of every object the range touches; `sync` makes them durable.
-  Status Write(uint64_t fno, uint64_t offset, std::string_view data, bool sync);
+  // Copies the bytes into the cache (they reach the OSDs later, or now under pressure).
+  Status Write(uint64_t fno, uint64_t offset, std::string_view data);
+  // Every byte written to the file so far is on both copies' OSDs when this returns (not yet
+  // fsync'd there). Returns the first write-back failure of the file since the last Flush.
+  Status Flush(uint64_t fno);
+  Status FlushAll();
+  // The file is gone: its cached bytes, dirty ones too, are dropped, and write-backs in flight
+  // have finished when this returns, so none lands after the objects are deleted.
+  void Forget(uint64_t fno);
+  // Another client changed the file: drop what this client did not write itself.
+  void ForgetClean(uint64_t fno);
+  // Before the OSDs truncate the file to `size`: bytes beyond are dropped here, the rest is
+  // written back, so no write-back lands after the truncation.
+  Status PrepareTruncate(uint64_t fno, uint64_t size);
+
+  FileIoStats stats();
 
  private:
+  // Writes both copies of the job's ranges, then reports to the cache; `done` gets the result.
+  void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done);
+  Status WriteBackNow(FlushJob job);
+  void FlushThread();
+  // Under memory pressure the writer writes back the oldest dirty objects itself.
+  void RelievePressure();
+  Oid OriginalOf(const ObjectKey& key) const {
+    return Oid{fnso_, key.fno, key.index, ObjectType::kData, CopyFlag::kOriginal};
+  }
+
   ClusterClient* cluster_;
-  uint32_t fnso_;
+  const uint32_t fnso_;
+  const uint64_t object_size_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;          // flush threads wait for due objects
+  std::condition_variable written_back_cv_;  // a write-back finished
+  WriteBackCache cache_;
+  std::map<uint64_t, Status> write_back_errors_;  // per file, until its next Flush
+  uint64_t synchronous_write_backs_ = 0;
+  uint64_t writer_waits_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> flush_threads_;
 };
 
 }  // namespace orthofs

@@ -14,6 +14,28 @@ Status ParseFnso(const std::string& text, uint32_t* out) {
   return Status::Ok();
 }
 
+Status ParseCount(const std::string& name, const std::string& text, uint64_t min, uint64_t max,
+                  uint64_t* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || *out < min ||
+      *out > max) {
+    return Status::InvalidArgument(name + " '" + text + "' is not a number in " +
+                                   std::to_string(min) + ".." + std::to_string(max));
+  }
+  return Status::Ok();
+}
+
+Status ParseCacheMb(const std::string& text, MountArgs* args) {
+  return ParseCount("cache size", text, 1, 1 << 20, &args->cache_mb);
+}
+
+Status ParseFlushThreads(const std::string& text, MountArgs* args) {
+  uint64_t n = 0;
+  ORTHOFS_RETURN_IF_ERROR(ParseCount("flush thread count", text, 1, 64, &n));
+  args->flush_threads = static_cast<uint32_t>(n);
+  return Status::Ok();
+}
+
 const std::set<std::string>& FstabOnlyWords() {
   // mount(8) and fstab vocabulary that means nothing to a FUSE session.
   static const std::set<std::string> words = {"defaults", "auto",  "noauto",  "user",  "nouser",
@@ -35,6 +57,10 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       ORTHOFS_RETURN_IF_ERROR(ParseFnso(opt.substr(5), &args->fnso));
     } else if (opt.rfind("log_level=", 0) == 0) {
       args->log_level = opt.substr(10);
+    } else if (opt.rfind("cache_mb=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(opt.substr(9), args));
+    } else if (opt.rfind("flush_threads=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(opt.substr(14), args));
     } else {
       args->fuse_options.push_back(opt);
     }
@@ -53,7 +79,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       if (i + 1 >= argv.size()) return Status::InvalidArgument(flag + " needs a value");
       return argv[++i];
     };
-    if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "-o") {
+    if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "--cache-mb" ||
+        a == "--flush-threads" || a == "-o") {
       Result<std::string> v = value(a);
       if (!v.ok()) return v.status();
       if (a == "--map") {
@@ -62,6 +89,10 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
         ORTHOFS_RETURN_IF_ERROR(ParseFnso(*v, &args.fnso));
       } else if (a == "--log-level") {
         args.log_level = *v;
+      } else if (a == "--cache-mb") {
+        ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(*v, &args));
+      } else if (a == "--flush-threads") {
+        ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(*v, &args));
       } else {
         ORTHOFS_RETURN_IF_ERROR(TakeOptions(*v, &args));
       }

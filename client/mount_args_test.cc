@@ -51,6 +51,25 @@ TEST(MountArgsTest, DebugFlagStaysInForegroundAndPassesThrough) {
   EXPECT_EQ(a.fuse_flags, (std::vector<std::string>{"-d"}));
 }
 
+TEST(MountArgsTest, CacheOptions) {
+  MountArgs defaults = Parse({"--map", "m", "/x"});
+  EXPECT_EQ(defaults.cache_mb, 256u);
+  EXPECT_EQ(defaults.flush_threads, 4u);
+  MountArgs a = Parse({"--map", "m", "--cache-mb", "64", "--flush-threads", "2", "/x"});
+  EXPECT_EQ(a.cache_mb, 64u);
+  EXPECT_EQ(a.flush_threads, 2u);
+  MountArgs b = Parse({"m", "/x", "-o", "cache_mb=1024,flush_threads=8,allow_other"});
+  EXPECT_EQ(b.cache_mb, 1024u);
+  EXPECT_EQ(b.flush_threads, 8u);
+  EXPECT_EQ(b.fuse_options, (std::vector<std::string>{"allow_other"}));
+  EXPECT_NE(ErrorOf({"--map", "m", "--cache-mb", "0", "/x"}).find("cache size '0'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "-o", "cache_mb=lots", "/x"}).find("cache size 'lots'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--map", "m", "--flush-threads", "65", "/x"}).find("1..64"),
+            std::string::npos);
+}
+
 TEST(MountArgsTest, Help) { EXPECT_TRUE(Parse({"--help"}).help); }
 
 TEST(MountArgsTest, Errors) {

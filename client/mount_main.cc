@@ -1,8 +1,10 @@
 // orthofs-mount (also installed as mount.orthofs): the OrthoFS FUSE file system, on the
 // low-level libfuse3 API (structured after libfuse's passthrough_ll.c). Inode number = fno.
 //
-// Consistency across clients is close-to-open, as NFS: open re-reads the inode; writes reach
-// both copies before the FUSE write returns; flush/close/fsync publish the new size and mtime.
+// Consistency across clients is close-to-open, as NFS: open re-reads the inode and drops
+// cached bytes of files another client changed; writes go to the client's write-back cache
+// (client/file_io.h); close (flush) writes them back to both copies and publishes the new size
+// and mtime; fsync also makes them durable on the OSDs.
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -75,8 +77,10 @@ struct OpenInode {
 
 class OrthoFs {
  public:
-  OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso)
-      : cluster_(std::move(cluster)), ns_(cluster_.get(), fnso), io_(cluster_.get(), fnso) {}
+  OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso, const FileIoOptions& io_options)
+      : cluster_(std::move(cluster)),
+        ns_(cluster_.get(), fnso),
+        io_(cluster_.get(), fnso, io_options) {}
 
   Namespace& ns() { return ns_; }
   FileIo& io() { return io_; }
@@ -121,10 +125,11 @@ class OrthoFs {
     return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
   }
 
-  void Opened(uint64_t fno, uint64_t size) {
+  void Opened(const InodeRef& ref) {
     std::lock_guard lock(mu_);
-    OpenInode& o = open_[fno];
-    if (o.open_count++ == 0 || !o.size_dirty) o.size = size;  // close-to-open: fresh size
+    OpenInode& o = open_[ref.fno];
+    if (o.open_count++ == 0 || !o.size_dirty) o.size = ref.inode.size;  // close-to-open
+    CheckCachedVersion(ref.fno, ref.version);
   }
 
   void Wrote(uint64_t fno, uint64_t end) {
@@ -154,16 +159,51 @@ class OrthoFs {
       it->second.size_dirty = false;
     }
     Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
+    std::lock_guard lock(mu_);
     if (!r.ok()) {
-      std::lock_guard lock(mu_);
       open_[fno].size_dirty = true;  // try again at the next flush
+      return r.status();
     }
-    return r.status();
+    // Our own change: the cached bytes stay valid unless someone else changed it in between.
+    auto known = cached_version_.find(fno);
+    if (known != cached_version_.end() && known->second + 1 == r->version) known->second++;
+    CheckCachedVersion(fno, r->version);
+    return Status::Ok();
+  }
+
+  // The file's written bytes on both copies, and its size published.
+  Status FlushFile(uint64_t fno) {
+    Status written = io_.Flush(fno);
+    Status published = Publish(fno);
+    return written.ok() ? published : written;
+  }
+
+  // At unmount: everything this client wrote reaches the OSDs.
+  void FlushEverything() {
+    std::vector<uint64_t> open_files;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [fno, o] : open_) open_files.push_back(fno);
+    }
+    for (uint64_t fno : open_files) {
+      if (Status st = FlushFile(fno); !st.ok()) {
+        spdlog::error("file {}: unwritten data at unmount: {}", fno, st.ToString());
+      }
+    }
+    if (Status st = io_.FlushAll(); !st.ok()) {
+      spdlog::error("unwritten data at unmount: {}", st.ToString());
+    }
+    const FileIoStats s = io_.stats();
+    spdlog::info(
+        "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "
+        "{} synchronous write-backs, {} writer waits, {} evictions",
+        s.cache.read_hits, s.cache.read_misses, s.cache.flushes, s.cache.flushed_bytes,
+        s.cache.flush_failures, s.synchronous_write_backs, s.writer_waits, s.cache.evictions);
   }
 
   // Last close: publishes, and frees an unlinked file's objects.
   Status Closed(uint64_t fno) {
-    Status published = Publish(fno);
+    Status published = FlushFile(fno);
     bool release = false;
     {
       std::lock_guard lock(mu_);
@@ -173,7 +213,10 @@ class OrthoFs {
         open_.erase(it);
       }
     }
-    if (release) return ns_.ReleaseInode(fno);
+    if (release) {
+      io_.Forget(fno);
+      return ns_.ReleaseInode(fno);
+    }
     return published;
   }
 
@@ -187,6 +230,7 @@ class OrthoFs {
         return Status::Ok();
       }
     }
+    io_.Forget(fno);  // e.g. bytes whose write-back failed at close and is being retried
     return ns_.ReleaseInode(fno);
   }
 
@@ -194,8 +238,21 @@ class OrthoFs {
   std::unique_ptr<ClusterClient> cluster_;
   Namespace ns_;
   FileIo io_;
+  // Close-to-open for cached bytes: the INODE version the cached bytes of a file belong to. A
+  // different version at open means another client changed the file. Forgetting entries only
+  // costs re-reads, so the map is simply cleared when it grows large.
+  void CheckCachedVersion(uint64_t fno, uint64_t version) {
+    auto [it, inserted] = cached_version_.try_emplace(fno, version);
+    if (inserted || it->second == version) return;
+    io_.ForgetClean(fno);
+    it->second = version;
+    if (cached_version_.size() > kMaxCachedVersions) cached_version_.clear();
+  }
+  static constexpr size_t kMaxCachedVersions = 1 << 16;
+
   std::mutex mu_;
   std::map<uint64_t, OpenInode> open_;
+  std::map<uint64_t, uint64_t> cached_version_;
 };
 
 OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }
@@ -227,6 +284,9 @@ void OpInit(void*, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 }
 
+// Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
+void OpDestroy(void* userdata) { static_cast<OrthoFs*>(userdata)->FlushEverything(); }
+
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Result<InodeRef> r = Fs(req)->ns().Lookup(parent, name);
   if (!r.ok()) return ReplyError(req, r.status(), "lookup");
@@ -252,9 +312,13 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (to_set & FUSE_SET_ATTR_UID) changes.uid = attr->st_uid;
   if (to_set & FUSE_SET_ATTR_GID) changes.gid = attr->st_gid;
   if (to_set & FUSE_SET_ATTR_SIZE) {
-    // Publish pending writes first so the truncation sees the real old size.
-    if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
-    changes.size = static_cast<uint64_t>(attr->st_size);
+    // Written bytes reach the OSDs before the truncation (none lands after it), and the size
+    // is published so the truncation sees the real old size.
+    const uint64_t size = static_cast<uint64_t>(attr->st_size);
+    Status st = fs->io().PrepareTruncate(ino, size);
+    if (st.ok()) st = fs->Publish(ino);
+    if (!st.ok()) return ReplyError(req, st, "setattr");
+    changes.size = size;
   }
   if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
     changes.atime = Now();
@@ -342,18 +406,20 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyError(req, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
-  uint64_t size = r->inode.size;
+  InodeRef opened = *r;
   // With atomic O_TRUNC (libfuse's default) the kernel sends no separate truncation.
   if ((fi->flags & O_TRUNC) && r->inode.IsRegular()) {
-    if (Status st = Fs(req)->Publish(ino); !st.ok()) return ReplyError(req, st, "open");
+    Status st = Fs(req)->io().PrepareTruncate(ino, 0);
+    if (st.ok()) st = Fs(req)->Publish(ino);
+    if (!st.ok()) return ReplyError(req, st, "open");
     SetAttrRequest truncate;
     truncate.size = 0;
     Result<InodeRef> t = Fs(req)->ns().SetAttr(ino, truncate);
     if (!t.ok()) return ReplyError(req, t.status(), "open");
     Fs(req)->Truncated(ino, 0);
-    size = 0;
+    opened = *t;
   }
-  Fs(req)->Opened(ino, size);
+  Fs(req)->Opened(opened);
   fi->keep_cache = 0;
   fuse_reply_open(req, fi);
 }
@@ -363,7 +429,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   Result<InodeRef> r =
       Fs(req)->ns().Create(parent, name, S_IFREG | (mode & 07777), 0, CallerOf(req));
   if (!r.ok()) return ReplyError(req, r.status(), "create");
-  Fs(req)->Opened(r->fno, 0);
+  Fs(req)->Opened(*r);
   fuse_entry_param e{};
   e.ino = r->fno;
   e.attr_timeout = kAttrTimeout;
@@ -389,18 +455,21 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
              fuse_file_info* fi) {
   OrthoFs* fs = Fs(req);
-  const bool sync = (fi->flags & O_SYNC) || (fi->flags & O_DSYNC);
-  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size), sync);
+  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
   fs->Wrote(ino, static_cast<uint64_t>(off) + size);
-  if (sync) {
-    if (Status p = fs->Publish(ino); !p.ok()) return ReplyError(req, p, "write");
+  if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {
+    // Synchronous I/O: durable on both copies before the write returns.
+    st = fs->FlushFile(ino);
+    if (st.ok()) st = fs->ns().cluster()->SyncAll();
+    if (!st.ok()) return ReplyError(req, st, "write");
   }
   fuse_reply_write(req, size);
 }
 
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  fuse_reply_err(req, ErrnoFor(Fs(req)->Publish(ino)));
+  // close(2): what this client wrote becomes visible to every client that opens the file next.
+  fuse_reply_err(req, ErrnoFor(Fs(req)->FlushFile(ino)));
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
@@ -410,9 +479,9 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  // The kernel has sent the dirty pages; both copies are in their OSDs' WALs. Publish the size,
-  // then make every OSD's WAL durable, so both copies survive a power loss.
-  Status st = Fs(req)->Publish(ino);
+  // Write back the file's dirty objects (both copies) and publish the size, then make every
+  // OSD's WAL durable, so both copies survive a power loss.
+  Status st = Fs(req)->FlushFile(ino);
   if (st.ok()) st = Fs(req)->ns().cluster()->SyncAll();
   if (!st.ok()) return ReplyError(req, st, "fsync");
   fuse_reply_err(req, 0);
@@ -551,6 +620,7 @@ void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops{};
   ops.init = OpInit;
+  ops.destroy = OpDestroy;
   ops.lookup = OpLookup;
   ops.getattr = OpGetattr;
   ops.setattr = OpSetattr;
@@ -631,14 +701,17 @@ void ReportMount(int* report_fd, bool ok) {
 
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
-            << " --map FILE [--fnso N] [--log-level LEVEL] MOUNTPOINT [-f] [-d] [-o opts]\n"
+            << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--log-level LEVEL]\n"
+               "       MOUNTPOINT [-f] [-d] [-o opts]\n"
                "       "
             << prog
             << " FILE MOUNTPOINT -o fnso=N[,opts]   (mount(8), fstab)\n"
                "  Mounts OrthoFS namespace N (default 1) of the cluster whose map is FILE.\n"
                "  -f stays in the foreground, -d also prints every FUSE request;\n"
-               "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso= and\n"
-               "  log_level= may also be given there.\n"
+               "  --cache-mb sizes the client object cache (default 256; written bytes wait\n"
+               "  there for write-back at most 5 s), --flush-threads the write-back threads\n"
+               "  (default 4). -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=,\n"
+               "  cache_mb=, flush_threads= and log_level= may also be given there.\n"
                "  fstab: /etc/orthofs/cluster.yaml /mnt/orthofs fuse.orthofs fnso=1,_netdev 0 0\n";
 }
 
@@ -687,7 +760,10 @@ int main(int argc, char** argv) {
   RouteGrpcLogsToSpdlog();
   TuneProcessForDataPath();
 
-  auto fs = std::make_unique<OrthoFs>(std::make_unique<ClusterClient>(*map), fnso);
+  FileIoOptions io_options;
+  io_options.cache_bytes = cli.cache_mb << 20;
+  io_options.flush_threads = static_cast<int>(cli.flush_threads);
+  auto fs = std::make_unique<OrthoFs>(std::make_unique<ClusterClient>(*map), fnso, io_options);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     ReportMount(&report_fd, false);

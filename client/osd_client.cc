@@ -194,6 +194,13 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
   Osd(placement_.OsdFor(oid))->ReadAsync(std::move(r), std::move(done));
 }
 
+void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
+                               std::function<void(Status)> done) {
+  Osd(placement_.OsdFor(oid))
+      ->WriteAsync(MakeWrite(oid, data, how),
+                   [done = std::move(done)](Result<wire::WriteResponse> r) { done(r.status()); });
+}
+
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
     const Oid& original, std::string_view data, std::optional<uint64_t> expected_version) {
   ObjectWrite how;

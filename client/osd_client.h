@@ -115,6 +115,8 @@ class ClusterClient {
                             PendingCalls* pending);
   void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
                  std::function<void(Result<wire::ReadResponse>)> done);
+  void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
+                  std::function<void(Status)> done);
   // Metadata objects: a conditional write of the original (the commit point), then the
   // replica made equal to it, version included.
   Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,

@@ -1,4 +1,4 @@
-#include "client/file_io.h"
+#include "common/object_spans.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,321 @@
+#include "common/write_back_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
+namespace orthofs {
+
+WriteBackCache::WriteBackCache(const WriteBackOptions& options) : options_(options) {}
+
+void WriteBackCache::Unaccount(const Entry& e) {
+  bytes_ -= e.data.size();
+  dirty_bytes_ -= e.dirty.bytes();
+  if (Pinned(e)) pinned_bytes_ -= e.data.size();
+}
+
+void WriteBackCache::Account(const ObjectKey& key, Entry& e) {
+  bytes_ += e.data.size();
+  dirty_bytes_ += e.dirty.bytes();
+  if (Pinned(e)) pinned_bytes_ += e.data.size();
+  // Keep the write-back queues in step with the entry.
+  if (e.dirty.empty()) {
+    if (e.dirty_seq != 0) dirty_order_.erase({e.dirty_seq, key});
+    e.dirty_seq = 0;
+  }
+  if (!e.dirty.empty() && WholeObjectDirty(e)) {
+    whole_dirty_.insert(key);
+  } else {
+    whole_dirty_.erase(key);
+  }
+}
+
+WriteBackCache::Entry& WriteBackCache::Touch(const ObjectKey& key) {
+  auto [it, created] = entries_.try_emplace(key);
+  Entry& e = it->second;
+  if (created) {
+    lru_.push_front(key);
+  } else {
+    lru_.splice(lru_.begin(), lru_, e.lru);
+  }
+  e.lru = lru_.begin();
+  return e;
+}
+
+void WriteBackCache::CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const {
+  const uint64_t end = offset + length;
+  const uint64_t stored_end = std::min<uint64_t>(end, e.data.size());
+  if (offset < stored_end) std::memcpy(out, e.data.data() + offset, stored_end - offset);
+  const uint64_t zeros_from = std::max(offset, stored_end);
+  if (zeros_from < end) std::memset(out + (zeros_from - offset), 0, end - zeros_from);
+}
+
+bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || !it->second.valid.Covers(offset, offset + length)) {
+    ++stats_.read_misses;
+    return false;
+  }
+  ++stats_.read_hits;
+  Entry& e = Touch(key);
+  CopyOut(e, offset, length, out);
+  return true;
+}
+
+void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string_view stored,
+                                 uint64_t offset, uint64_t length, char* out) {
+  stored = stored.substr(0, options_.object_size);
+  auto found = entries_.find(key);
+  if (token != generation_) {
+    // The file changed under the read: answer from what was read, overlaid with what this
+    // client knows, but keep nothing.
+    ++stats_.stale_fills;
+    std::string merged(stored);
+    if (found != entries_.end()) {
+      const Entry& e = found->second;
+      merged.resize(std::max<uint64_t>(merged.size(), e.data.size()), '\0');
+      for (const auto& [b, end] : e.valid.ranges()) {
+        if (b >= merged.size()) break;
+        const uint64_t n = std::min<uint64_t>(end, merged.size()) - b;
+        CopyOut(e, b, n, merged.data() + b);
+      }
+    }
+    const uint64_t have = offset < merged.size() ? std::min(length, merged.size() - offset) : 0;
+    if (have > 0) std::memcpy(out, merged.data() + offset, have);
+    std::memset(out + have, 0, length - have);
+    return;
+  }
+  ++stats_.fills;
+  Entry& e = Touch(key);
+  Unaccount(e);
+  // Fill the gaps between the bytes known here with the stored bytes.
+  std::string merged(stored);
+  merged.resize(std::max<uint64_t>(merged.size(), e.data.size()), '\0');
+  for (const auto& [b, end] : e.valid.ranges()) {
+    if (b >= merged.size()) break;
+    CopyOut(e, b, std::min<uint64_t>(end, merged.size()) - b, merged.data() + b);
+  }
+  e.data = std::move(merged);
+  e.valid.Add(0, options_.object_size);
+  Account(key, e);
+  CopyOut(e, offset, length, out);
+  EvictClean();
+}
+
+void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,
+                           CacheClock::time_point now) {
+  if (data.empty()) return;
+  ++stats_.writes;
+  Entry& e = Touch(key);
+  Unaccount(e);
+  const uint64_t end = offset + data.size();
+  if (e.data.size() < end) e.data.resize(end, '\0');
+  std::memcpy(e.data.data() + offset, data.data(), data.size());
+  e.valid.Add(offset, end);
+  if (e.dirty.empty()) {
+    e.dirty_seq = next_dirty_seq_++;
+    e.dirty_since = now;
+    dirty_order_.insert({e.dirty_seq, key});
+  }
+  e.dirty.Add(offset, end);
+  Account(key, e);
+  EvictClean();
+}
+
+FlushJob WriteBackCache::Take(Entries::iterator it) {
+  Entry& e = it->second;
+  Unaccount(e);
+  FlushJob job;
+  job.key = it->first;
+  job.data = e.data;
+  job.ranges = e.dirty;
+  job.incarnation = e.incarnation;
+  // Knowing the whole object, one replacing write is cheaper than several ranged ones.
+  job.replace = e.valid.Covers(0, options_.object_size) &&
+                (e.dirty.ranges().size() > 1 || e.dirty.Covers(0, e.data.size()));
+  e.writing = e.dirty;
+  e.dirty.Clear();
+  e.in_flight = true;
+  Account(it->first, e);
+  return job;
+}
+
+std::optional<FlushJob> WriteBackCache::TakeFlushOf(uint64_t fno) {
+  for (auto it = entries_.lower_bound({fno, 0}); it != entries_.end() && it->first.fno == fno;
+       ++it) {
+    if (!it->second.dirty.empty() && !it->second.in_flight) return Take(it);
+  }
+  return std::nullopt;
+}
+
+std::optional<FlushJob> WriteBackCache::TakeDueFlush(CacheClock::time_point now) {
+  for (const ObjectKey& key : whole_dirty_) {
+    auto it = entries_.find(key);
+    if (!it->second.in_flight) return Take(it);
+  }
+  const bool pressure =
+      pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
+                                             options_.pressure_share / 2);
+  for (const auto& [seq, key] : dirty_order_) {
+    auto it = entries_.find(key);
+    if (it->second.in_flight) continue;
+    if (pressure || now - it->second.dirty_since >= options_.max_dirty_age) return Take(it);
+    return std::nullopt;  // later ones became dirty later still
+  }
+  return std::nullopt;
+}
+
+std::optional<FlushJob> WriteBackCache::TakeOldestFlush() {
+  for (const auto& [seq, key] : dirty_order_) {
+    auto it = entries_.find(key);
+    if (!it->second.in_flight) return Take(it);
+  }
+  return std::nullopt;
+}
+
+void WriteBackCache::FlushDone(const FlushJob& job, bool ok) {
+  auto it = entries_.find(job.key);
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  Unaccount(e);
+  e.in_flight = false;
+  e.writing.Clear();
+  if (ok) {
+    ++stats_.flushes;
+    stats_.flushed_bytes += job.bytes();
+  } else {
+    ++stats_.flush_failures;
+    if (job.incarnation == e.incarnation) {
+      // Newer writes to these bytes are in the buffer and dirty anyway: retrying the ranges
+      // writes the newest bytes. Bytes a truncation cut off meanwhile are not retried.
+      if (!e.dirty.empty()) dirty_order_.erase({e.dirty_seq, job.key});
+      e.dirty_seq = next_retry_seq_++;
+      e.dirty_since = CacheClock::time_point{};  // overdue: retried by the next flush pass
+      dirty_order_.insert({e.dirty_seq, job.key});
+      ByteRanges retry = job.ranges;
+      retry.TrimTo(e.data.size());
+      e.dirty.Add(retry);
+    }
+  }
+  Account(job.key, e);
+  if (e.valid.empty() && !Pinned(e)) {
+    Unaccount(e);
+    lru_.erase(e.lru);
+    entries_.erase(it);
+  }
+  EvictClean();
+}
+
+void WriteBackCache::Drop(Entries::iterator it) {
+  Entry& e = it->second;
+  Unaccount(e);
+  if (e.in_flight) {
+    // Its write-back finishes; then FlushDone removes the emptied entry.
+    e.data.clear();
+    e.valid.Clear();
+    e.dirty.Clear();
+    e.writing.Clear();
+    ++e.incarnation;
+    Account(it->first, e);
+    return;
+  }
+  e.dirty.Clear();
+  Account(it->first, e);  // leaves the write-back queues
+  Unaccount(e);
+  lru_.erase(e.lru);
+  entries_.erase(it);
+}
+
+void WriteBackCache::Forget(uint64_t fno) {
+  ++generation_;
+  auto it = entries_.lower_bound({fno, 0});
+  while (it != entries_.end() && it->first.fno == fno) Drop(it++);
+}
+
+void WriteBackCache::ForgetClean(uint64_t fno) {
+  ++generation_;
+  auto it = entries_.lower_bound({fno, 0});
+  while (it != entries_.end() && it->first.fno == fno) {
+    Entry& e = it->second;
+    if (!Pinned(e)) {
+      Drop(it++);
+      continue;
+    }
+    // Only what this client wrote is still known: dirty bytes and those on their way out.
+    Unaccount(e);
+    e.valid = e.dirty;
+    e.valid.Add(e.writing);
+    Account(it->first, e);
+    ++it;
+  }
+}
+
+void WriteBackCache::Truncate(uint64_t fno, uint64_t size) {
+  ++generation_;
+  const uint64_t os = options_.object_size;
+  const uint64_t first_gone = (size + os - 1) / os;  // objects from here on hold no byte
+  auto it = entries_.lower_bound({fno, first_gone});
+  while (it != entries_.end() && it->first.fno == fno) Drop(it++);
+  if (size % os == 0) return;
+  auto boundary = entries_.find({fno, size / os});
+  if (boundary == entries_.end()) return;
+  Entry& e = boundary->second;
+  const uint64_t cut = size % os;
+  Unaccount(e);
+  if (e.data.size() > cut) e.data.resize(cut);  // bytes beyond the cut now read as zeros
+  e.dirty.TrimTo(cut);
+  Account(boundary->first, e);
+}
+
+bool WriteBackCache::HasUnwritten(uint64_t fno) const {
+  for (auto it = entries_.lower_bound({fno, 0}); it != entries_.end() && it->first.fno == fno;
+       ++it) {
+    if (Pinned(it->second)) return true;
+  }
+  return false;
+}
+
+bool WriteBackCache::HasInFlight(uint64_t fno) const {
+  for (auto it = entries_.lower_bound({fno, 0}); it != entries_.end() && it->first.fno == fno;
+       ++it) {
+    if (it->second.in_flight) return true;
+  }
+  return false;
+}
+
+std::vector<uint64_t> WriteBackCache::FilesWithUnwritten() const {
+  std::vector<uint64_t> files;
+  for (const auto& [key, e] : entries_) {
+    if (Pinned(e) && (files.empty() || files.back() != key.fno)) files.push_back(key.fno);
+  }
+  return files;
+}
+
+bool WriteBackCache::UnderPressure() const {
+  return pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
+                                                options_.pressure_share);
+}
+
+void WriteBackCache::EvictClean() {
+  auto it = lru_.end();
+  while (bytes_ > options_.capacity_bytes && it != lru_.begin()) {
+    --it;
+    auto found = entries_.find(*it);
+    if (Pinned(found->second)) continue;
+    ++stats_.evictions;
+    Unaccount(found->second);
+    it = lru_.erase(it);
+    entries_.erase(found);
+  }
+}
+
+WriteBackStats WriteBackCache::stats() const {
+  WriteBackStats s = stats_;
+  s.entries = entries_.size();
+  s.bytes = bytes_;
+  s.dirty_bytes = dirty_bytes_;
+  s.pinned_bytes = pinned_bytes_;
+  return s;
+}
+
+}  // namespace orthofs

@@ -1,0 +1,163 @@
+// The client's object cache (DESIGN.md, Client: data path; paper 000 §3.2): the bytes of file
+// objects this client read or wrote, kept whole per object and written back later by a pool of
+// flush threads. Reads are served from it when every requested byte is known here; writes only
+// copy into it. Objects written whole are due for write-back at once (they are unlikely to
+// change again and writing them early overlaps the network with the writer); partly written
+// ones when they reach the maximum dirty age, under memory pressure, or when the file is
+// flushed (close, fsync).
+//
+// Pure state with no I/O and no locking: the owner serializes calls and does the writes.
+#pragma once
+
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/byte_ranges.h"
+
+namespace orthofs {
+
+using CacheClock = std::chrono::steady_clock;
+
+struct ObjectKey {
+  uint64_t fno = 0;
+  uint64_t index = 0;  // object index in the file
+  auto operator<=>(const ObjectKey&) const = default;
+};
+
+struct WriteBackOptions {
+  uint64_t capacity_bytes = 256ull << 20;
+  uint64_t object_size = 128 << 10;
+  std::chrono::milliseconds max_dirty_age{5000};
+  // W1 (paper 002): when dirty and in-flight objects fill this share of the cache, writers
+  // write back synchronously; background write-back starts at half of it.
+  double pressure_share = 0.5;
+};
+
+// One object's write-back: the bytes to write and where they go.
+struct FlushJob {
+  ObjectKey key;
+  std::string data;      // the object's bytes [0, data.size()) when the job was taken
+  ByteRanges ranges;     // the dirty ranges this job writes (offsets into data)
+  bool replace = false;  // the cache knows the whole object: write `data` as its new content
+  uint64_t incarnation = 0;
+  uint64_t bytes() const { return replace ? data.size() : ranges.bytes(); }
+};
+
+struct WriteBackStats {
+  uint64_t read_hits = 0;
+  uint64_t read_misses = 0;
+  uint64_t fills = 0;
+  uint64_t stale_fills = 0;  // fetched while the file was truncated or invalidated: not kept
+  uint64_t writes = 0;
+  uint64_t flushes = 0;
+  uint64_t flushed_bytes = 0;
+  uint64_t flush_failures = 0;
+  uint64_t evictions = 0;
+  uint64_t entries = 0;
+  uint64_t bytes = 0;         // cached bytes
+  uint64_t dirty_bytes = 0;   // written here, not yet taken for write-back
+  uint64_t pinned_bytes = 0;  // bytes of objects that are dirty or being written back
+};
+
+class WriteBackCache {
+ public:
+  explicit WriteBackCache(const WriteBackOptions& options);
+
+  WriteBackCache(const WriteBackCache&) = delete;
+  WriteBackCache& operator=(const WriteBackCache&) = delete;
+
+  // Copies [offset, offset + length) of the object into `out` if every byte is known here.
+  bool Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out);
+
+  // Taken before reading an object from the OSDs and handed to FillAndRead: a fill that raced
+  // with a Truncate or Forget is not kept.
+  uint64_t FillToken() const { return generation_; }
+  // The object as the OSDs hold it (`stored`; bytes beyond it read as zeros, as do absent
+  // objects). Bytes written here are newer and win. Copies [offset, offset + length) of the
+  // merged object into `out`.
+  void FillAndRead(const ObjectKey& key, uint64_t token, std::string_view stored, uint64_t offset,
+                   uint64_t length, char* out);
+
+  // Copies new bytes into the object and marks them dirty.
+  void Write(const ObjectKey& key, uint64_t offset, std::string_view data,
+             CacheClock::time_point now);
+
+  // Take an object's dirty bytes for write-back; it stays pinned until FlushDone. At most one
+  // write-back per object is in flight, so writes reach the OSDs in order.
+  std::optional<FlushJob> TakeFlushOf(uint64_t fno);                 // any dirty object of the file
+  std::optional<FlushJob> TakeDueFlush(CacheClock::time_point now);  // whole, aged, or pressure
+  std::optional<FlushJob> TakeOldestFlush();                         // synchronous write-back
+  // A failed write-back leaves its bytes dirty, to be retried.
+  void FlushDone(const FlushJob& job, bool ok);
+
+  // Drops every byte of the file, dirty ones too (the file is gone). Write-backs in flight
+  // finish, but nothing of them is kept.
+  void Forget(uint64_t fno);
+  // Drops the bytes of the file that this client did not write (another client changed it).
+  void ForgetClean(uint64_t fno);
+  // The file is now `size` bytes long: bytes beyond are dropped; they read as zeros later.
+  void Truncate(uint64_t fno, uint64_t size);
+
+  // Dirty or in-flight bytes of the file exist.
+  bool HasUnwritten(uint64_t fno) const;
+  bool HasInFlight(uint64_t fno) const;
+  // Files with dirty or in-flight bytes, ascending.
+  std::vector<uint64_t> FilesWithUnwritten() const;
+  // Dirty and in-flight objects reach W1: writers should write back synchronously.
+  bool UnderPressure() const;
+  // Dirty and in-flight objects fill the cache: writers must wait for write-backs.
+  bool Full() const { return pinned_bytes_ >= options_.capacity_bytes; }
+
+  WriteBackStats stats() const;
+  const WriteBackOptions& options() const { return options_; }
+
+ private:
+  struct Entry {
+    std::string data;    // bytes [0, data.size()); beyond are zeros where valid
+    ByteRanges valid;    // bytes known here
+    ByteRanges dirty;    // written here, not yet taken for write-back; subset of valid
+    ByteRanges writing;  // the ranges of the write-back in flight
+    bool in_flight = false;
+    uint64_t incarnation = 0;  // bumped when the bytes are dropped under a write-back
+    uint64_t dirty_seq = 0;    // position in dirty_order_ while dirty
+    CacheClock::time_point dirty_since;
+    std::list<ObjectKey>::iterator lru;
+  };
+  using Entries = std::map<ObjectKey, Entry>;
+
+  bool Pinned(const Entry& e) const { return e.in_flight || !e.dirty.empty(); }
+  bool WholeObjectDirty(const Entry& e) const { return e.dirty.Covers(0, options_.object_size); }
+  // Every state change of an entry happens between Unaccount and Account.
+  void Unaccount(const Entry& e);
+  void Account(const ObjectKey& key, Entry& e);
+  Entry& Touch(const ObjectKey& key);  // finds or creates, and marks most recently used
+  void CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const;
+  FlushJob Take(Entries::iterator it);
+  void Drop(Entries::iterator it);  // dropped now, or emptied and dropped after its write-back
+  void EvictClean();
+
+  const WriteBackOptions options_;
+  Entries entries_;
+  std::list<ObjectKey> lru_;                              // front = most recently used
+  std::set<std::pair<uint64_t, ObjectKey>> dirty_order_;  // by the time they became dirty
+  std::set<ObjectKey> whole_dirty_;                       // due for write-back at once
+  // Failed write-backs are retried first, so their sequence numbers sort before all others.
+  uint64_t next_retry_seq_ = 1;
+  uint64_t next_dirty_seq_ = 1ull << 63;
+  uint64_t generation_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t dirty_bytes_ = 0;
+  uint64_t pinned_bytes_ = 0;
+  WriteBackStats stats_;
+};
+
+}  // namespace orthofs
