@@ -264,7 +264,11 @@ Credentials CallerOf(fuse_req_t req) {
 
 void ReplyError(fuse_req_t req, const Status& st, const char* op) {
   const int err = ErrnoFor(st);
-  if (err == EIO) spdlog::warn("{}: {}", op, st.ToString());
+  if (err == EIO) {
+    spdlog::warn("{}: {}", op, st.ToString());
+  } else {
+    spdlog::debug("{}: {}", op, st.ToString());  // expected errors: ENOENT, EEXIST, ...
+  }
   fuse_reply_err(req, err);
 }
 
@@ -469,7 +473,9 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
 
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   // close(2): what this client wrote becomes visible to every client that opens the file next.
-  fuse_reply_err(req, ErrnoFor(Fs(req)->FlushFile(ino)));
+  Status st = Fs(req)->FlushFile(ino);
+  if (!st.ok()) return ReplyError(req, st, "flush");
+  fuse_reply_err(req, 0);
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {

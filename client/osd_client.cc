@@ -77,17 +77,47 @@ void OsdClient::CallAsync(Start start, Request request,
     std::function<void(Result<Response>)> done;
   };
   auto* call = new Call;
-  call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
   call->request = std::move(request);
   call->done = std::move(done);
-  start(&call->context, &call->request, &call->response, [this, call](grpc::Status status) {
-    if (status.ok()) {
-      call->done(std::move(call->response));
-    } else {
-      call->done(FromGrpc(status, name_));
-    }
-    delete call;
+  StartOrQueue([this, call, start] {
+    // The deadline counts from the start on the wire, not from the wait in the queue.
+    call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+    start(&call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+      if (status.ok()) {
+        call->done(std::move(call->response));
+      } else {
+        call->done(FromGrpc(status, name_));
+      }
+      delete call;
+      CallFinished();
+    });
   });
+}
+
+void OsdClient::StartOrQueue(std::function<void()> start) {
+  {
+    std::lock_guard lock(queue_mu_);
+    if (in_flight_ >= kMaxAsyncInFlight) {
+      waiting_.push_back(std::move(start));
+      return;
+    }
+    ++in_flight_;
+  }
+  start();
+}
+
+void OsdClient::CallFinished() {
+  std::function<void()> next;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (waiting_.empty()) {
+      --in_flight_;
+      return;
+    }
+    next = std::move(waiting_.front());  // the slot passes to the next call
+    waiting_.pop_front();
+  }
+  next();
 }
 
 void OsdClient::ReadAsync(wire::ReadRequest request,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -60,12 +61,21 @@ class OsdClient {
   template <typename Request, typename Response, typename Start>
   void CallAsync(Start start, Request request, std::function<void(Result<Response>)> done);
 
+  // An OSD serves a bounded number of calls at once and refuses more (RESOURCE_EXHAUSTED):
+  // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
+  static constexpr int kMaxAsyncInFlight = 32;
+  void StartOrQueue(std::function<void()> start);
+  void CallFinished();
+
   uint32_t osd_id_;
   std::string address_;
   std::string name_;
   RpcOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
+  std::mutex queue_mu_;
+  int in_flight_ = 0;
+  std::deque<std::function<void()>> waiting_;
 };
 
 // Waits for a set of asynchronous calls; the first failure is the result.

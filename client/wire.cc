@@ -92,7 +92,12 @@ Status FromGrpc(const grpc::Status& status, const std::string& peer) {
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return Status(StatusCode::kDeadlineExceeded, message);
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return Status::InvalidArgument(message + " (request too large or peer overloaded)");
+      // gRPC says both "message too big" (the request is wrong) and "out of threads" (the
+      // OSD is busy; try again) with this code.
+      if (status.error_message().find("larger than max") != std::string::npos) {
+        return Status::InvalidArgument(message + " (request too large)");
+      }
+      return Status::Unavailable(message + " (OSD overloaded)");
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status::InvalidArgument(message);
     case grpc::StatusCode::UNIMPLEMENTED:

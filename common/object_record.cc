@@ -12,19 +12,29 @@ uint32_t HeaderCheck(std::string_view header) {
   return static_cast<uint32_t>(ObjectChecksum(header.substr(0, kCheckedHeaderBytes)));
 }
 
-std::string EncodeRecord(uint8_t format, uint64_t version, uint64_t checksum,
-                         std::string_view data) {
+std::string EncodeHeader(uint8_t format, uint64_t version, uint64_t checksum,
+                         size_t reserve_for_data) {
   std::string r;
-  r.reserve(kObjectRecordHeaderSize + data.size());
+  r.reserve(kObjectRecordHeaderSize + reserve_for_data);
   r.push_back(static_cast<char>(format));
   AppendBigEndian64(&r, version);
   AppendBigEndian64(&r, checksum);
   AppendBigEndian32(&r, HeaderCheck(r));
+  return r;
+}
+
+std::string EncodeRecord(uint8_t format, uint64_t version, uint64_t checksum,
+                         std::string_view data) {
+  std::string r = EncodeHeader(format, version, checksum, data.size());
   r.append(data);
   return r;
 }
 
 }  // namespace
+
+std::string EncodeObjectRecordHeader(uint64_t version, uint64_t checksum) {
+  return EncodeHeader(kObjectRecordFormat, version, checksum, 0);
+}
 
 std::string EncodeObjectRecord(uint64_t version, std::string_view data) {
   return EncodeObjectRecord(version, ObjectChecksum(data), data);

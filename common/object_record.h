@@ -29,6 +29,9 @@ std::string EncodeObjectRecord(uint64_t version, std::string_view data);
 // The same with the checksum already computed (ObjectChecksum(data)).
 std::string EncodeObjectRecord(uint64_t version, uint64_t checksum, std::string_view data);
 std::string EncodeTombstoneRecord(uint64_t version);
+// The header alone: EncodeObjectRecordHeader(v, c) + data == EncodeObjectRecord(v, c, data), for
+// writers that hand both pieces to the store without joining them.
+std::string EncodeObjectRecordHeader(uint64_t version, uint64_t checksum);
 // Checks format, header and data checksums; kCorruption when any is wrong.
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
 

@@ -176,5 +176,12 @@ TEST(ObjectRecordTest, TombstoneWithDataOrFlippedHeaderIsCorrupt) {
   ExpectCorruption(flipped, "header check mismatch");
 }
 
+TEST(ObjectRecordTest, HeaderAlonePlusDataIsTheRecord) {
+  for (const std::string& data : {std::string(), std::string("x"), std::string(4096, 'z')}) {
+    EXPECT_EQ(EncodeObjectRecordHeader(7, 99) + data, EncodeObjectRecord(7, 99, data));
+  }
+  EXPECT_EQ(EncodeObjectRecordHeader(1, 2).size(), kObjectRecordHeaderSize);
+}
+
 }  // namespace
 }  // namespace orthofs
