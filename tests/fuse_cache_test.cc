@@ -1,0 +1,462 @@
+// The client's write-back object cache, checked through real mounts: one TestCluster (3 OSDs),
+// a mount with the default cache and a second mount of the same namespace with a 4 MiB cache,
+// shared by the suite; every test works in its own subdirectory, made through the default
+// mount. Where the cache promises that bytes are on the OSDs (aged write-back, close, fsync),
+// the tests read both copies of each object straight from the OSDs with the cluster's
+// ClusterClient, so nothing the client still caches can hide a missing write-back.
+//
+// Waits are for events with generous deadlines (polling), never timing assertions: the cache
+// writes a partly written object back after at most 5 s, so 30 s means the event did not
+// happen.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/oid.h"
+#include "tests/posix_files.h"
+#include "tests/test_cluster.h"
+
+namespace orthofs::testing {
+namespace {
+
+constexpr uint32_t kFnso = 1;
+constexpr uint64_t kObjectSize = 131072;  // the cluster map's default (kDefaultObjectSize)
+constexpr uint64_t kMiB = 1024 * 1024;
+// Far beyond the 5 s maximum dirty age: an event that has not happened by then never will.
+constexpr auto kEventDeadline = std::chrono::seconds(30);
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+
+// Closes the descriptor when a test leaves early (a failed ASSERT).
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // close(2)'s result; the descriptor is gone either way.
+  int Close() {
+    const int rc = close(fd_);
+    fd_ = -1;
+    return rc;
+  }
+
+ private:
+  int fd_;
+};
+
+// Reads up to `length` bytes at `offset` (fewer only at end of file).
+std::string ReadAt(int fd, uint64_t offset, size_t length) {
+  std::string out(length, '\0');
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0) throw std::runtime_error(std::string("pread: ") + std::strerror(errno));
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return out;
+}
+
+// Sizes and the first differing byte of two contents, for failure messages.
+std::string Mismatch(std::string_view got, std::string_view want) {
+  std::ostringstream out;
+  out << "got " << got.size() << " bytes, expected " << want.size();
+  const size_t common = std::min(got.size(), want.size());
+  size_t i = 0;
+  while (i < common && got[i] == want[i]) ++i;
+  if (i < common) {
+    out << "; first difference at byte " << i << " (object " << i / kObjectSize << ", offset "
+        << i % kObjectSize << ")";
+  }
+  if (got.size() < want.size() &&
+      want.find_first_not_of('\0', got.size()) == std::string_view::npos) {
+    out << "; the missing expected bytes are all zeros";
+  }
+  return out.str();
+}
+
+// Polls `done` every 100 ms until it holds or the deadline passes; its last answer.
+bool WaitFor(const std::function<bool()>& done,
+             std::chrono::steady_clock::duration limit = kEventDeadline) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+Oid DataOid(uint64_t fno, uint64_t index, CopyFlag flag = CopyFlag::kOriginal) {
+  return Oid{kFnso, fno, index, ObjectType::kData, flag};
+}
+Oid InodeOid(uint64_t fno, CopyFlag flag = CopyFlag::kOriginal) {
+  return Oid{kFnso, fno, 0, ObjectType::kInode, flag};
+}
+
+constexpr CopyFlag kBothCopies[] = {CopyFlag::kOriginal, CopyFlag::kReplica};
+
+class FuseCacheTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    umask(022);
+    try {
+      cluster_ = new TestCluster();
+      mount_ = new TestMount(cluster_, kFnso);
+      small_ = new TestMount(cluster_, kFnso, {"--cache-mb", "4"});
+    } catch (const std::exception& e) {
+      setup_error_ = new std::string(e.what());
+    }
+  }
+
+  static void TearDownTestSuite() {
+    delete small_;
+    small_ = nullptr;
+    delete mount_;
+    mount_ = nullptr;
+    delete cluster_;
+    cluster_ = nullptr;
+    delete setup_error_;
+    setup_error_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(setup_error_, nullptr) << *setup_error_;
+    ASSERT_NE(mount_, nullptr);
+    ASSERT_NE(small_, nullptr);
+    ASSERT_NE(mount_->path(), small_->path());
+    name_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const std::string dir = *mount_ / name_;
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir << ": " << std::strerror(errno);
+  }
+
+  // A path inside this test's directory, through the default mount or the 4 MiB-cache mount.
+  std::string P(const std::string& relative) const { return *mount_ / (name_ + "/" + relative); }
+  std::string S(const std::string& relative) const { return *small_ / (name_ + "/" + relative); }
+
+  static ClusterClient& Osds() { return cluster_->client(); }
+
+  // Whether the copy is stored; *error is set for any failure other than "not found".
+  static bool Exists(const Oid& oid, std::string* error) {
+    Result<wire::ObjectMeta> meta = Osds().Stat(oid);
+    if (meta.ok()) return true;
+    if (!meta.status().Is(StatusCode::kNotFound)) {
+      *error = "stat " + oid.ToString() + ": " + meta.status().ToString();
+    }
+    return false;
+  }
+
+  // The copy, read straight from its OSD, holds exactly `want`.
+  static ::testing::AssertionResult ObjectHolds(const Oid& oid, std::string_view want) {
+    Result<wire::ReadResponse> read = Osds().Read(oid);
+    if (!read.ok()) {
+      return ::testing::AssertionFailure()
+             << "read " << oid.ToString() << " from its OSD: " << read.status().ToString();
+    }
+    if (read->data() != want) {
+      return ::testing::AssertionFailure()
+             << oid.ToString() << " on its OSD: " << Mismatch(read->data(), want);
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  // Both copies of every object of a file whose content is `content` hold their slice.
+  static void ExpectObjectsHold(uint64_t fno, const std::string& content) {
+    const uint64_t objects = (content.size() + kObjectSize - 1) / kObjectSize;
+    for (uint64_t index = 0; index < objects; ++index) {
+      const std::string_view slice =
+          std::string_view(content).substr(index * kObjectSize, kObjectSize);
+      for (CopyFlag flag : kBothCopies) {
+        EXPECT_TRUE(ObjectHolds(DataOid(fno, index, flag), slice));
+      }
+    }
+    // Nothing stored past the end of the file.
+    for (CopyFlag flag : kBothCopies) {
+      std::string error;
+      EXPECT_FALSE(Exists(DataOid(fno, objects, flag), &error))
+          << DataOid(fno, objects, flag).ToString() << " exists past the end of the file";
+      EXPECT_EQ(error, "");
+    }
+  }
+
+  // Live objects stored on all OSDs together; *error is set if an OSD did not answer.
+  static uint64_t ObjectsOnOsds(std::string* error) {
+    uint64_t total = 0;
+    for (const auto& osd : Osds().osds()) {
+      Result<wire::StatsResponse> stats = osd->Stats({});
+      if (!stats.ok()) {
+        *error = "stats of " + osd->name() + ": " + stats.status().ToString();
+        return 0;
+      }
+      total += stats->objects();
+    }
+    return total;
+  }
+
+  static TestCluster* cluster_;
+  static TestMount* mount_;  // default cache (256 MiB)
+  static TestMount* small_;  // --cache-mb 4: writers hit memory pressure at 2 MiB
+  static std::string* setup_error_;
+  std::string name_;
+};
+
+TestCluster* FuseCacheTest::cluster_ = nullptr;
+TestMount* FuseCacheTest::mount_ = nullptr;
+TestMount* FuseCacheTest::small_ = nullptr;
+std::string* FuseCacheTest::setup_error_ = nullptr;
+
+// A partly written object that nobody closes or fsyncs still reaches both copies' OSDs once
+// it is older than the maximum dirty age (5 s).
+TEST_F(FuseCacheTest, AgedWritesReachTheOsdsWithoutClose) {
+  const std::string data = RandomBytes(1000, 101);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << "create: " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), data, 0)) << "write: " << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0) << std::strerror(errno);
+  const Oid original = DataOid(st.st_ino, 0, CopyFlag::kOriginal);
+  const Oid replica = DataOid(st.st_ino, 0, CopyFlag::kReplica);
+
+  std::string error;
+  bool original_stored = false;
+  bool replica_stored = false;
+  WaitFor([&] {
+    original_stored = Exists(original, &error);
+    replica_stored = Exists(replica, &error);
+    return (original_stored && replica_stored) || !error.empty();
+  });
+  ASSERT_EQ(error, "");
+  ASSERT_TRUE(original_stored) << original.ToString() << " not on its OSD after 30 s with the "
+                               << "file still open (max dirty age is 5 s)";
+  ASSERT_TRUE(replica_stored) << replica.ToString() << " not on its OSD after 30 s with the "
+                              << "file still open (max dirty age is 5 s)";
+  EXPECT_TRUE(ObjectHolds(original, data));
+  EXPECT_TRUE(ObjectHolds(replica, data));
+  EXPECT_EQ(fd.Close(), 0) << std::strerror(errno);
+}
+
+// close(2) returns only after every object, the partly written tail included, is on both
+// copies' OSDs.
+TEST_F(FuseCacheTest, CloseWritesBackBothCopies) {
+  const std::string data = RandomBytes(kMiB + 12345, 102);
+  CreateFile(P("f"), data);
+  const uint64_t fno = FreshStat(P("f")).st_ino;
+  // No waiting: close already wrote everything back.
+  ExpectObjectsHold(fno, data);
+}
+
+// With a 4 MiB cache, three open files written interleaved (72 MiB in all) keep writers under
+// memory pressure the whole time, so they write back synchronously; small overwrites of
+// already written bytes mixed in must not be lost or reordered behind older write-backs.
+TEST_F(FuseCacheTest, SmallCacheUnderPressureKeepsEveryByte) {
+  constexpr int kFiles = 3;
+  constexpr uint64_t kChunks = 24;  // 1 MiB each
+  const std::string names[kFiles] = {"f0", "f1", "f2"};
+  std::vector<std::string> model(kFiles, std::string(kChunks * kMiB, '\0'));
+  std::vector<std::unique_ptr<Fd>> fds;
+  for (int f = 0; f < kFiles; ++f) {
+    fds.push_back(std::make_unique<Fd>(open(S(names[f]).c_str(), O_CREAT | O_EXCL | O_RDWR, 0644)));
+    ASSERT_GE(fds.back()->get(), 0) << "create " << names[f] << ": " << std::strerror(errno);
+  }
+
+  std::mt19937_64 rng(103);
+  uint64_t seed = 1000;
+  auto put = [&](int f, uint64_t offset, const std::string& data) {
+    ASSERT_TRUE(WriteFull(fds[f]->get(), data, offset))
+        << "pwrite " << data.size() << " bytes at " << offset << " of " << names[f] << ": "
+        << std::strerror(errno);
+    model[f].replace(offset, data.size(), data);
+  };
+  for (uint64_t chunk = 0; chunk < kChunks; ++chunk) {
+    for (int f = 0; f < kFiles; ++f) {
+      ASSERT_NO_FATAL_FAILURE(put(f, chunk * kMiB, RandomBytes(kMiB, ++seed)));
+    }
+    // Every third round, 1000 bytes at a random odd offset inside what each file already
+    // holds, overwriting bytes that may be cached, in flight or already on the OSDs.
+    if (chunk % 3 == 2) {
+      for (int f = 0; f < kFiles; ++f) {
+        const uint64_t written = (chunk + 1) * kMiB;
+        const uint64_t offset = (rng() % (written - 1000)) | 1;
+        ASSERT_NO_FATAL_FAILURE(put(f, offset, RandomBytes(1000, ++seed)));
+      }
+      // One that certainly straddles an object boundary.
+      ASSERT_NO_FATAL_FAILURE(
+          put(static_cast<int>(chunk % kFiles), chunk * kMiB - 501, RandomBytes(1000, ++seed)));
+    }
+  }
+  for (int f = 0; f < kFiles; ++f) {
+    EXPECT_EQ(fds[f]->Close(), 0) << "close " << names[f] << ": " << std::strerror(errno);
+  }
+
+  for (int f = 0; f < kFiles; ++f) {
+    SCOPED_TRACE(names[f] + " written through the 4 MiB-cache mount, read through the other");
+    EXPECT_EQ(FreshStat(P(names[f])).st_size, static_cast<off_t>(model[f].size()));
+    const std::string got = ReadFile(P(names[f]));
+    EXPECT_TRUE(got == model[f]) << Mismatch(got, model[f]);
+  }
+}
+
+// Truncation drops cached bytes beyond the new size, dirty ones included, and keeps the dirty
+// bytes below it: after growing the file again with a write far beyond, the gap reads as
+// zeros in this client and in another one.
+TEST_F(FuseCacheTest, TruncateWithUnwrittenDataReadsZerosBeyond) {
+  std::string model = RandomBytes(kMiB, 104);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << "create: " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), model, 0)) << "write: " << std::strerror(errno);
+  // Small unaligned overwrites leave partly dirty objects in the cache (for up to 5 s): one
+  // below the cut, which must survive, and one beyond it, which must vanish.
+  for (uint64_t offset : {uint64_t{50001}, uint64_t{300001}}) {
+    const std::string patch = RandomBytes(1000, 104 + offset);
+    ASSERT_TRUE(WriteFull(fd.get(), patch, offset)) << "write: " << std::strerror(errno);
+    model.replace(offset, patch.size(), patch);
+  }
+  ASSERT_EQ(ftruncate(fd.get(), 100000), 0) << "ftruncate: " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), "xyz", 600000)) << "write: " << std::strerror(errno);
+  ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+
+  const std::string want = model.substr(0, 100000) + std::string(500000, '\0') + "xyz";
+  for (const std::string& path : {P("f"), S("f")}) {
+    SCOPED_TRACE(path == P("f") ? "reopened through the same mount"
+                                : "opened through the other mount");
+    EXPECT_EQ(FreshStat(path).st_size, 600003);
+    const std::string got = ReadFile(path);
+    ASSERT_EQ(got.size(), want.size()) << Mismatch(got, want);
+    EXPECT_TRUE(got.compare(0, 100000, want, 0, 100000) == 0)
+        << "bytes [0, 100000) differ from what was written: " << Mismatch(got, want);
+    const size_t nonzero = got.find_first_not_of('\0', 100000);
+    EXPECT_EQ(nonzero, 600000u) << "bytes [100000, 600000) must be zeros; first nonzero at "
+                                << nonzero;
+    EXPECT_EQ(got.substr(600000), "xyz");
+  }
+}
+
+// A file unlinked while open keeps its bytes for the open descriptor; at the last close its
+// cached bytes are dropped and its objects freed, and no write-back of them lands afterwards
+// (which would leave orphaned objects on the OSDs).
+TEST_F(FuseCacheTest, UnlinkWhileOpenWithUnwrittenDataLeavesNoObjects) {
+  std::string error;
+  // After SetUp made this test's directory, so its objects are part of the baseline.
+  const uint64_t baseline = ObjectsOnOsds(&error);
+  ASSERT_EQ(error, "");
+
+  constexpr uint64_t kSize = 3 * kMiB;
+  std::string model = RandomBytes(kSize, 105);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << "create: " << std::strerror(errno);
+  // Unaligned pieces, then small overwrites at odd offsets: some objects stay partly dirty.
+  for (uint64_t offset = 0; offset < kSize; offset += 100000) {
+    const uint64_t n = std::min<uint64_t>(100000, kSize - offset);
+    ASSERT_TRUE(WriteFull(fd.get(), model.substr(offset, n), offset))
+        << "write at " << offset << ": " << std::strerror(errno);
+  }
+  for (uint64_t offset : {uint64_t{1}, uint64_t{131071}, uint64_t{777777}, uint64_t{2000001},
+                          uint64_t{kSize - 1001}}) {
+    const std::string patch = RandomBytes(1000, 105 + offset);
+    ASSERT_TRUE(WriteFull(fd.get(), patch, offset)) << "write: " << std::strerror(errno);
+    model.replace(offset, patch.size(), patch);
+  }
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0) << std::strerror(errno);
+  const uint64_t fno = st.st_ino;
+
+  ASSERT_EQ(unlink(P("f").c_str()), 0) << "unlink: " << std::strerror(errno);
+  {
+    const std::string got = ReadAt(fd.get(), 0, kSize + 10);
+    EXPECT_TRUE(got == model) << "read through the descriptor after unlink: "
+                              << Mismatch(got, model);
+  }
+  ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+
+  // Release after the last close is asynchronous to close(2).
+  uint64_t objects = 0;
+  WaitFor([&] {
+    objects = ObjectsOnOsds(&error);
+    return objects == baseline || !error.empty();
+  });
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(objects, baseline) << "objects on the OSDs 30 s after the last close of an "
+                               << "unlinked file, compared with before it was created";
+
+  // Outlast the maximum dirty age: a write-back of the dropped bytes must not land late.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  EXPECT_EQ(ObjectsOnOsds(&error), baseline) << "objects reappeared after the release";
+  ASSERT_EQ(error, "");
+  for (CopyFlag flag : kBothCopies) {
+    EXPECT_FALSE(Exists(InodeOid(fno, flag), &error)) << InodeOid(fno, flag).ToString();
+    for (uint64_t index = 0; index < kSize / kObjectSize; ++index) {
+      EXPECT_FALSE(Exists(DataOid(fno, index, flag), &error))
+          << DataOid(fno, index, flag).ToString() << " still stored";
+    }
+  }
+  EXPECT_EQ(error, "");
+}
+
+// Bytes a reader cached must not shadow this client's own later writes.
+TEST_F(FuseCacheTest, RewriteAfterReadSeesNewBytesInSameClient) {
+  std::string model = RandomBytes(400000, 106);
+  CreateFile(P("f"), model);
+  {
+    const std::string got = ReadFile(P("f"));  // fills the cache
+    ASSERT_TRUE(got == model) << "first read: " << Mismatch(got, model);
+  }
+  // 5000 bytes straddling the boundary of objects 1 and 2 (262144).
+  const uint64_t offset = 260000;
+  const std::string patch = RandomBytes(5000, 107);
+  Fd fd(open(P("f").c_str(), O_WRONLY));
+  ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), patch, offset)) << "write: " << std::strerror(errno);
+  ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+  model.replace(offset, patch.size(), patch);
+
+  {
+    SCOPED_TRACE("read again through the same mount");
+    EXPECT_EQ(FreshStat(P("f")).st_size, 400000);
+    const std::string got = ReadFile(P("f"));
+    EXPECT_TRUE(got == model) << Mismatch(got, model);
+  }
+  {
+    SCOPED_TRACE("read through the other mount");
+    const std::string got = ReadFile(S("f"));
+    EXPECT_TRUE(got == model) << Mismatch(got, model);
+  }
+}
+
+// fsync(2) returns only after every object of the file, the partly written tail included, is
+// on both copies' OSDs, even though the file stays open.
+TEST_F(FuseCacheTest, FsyncReturnsOnlyWhenBothCopiesAreOnTheOsds) {
+  // Two whole objects and a 37856-byte tail.
+  const std::string data = RandomBytes(300000, 108);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << "create: " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), data, 0)) << "write: " << std::strerror(errno);
+  ASSERT_EQ(fsync(fd.get()), 0) << "fsync: " << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0) << std::strerror(errno);
+  // No waiting and no close: fsync already wrote everything back.
+  ExpectObjectsHold(st.st_ino, data);
+  EXPECT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+}
+
+}  // namespace
+}  // namespace orthofs::testing
