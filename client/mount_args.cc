@@ -57,6 +57,8 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       ORTHOFS_RETURN_IF_ERROR(ParseFnso(opt.substr(5), &args->fnso));
     } else if (opt.rfind("log_level=", 0) == 0) {
       args->log_level = opt.substr(10);
+    } else if (opt.rfind("prefetch=", 0) == 0) {
+      args->expected_prefetch = opt.substr(9);
     } else if (opt.rfind("cache_mb=", 0) == 0) {
       ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(opt.substr(9), args));
     } else if (opt.rfind("flush_threads=", 0) == 0) {
@@ -80,7 +82,7 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       return argv[++i];
     };
     if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "--cache-mb" ||
-        a == "--flush-threads" || a == "-o") {
+        a == "--flush-threads" || a == "--prefetch" || a == "-o") {
       Result<std::string> v = value(a);
       if (!v.ok()) return v.status();
       if (a == "--map") {
@@ -89,6 +91,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
         ORTHOFS_RETURN_IF_ERROR(ParseFnso(*v, &args.fnso));
       } else if (a == "--log-level") {
         args.log_level = *v;
+      } else if (a == "--prefetch") {
+        args.expected_prefetch = *v;
       } else if (a == "--cache-mb") {
         ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(*v, &args));
       } else if (a == "--flush-threads") {

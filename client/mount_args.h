@@ -2,7 +2,8 @@
 //   orthofs-mount --map FILE [--fnso N] MOUNTPOINT [-f] [-o opts]      (by hand)
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
-// Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=) are taken out;
+// Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, prefetch=) are
+// taken out;
 // fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
 
@@ -18,8 +19,9 @@ struct MountArgs {
   std::string map_path;
   uint32_t fnso = 1;
   std::string log_level = "info";
-  uint64_t cache_mb = 256;     // the client object cache (write-back and reads)
-  uint32_t flush_threads = 4;  // write-back threads
+  uint64_t cache_mb = 256;        // the client object cache (write-back and reads)
+  uint32_t flush_threads = 4;     // write-back threads
+  std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
   std::string mountpoint;
   bool foreground = false;
   bool help = false;

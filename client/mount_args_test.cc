@@ -70,6 +70,12 @@ TEST(MountArgsTest, CacheOptions) {
             std::string::npos);
 }
 
+TEST(MountArgsTest, ExpectedPrefetchMode) {
+  EXPECT_EQ(Parse({"--map", "m", "/x"}).expected_prefetch, "");
+  EXPECT_EQ(Parse({"--map", "m", "--prefetch", "cor", "/x"}).expected_prefetch, "cor");
+  EXPECT_EQ(Parse({"m", "/x", "-o", "prefetch=spa"}).expected_prefetch, "spa");
+}
+
 TEST(MountArgsTest, Help) { EXPECT_TRUE(Parse({"--help"}).help); }
 
 TEST(MountArgsTest, Errors) {

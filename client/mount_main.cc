@@ -708,7 +708,7 @@ void ReportMount(int* report_fd, bool ok) {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--log-level LEVEL]\n"
-               "       MOUNTPOINT [-f] [-d] [-o opts]\n"
+               "       [--prefetch MODE] MOUNTPOINT [-f] [-d] [-o opts]\n"
                "       "
             << prog
             << " FILE MOUNTPOINT -o fnso=N[,opts]   (mount(8), fstab)\n"
@@ -718,6 +718,7 @@ void Usage(const char* prog) {
                "  there for write-back at most 5 s), --flush-threads the write-back threads\n"
                "  (default 4). -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=,\n"
                "  cache_mb=, flush_threads= and log_level= may also be given there.\n"
+               "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
                "  fstab: /etc/orthofs/cluster.yaml /mnt/orthofs fuse.orthofs fnso=1,_netdev 0 0\n";
 }
 
@@ -746,6 +747,10 @@ int main(int argc, char** argv) {
   Result<ClusterMap> map = LoadClusterMapFile(map_path);
   if (!map.ok()) {
     std::cerr << "orthofs-mount: " << map.status().message() << "\n";
+    return 1;
+  }
+  if (Status st = CheckExpectedPrefetchMode(map->prefetch, cli.expected_prefetch); !st.ok()) {
+    std::cerr << "orthofs-mount: " << st.message() << "\n";
     return 1;
   }
   // libfuse gets its own arguments; the kernel enforces permissions from our attributes.

@@ -77,6 +77,9 @@ Status ValidateClusterMap(const ClusterMap& map) {
                                    " is not a power of two in " + std::to_string(kMinObjectSize) +
                                    ".." + std::to_string(kMaxObjectSize));
   }
+  if (Status st = ValidatePrefetchConfig(map.prefetch); !st.ok()) {
+    return Status::InvalidArgument("prefetch: " + st.message());
+  }
   if (map.osds.size() < 2) {
     return Status::InvalidArgument("osds: " + std::to_string(map.osds.size()) +
                                    " OSD(s); orthogonal replicas need at least 2");
@@ -156,10 +159,53 @@ Status ParseOsd(const YAML::Node& node, const std::string& where, OsdInfo* osd) 
   return Status::Ok();
 }
 
+Status ReadWindowSize(const YAML::Node& node, const std::string& where, uint32_t* out) {
+  uint64_t value = 0;
+  ORTHOFS_RETURN_IF_ERROR(ReadUnsigned(node, where, &value));
+  if (value > UINT32_MAX) return Status::InvalidArgument(where + ": out of range");
+  *out = static_cast<uint32_t>(value);
+  return Status::Ok();
+}
+
+Status ParsePrefetch(const YAML::Node& node, PrefetchConfig* config) {
+  if (!node.IsMap()) return Status::InvalidArgument("prefetch: must be a mapping");
+  ORTHOFS_RETURN_IF_ERROR(RejectUnknownKeys(
+      node, "prefetch", {"mode", "window", "initial_window", "max_window", "fixed_window"}));
+  if (node["mode"]) {
+    std::string text;
+    ORTHOFS_RETURN_IF_ERROR(ReadScalar(node["mode"], "prefetch.mode", &text));
+    Result<PrefetchMode> mode = ParsePrefetchMode(text);
+    if (!mode.ok()) return Status::InvalidArgument("prefetch.mode: " + mode.status().message());
+    config->mode = *mode;
+  }
+  if (node["window"]) {
+    std::string text;
+    ORTHOFS_RETURN_IF_ERROR(ReadScalar(node["window"], "prefetch.window", &text));
+    Result<WindowPolicy> policy = ParseWindowPolicy(text);
+    if (!policy.ok()) {
+      return Status::InvalidArgument("prefetch.window: " + policy.status().message());
+    }
+    config->policy = *policy;
+  }
+  if (node["initial_window"]) {
+    ORTHOFS_RETURN_IF_ERROR(
+        ReadWindowSize(node["initial_window"], "prefetch.initial_window", &config->initial_window));
+  }
+  if (node["max_window"]) {
+    ORTHOFS_RETURN_IF_ERROR(
+        ReadWindowSize(node["max_window"], "prefetch.max_window", &config->max_window));
+  }
+  if (node["fixed_window"]) {
+    ORTHOFS_RETURN_IF_ERROR(
+        ReadScalar(node["fixed_window"], "prefetch.fixed_window", &config->fixed_window));
+  }
+  return Status::Ok();
+}
+
 Status ParseInto(const YAML::Node& root, ClusterMap* map) {
   if (!root.IsMap()) return Status::InvalidArgument("the map must be a YAML mapping");
   ORTHOFS_RETURN_IF_ERROR(
-      RejectUnknownKeys(root, "", {"epoch", "object_size", "placement", "osds"}));
+      RejectUnknownKeys(root, "", {"epoch", "object_size", "placement", "prefetch", "osds"}));
   if (!root["epoch"]) return Status::InvalidArgument("epoch: missing");
   ORTHOFS_RETURN_IF_ERROR(ReadUnsigned(root["epoch"], "epoch", &map->epoch));
   if (map->epoch < 1) return Status::InvalidArgument("epoch: must be at least 1");
@@ -178,6 +224,7 @@ Status ParseInto(const YAML::Node& root, ClusterMap* map) {
     if (!s.ok()) return Status::InvalidArgument("placement: " + s.status().message());
     map->strategy = *s;
   }
+  if (root["prefetch"]) ORTHOFS_RETURN_IF_ERROR(ParsePrefetch(root["prefetch"], &map->prefetch));
   const YAML::Node osds = root["osds"];
   if (!osds) return Status::InvalidArgument("osds: missing");
   if (!osds.IsSequence()) return Status::InvalidArgument("osds: must be a list");
@@ -208,6 +255,12 @@ std::string FormatClusterMap(const ClusterMap& map) {
   out << "epoch: " << map.epoch << "\n";
   out << "object_size: " << map.object_size << "\n";
   out << "placement: " << PlacementStrategyName(map.strategy) << "\n";
+  out << "prefetch:\n";
+  out << "  mode: " << PrefetchModeName(map.prefetch.mode) << "\n";
+  out << "  window: " << WindowPolicyName(map.prefetch.policy) << "\n";
+  out << "  initial_window: " << map.prefetch.initial_window << "\n";
+  out << "  max_window: " << map.prefetch.max_window << "\n";
+  out << "  fixed_window: " << (map.prefetch.fixed_window ? "true" : "false") << "\n";
   out << "osds:\n";
   for (const auto& osd : map.osds) {
     out << "  - id: " << osd.id << "\n";

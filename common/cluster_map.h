@@ -1,5 +1,6 @@
 // The cluster map: the one file every OSD and client shares (epoch, object size, placement
-// strategy, OSDs). Parsed from YAML and validated here; reading the file is the caller's job.
+// strategy, prefetch configuration, OSDs). Parsed from YAML and validated here; reading the file is
+// the caller's job.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/prefetch_window.h"
 #include "common/status.h"
 
 namespace orthofs {
@@ -33,6 +35,7 @@ struct ClusterMap {
   uint64_t epoch = 1;
   uint32_t object_size = kDefaultObjectSize;
   PlacementStrategy strategy = PlacementStrategy::kMigration;
+  PrefetchConfig prefetch;    // the whole cluster prefetches the same way
   std::vector<OsdInfo> osds;  // order is placement order: segment i belongs to osds[i]
 
   // nullptr when no OSD has this id.

@@ -483,5 +483,58 @@ TEST(ClusterMapErrorTest, ValidateDirectly) {
   EXPECT_NE(st.message().find("osds[0].address"), std::string::npos) << st.message();
 }
 
+TEST(ClusterMapTest, PrefetchDefaultsAndFullSection) {
+  ClusterMap defaults;
+  EXPECT_EQ(defaults.prefetch.mode, PrefetchMode::kNone);
+  EXPECT_EQ(defaults.prefetch.policy, WindowPolicy::kWing);
+  EXPECT_EQ(defaults.prefetch.initial_window, 1u);
+  EXPECT_EQ(defaults.prefetch.max_window, 40u);
+  EXPECT_FALSE(defaults.prefetch.fixed_window);
+
+  Result<ClusterMap> map = ParseClusterMap(R"(
+epoch: 1
+prefetch:
+  mode: cor
+  window: forward
+  initial_window: 10
+  max_window: 10
+  fixed_window: true
+osds:
+  - {id: 0, address: "a:1"}
+  - {id: 1, address: "b:2"}
+)");
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->prefetch.mode, PrefetchMode::kCor);
+  EXPECT_EQ(map->prefetch.policy, WindowPolicy::kForward);
+  EXPECT_EQ(map->prefetch.initial_window, 10u);
+  EXPECT_EQ(map->prefetch.max_window, 10u);
+  EXPECT_TRUE(map->prefetch.fixed_window);
+
+  Result<ClusterMap> again = ParseClusterMap(FormatClusterMap(*map));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->prefetch, map->prefetch);
+
+  Result<ClusterMap> spa = ParseClusterMap(
+      "epoch: 1\nprefetch: {mode: spa}\nosds: [{id: 0, address: 'a:1'}, {id: 1, address: 'b:2'}]");
+  ASSERT_TRUE(spa.ok()) << spa.status().ToString();
+  EXPECT_EQ(spa->prefetch.mode, PrefetchMode::kSpa);
+  EXPECT_EQ(spa->prefetch.max_window, 40u);  // the rest keeps its defaults
+}
+
+TEST(ClusterMapErrorTest, Prefetch) {
+  const std::string osds = "osds: [{id: 0, address: 'a:1'}, {id: 1, address: 'b:2'}]\n";
+  ExpectInvalid("epoch: 1\nprefetch: cor\n" + osds, {"prefetch", "must be a mapping"});
+  ExpectInvalid("epoch: 1\nprefetch: {mode: fast}\n" + osds, {"prefetch.mode", "'fast'"});
+  ExpectInvalid("epoch: 1\nprefetch: {window: wide}\n" + osds, {"prefetch.window", "'wide'"});
+  ExpectInvalid("epoch: 1\nprefetch: {colour: red}\n" + osds, {"prefetch.colour", "unknown key"});
+  ExpectInvalid("epoch: 1\nprefetch: {initial_window: 0}\n" + osds, {"prefetch", "initial_window"});
+  ExpectInvalid("epoch: 1\nprefetch: {initial_window: 8, max_window: 4}\n" + osds,
+                {"prefetch", "max_window", "smaller than initial_window"});
+  ExpectInvalid("epoch: 1\nprefetch: {max_window: -3}\n" + osds,
+                {"prefetch.max_window", "unsigned"});
+  ExpectInvalid("epoch: 1\nprefetch: {fixed_window: maybe}\n" + osds,
+                {"prefetch.fixed_window", "wrong type"});
+}
+
 }  // namespace
 }  // namespace orthofs

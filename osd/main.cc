@@ -32,6 +32,7 @@ struct Flags {
   std::string log_level = "info";
   bool sync_writes = false;
   bool direct_reads = false;
+  std::string expected_prefetch;  // empty: whatever the map says
 };
 
 // One plain line on stderr (the log is stderr too; no second, timestamped copy).
@@ -93,6 +94,8 @@ int main(int argc, char** argv) {
   app.add_flag("--sync-writes", flags.sync_writes,
                "fsync the WAL on every write (default: only writes that ask for it)");
   app.add_flag("--direct-reads", flags.direct_reads, "O_DIRECT store reads (cold-read tests)");
+  app.add_option("--prefetch", flags.expected_prefetch,
+                 "none|spa|cor: refuse to start unless the cluster map prefetches this way");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -116,6 +119,11 @@ int main(int argc, char** argv) {
 
   orthofs::Result<orthofs::ClusterMap> map = orthofs::LoadClusterMapFile(flags.map_path);
   if (!map.ok()) return Fail(map.status().message());
+  if (orthofs::Status st =
+          orthofs::CheckExpectedPrefetchMode(map->prefetch, flags.expected_prefetch);
+      !st.ok()) {
+    return Fail(st.message());
+  }
   const orthofs::OsdInfo* self = map->FindOsd(flags.id);
   if (self == nullptr) {
     return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map " + flags.map_path);
@@ -167,9 +175,10 @@ int main(int argc, char** argv) {
   if (!server || bound_port == 0) {
     return Fail("cannot listen on " + flags.listen + " (address in use or not local?)");
   }
-  spdlog::info("OSD {} serving {} objects ({} bytes) from {} on {}, map epoch {}, {} OSDs",
-               flags.id, (*store)->object_count(), (*store)->byte_count(), flags.data_dir,
-               flags.listen, map->epoch, map->osds.size());
+  spdlog::info(
+      "OSD {} serving {} objects ({} bytes) from {} on {}, map epoch {}, {} OSDs, prefetch {}",
+      flags.id, (*store)->object_count(), (*store)->byte_count(), flags.data_dir, flags.listen,
+      map->epoch, map->osds.size(), orthofs::PrefetchModeName(map->prefetch.mode));
 
   int sig = 0;
   sigwait(&signals, &sig);
