@@ -17,6 +17,7 @@
 #include "client/namespace.h"
 #include "client/osd_client.h"
 #include "common/placement_report.h"
+#include "common/thrashing_control.h"
 
 namespace orthofs {
 namespace {
@@ -404,6 +405,75 @@ int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t file
   return report.conflicts == 0 ? kExitOk : kExitError;
 }
 
+// ---- stats ----
+
+// Every OSD's counters side by side with the cluster total, and the figures the papers judge
+// prefetching by.
+int RunStats(const CommonFlags& common, bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  std::vector<std::pair<uint32_t, std::optional<std::map<std::string, uint64_t>>>> per_osd;
+  std::map<std::string, uint64_t> total;
+  int down = 0;
+  for (const auto& osd : (*cluster)->osds()) {
+    wire::StatsRequest request;
+    request.set_epoch((*cluster)->map().epoch);
+    Result<wire::StatsResponse> stats = osd->Stats(request);
+    if (!stats.ok()) {
+      ++down;
+      std::cerr << "orthofs: " << stats.status().ToString() << "\n";
+      per_osd.emplace_back(osd->osd_id(), std::nullopt);
+      continue;
+    }
+    std::map<std::string, uint64_t> counters(stats->counters().begin(), stats->counters().end());
+    for (const auto& [name, value] : counters) total[name] += value;
+    per_osd.emplace_back(osd->osd_id(), std::move(counters));
+  }
+  const uint64_t demand = total["cache_hits"] + total["cache_misses"];
+  const double thrashing =
+      DegreeOfThrashing(total["cache_prefetch_evicted_unused"], total["cache_prefetch_inserts"]);
+  const double synchronous = SynchronousReadRatio(total["cache_misses"], demand);
+  if (json) {
+    nlohmann::json osds = nlohmann::json::array();
+    for (const auto& [id, counters] : per_osd) {
+      nlohmann::json row = {{"id", id}, {"state", counters ? "up" : "down"}};
+      if (counters) row["counters"] = *counters;
+      osds.push_back(row);
+    }
+    std::cout << nlohmann::json{{"prefetch", PrefetchModeName((*cluster)->map().prefetch.mode)},
+                                {"osds", osds},
+                                {"cluster", total},
+                                {"degree_of_thrashing", thrashing},
+                                {"synchronous_read_ratio", synchronous}}
+                     .dump()
+              << "\n";
+    return down == 0 ? kExitOk : kExitDegraded;
+  }
+  std::printf("%-32s", "COUNTER");
+  for (const auto& [id, counters] : per_osd)
+    std::printf(" %12s", ("osd." + std::to_string(id)).c_str());
+  std::printf(" %14s\n", "CLUSTER");
+  for (const auto& [name, sum] : total) {
+    std::printf("%-32s", name.c_str());
+    for (const auto& [id, counters] : per_osd) {
+      if (!counters) {
+        std::printf(" %12s", "down");
+        continue;
+      }
+      auto it = counters->find(name);
+      std::printf(" %12llu",
+                  static_cast<unsigned long long>(it == counters->end() ? 0 : it->second));
+    }
+    std::printf(" %14llu\n", static_cast<unsigned long long>(sum));
+  }
+  std::printf(
+      "prefetch %s: degree of thrashing %.4f (prefetched objects evicted unused / prefetched), "
+      "synchronous read ratio %.4f (cache misses / demand reads)\n",
+      std::string(PrefetchModeName((*cluster)->map().prefetch.mode)).c_str(), thrashing,
+      synchronous);
+  return down == 0 ? kExitOk : kExitDegraded;
+}
+
 }  // namespace
 }  // namespace orthofs
 
@@ -423,6 +493,11 @@ int main(int argc, char** argv) {
                                         "capacity (exit 3 if any OSD is down)");
   AddCommonFlags(status, &common);
   status->add_flag("--json", json, "one JSON object");
+
+  CLI::App* stats = app.add_subcommand(
+      "stats", "every OSD's counters (requests, cache, prefetching) and the cluster's totals");
+  AddCommonFlags(stats, &common);
+  stats->add_flag("--json", json, "one JSON object");
 
   std::string oid_text, file, out_path;
   uint64_t offset = 0, length = 0;
@@ -525,6 +600,7 @@ int main(int argc, char** argv) {
   }
 
   if (status->parsed()) return RunStatus(common, json);
+  if (stats->parsed()) return RunStats(common, json);
   if (put->parsed()) return RunPut(common, oid_text, file, offset, copies, sync);
   if (get->parsed()) return RunGet(common, oid_text, out_path, offset, length);
   if (stat->parsed()) return RunStat(common, oid_text, copies, json);

@@ -21,6 +21,8 @@ WriteBackOptions CacheOptionsFor(const FileIoOptions& options, uint64_t object_s
 
 // How often idle flush threads look for objects that aged.
 constexpr std::chrono::milliseconds kAgeCheckInterval{200};
+// A window the client has not used for this long is forgotten (the OSD forgets it too).
+constexpr std::chrono::minutes kWindowExpiry{1};
 
 }  // namespace
 
@@ -28,13 +30,26 @@ FileIo::FileIo(ClusterClient* cluster, uint32_t fnso, const FileIoOptions& optio
     : cluster_(cluster),
       fnso_(fnso),
       object_size_(cluster->map().object_size),
-      cache_(CacheOptionsFor(options, cluster->map().object_size)) {
+      cache_(CacheOptionsFor(options, cluster->map().object_size)),
+      prefetch_mode_(cluster->map().prefetch.mode),
+      windows_(cluster->map().prefetch, kWindowExpiry) {
   for (int i = 0; i < std::max(1, options.flush_threads); ++i) {
     flush_threads_.emplace_back([this] { FlushThread(); });
   }
+  if (prefetch_mode_ == PrefetchMode::kCor) {
+    subscriptions_ = std::make_unique<WindowSubscriptions>(
+        cluster_, [this](const wire::WindowUpdate& u) { ApplyWindowUpdate(u); });
+  }
+}
+
+void FileIo::ApplyWindowUpdate(const wire::WindowUpdate& update) {
+  if (update.fnso() != fnso_) return;
+  std::lock_guard lock(windows_mu_);
+  windows_.Set({"", fnso_, update.fno()}, update.pivot(), update.window_size(), WindowClock::now());
 }
 
 FileIo::~FileIo() {
+  subscriptions_.reset();
   if (Status st = FlushAll(); !st.ok()) {
     spdlog::error("unwritten data lost at shutdown: {}", st.ToString());
   }
@@ -79,6 +94,35 @@ Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
       pending.Done(Status::Ok());
     };
     const Oid original = OriginalOf(key);
+    const WindowKey window{"", fnso_, fno};
+    bool in_window = false;
+    if (prefetch_mode_ == PrefetchMode::kCor) {
+      std::lock_guard lock(windows_mu_);
+      in_window = windows_.Covers(window, span.index);
+      const auto now = WindowClock::now();
+      if (now - last_window_expiry_ > kWindowExpiry) {
+        windows_.Expire(now);
+        last_window_expiry_ = now;
+      }
+    }
+    if (in_window) {
+      // COR: the replica OSD prefetched it; reading it there moves the window (both copies).
+      ++replica_reads_;
+      cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0,
+                          [this, original, window, fill](Result<wire::ReadResponse> r) {
+                            if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
+                              {
+                                std::lock_guard lock(windows_mu_);
+                                windows_.OnClientRead(window, original.offset, WindowClock::now());
+                              }
+                              return fill(r);
+                            }
+                            ++replica_read_failures_;  // the original serves instead
+                            cluster_->ReadAsync(original, 0, 0, fill);
+                          });
+      continue;
+    }
+    ++original_reads_;
     cluster_->ReadAsync(original, 0, 0, [this, original, fill](Result<wire::ReadResponse> r) {
       if (r.ok() || r.status().Is(StatusCode::kNotFound)) return fill(r);
       // The other copy serves when the original's OSD fails.
@@ -252,7 +296,8 @@ Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
 
 FileIoStats FileIo::stats() {
   std::lock_guard lock(mu_);
-  return FileIoStats{cache_.stats(), synchronous_write_backs_, writer_waits_};
+  return FileIoStats{cache_.stats(),  synchronous_write_backs_, writer_waits_,
+                     original_reads_, replica_reads_,           replica_read_failures_};
 }
 
 }  // namespace orthofs

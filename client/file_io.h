@@ -4,11 +4,17 @@
 // copies of each object in parallel. Objects never written read as zeros and are never
 // stored (sparse files).
 //
+// Reads with COR prefetching (cluster map prefetch mode cor): an object inside this client's
+// window for the file is read from the file's replica OSD, which has prefetched it; others
+// from their original OSD, which tells the replica OSD to widen the window. The replica OSDs
+// push window changes over Subscribe streams (client/window_subscriptions.h).
+//
 // When write-back happens: at once for objects written whole; at the latest after
 // max_dirty_age; on Flush (close, fsync); and under memory pressure, when the writer itself
 // writes back (synchronous write-back, paper 002) until the cache has room again.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +27,8 @@
 #include <vector>
 
 #include "client/osd_client.h"
+#include "client/window_subscriptions.h"
+#include "common/window_table.h"
 #include "common/write_back_cache.h"
 
 namespace orthofs {
@@ -35,6 +43,9 @@ struct FileIoStats {
   WriteBackStats cache;
   uint64_t synchronous_write_backs = 0;  // done by writers under memory pressure
   uint64_t writer_waits = 0;             // writers that waited for a full cache to drain
+  uint64_t original_reads = 0;           // objects fetched from their original OSD
+  uint64_t replica_reads = 0;            // from the replica OSD, inside the COR window
+  uint64_t replica_read_failures = 0;    // replica OSD failed; the original served
 };
 
 class FileIo {
@@ -72,6 +83,8 @@ class FileIo {
   void FlushThread();
   // Under memory pressure the writer writes back the oldest dirty objects itself.
   void RelievePressure();
+  // COR: the replica OSD announced a new window for one of this client's files.
+  void ApplyWindowUpdate(const wire::WindowUpdate& update);
   Oid OriginalOf(const ObjectKey& key) const {
     return Oid{fnso_, key.fno, key.index, ObjectType::kData, CopyFlag::kOriginal};
   }
@@ -88,6 +101,15 @@ class FileIo {
   uint64_t writer_waits_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> flush_threads_;
+
+  const PrefetchMode prefetch_mode_;
+  std::mutex windows_mu_;
+  WindowTable windows_;  // this client's copy of its COR windows, keyed with an empty client id
+  WindowClock::time_point last_window_expiry_ = WindowClock::now();
+  std::atomic<uint64_t> original_reads_{0};
+  std::atomic<uint64_t> replica_reads_{0};
+  std::atomic<uint64_t> replica_read_failures_{0};
+  std::unique_ptr<WindowSubscriptions> subscriptions_;  // last: its threads use the above
 };
 
 }  // namespace orthofs

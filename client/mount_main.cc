@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 
 #include "client/file_io.h"
 #include "client/grpc_logging.h"
@@ -196,9 +197,11 @@ class OrthoFs {
     const FileIoStats s = io_.stats();
     spdlog::info(
         "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "
-        "{} synchronous write-backs, {} writer waits, {} evictions",
+        "{} synchronous write-backs, {} writer waits, {} evictions; objects read from originals "
+        "{}, from replicas {} ({} failed over)",
         s.cache.read_hits, s.cache.read_misses, s.cache.flushes, s.cache.flushed_bytes,
-        s.cache.flush_failures, s.synchronous_write_backs, s.writer_waits, s.cache.evictions);
+        s.cache.flush_failures, s.synchronous_write_backs, s.writer_waits, s.cache.evictions,
+        s.original_reads, s.replica_reads, s.replica_read_failures);
   }
 
   // Last close: publishes, and frees an unlinked file's objects.
@@ -705,6 +708,14 @@ void ReportMount(int* report_fd, bool ok) {
   }
 }
 
+// A random id for this mount: the OSDs keep their prefetch windows per client.
+std::string NewClientId() {
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", random());
+  return id;
+}
+
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--log-level LEVEL]\n"
@@ -774,7 +785,9 @@ int main(int argc, char** argv) {
   FileIoOptions io_options;
   io_options.cache_bytes = cli.cache_mb << 20;
   io_options.flush_threads = static_cast<int>(cli.flush_threads);
-  auto fs = std::make_unique<OrthoFs>(std::make_unique<ClusterClient>(*map), fnso, io_options);
+  auto cluster = std::make_unique<ClusterClient>(*map);
+  cluster->set_client_id(NewClientId());
+  auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     ReportMount(&report_fd, false);

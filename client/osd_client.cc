@@ -138,6 +138,30 @@ void OsdClient::WriteAsync(wire::WriteRequest request,
       std::move(request), std::move(done));
 }
 
+void OsdClient::PrefetchNotifyAsync(
+    wire::PrefetchNotifyRequest request,
+    std::function<void(Result<wire::PrefetchNotifyResponse>)> done) {
+  CallAsync<wire::PrefetchNotifyRequest, wire::PrefetchNotifyResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->PrefetchNotify(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
+void OsdClient::PrefetchAsync(wire::PrefetchRequest request,
+                              std::function<void(Result<wire::PrefetchResponse>)> done) {
+  CallAsync<wire::PrefetchRequest, wire::PrefetchResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->Prefetch(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
+std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> OsdClient::Subscribe(
+    grpc::ClientContext* context, const wire::SubscribeRequest& request) {
+  return stub_->Subscribe(context, request);
+}
+
 ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : placement_(map) {
   for (const auto& osd : map.osds) osds_.push_back(std::make_unique<OsdClient>(osd, options));
 }
@@ -153,6 +177,7 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
   wire::ReadRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
+  if (!client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
   return Osd(placement_.OsdFor(oid))->Read(r);
@@ -219,6 +244,7 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
   wire::ReadRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
+  if (!client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
   Osd(placement_.OsdFor(oid))->ReadAsync(std::move(r), std::move(done));

@@ -48,6 +48,14 @@ class OsdClient {
   void ReadAsync(wire::ReadRequest request, std::function<void(Result<wire::ReadResponse>)> done);
   void WriteAsync(wire::WriteRequest request,
                   std::function<void(Result<wire::WriteResponse>)> done);
+  // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
+  void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
+                           std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
+  void PrefetchAsync(wire::PrefetchRequest request,
+                     std::function<void(Result<wire::PrefetchResponse>)> done);
+  // The stream of COR window changes; the caller owns the context (and cancels it to stop).
+  std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> Subscribe(
+      grpc::ClientContext* context, const wire::SubscribeRequest& request);
 
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
@@ -105,6 +113,9 @@ class ClusterClient {
 
   const ClusterMap& map() const { return placement_.map(); }
   const Placement& placement() const { return placement_; }
+  // Stamped into every read: the OSDs keep prefetch windows per reader (COR).
+  void set_client_id(std::string id) { client_id_ = std::move(id); }
+  const std::string& client_id() const { return client_id_; }
   // nullptr when the map has no OSD with this id.
   OsdClient* Osd(uint32_t osd_id);
   const std::vector<std::unique_ptr<OsdClient>>& osds() const { return osds_; }
@@ -147,6 +158,7 @@ class ClusterClient {
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
 
   Placement placement_;
+  std::string client_id_;
   std::vector<std::unique_ptr<OsdClient>> osds_;
 };
 

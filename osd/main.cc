@@ -33,6 +33,8 @@ struct Flags {
   bool sync_writes = false;
   bool direct_reads = false;
   std::string expected_prefetch;  // empty: whatever the map says
+  bool serial = false;
+  int prefetch_threads = 1;
 };
 
 // One plain line on stderr (the log is stderr too; no second, timestamped copy).
@@ -94,6 +96,11 @@ int main(int argc, char** argv) {
   app.add_flag("--sync-writes", flags.sync_writes,
                "fsync the WAL on every write (default: only writes that ask for it)");
   app.add_flag("--direct-reads", flags.direct_reads, "O_DIRECT store reads (cold-read tests)");
+  app.add_flag("--serial", flags.serial,
+               "do prefetch work inline on the request path (default: its own executor)");
+  app.add_option("--prefetch-threads", flags.prefetch_threads, "threads of the prefetch executor")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_option("--prefetch", flags.expected_prefetch,
                  "none|spa|cor: refuse to start unless the cluster map prefetches this way");
   try {
@@ -155,6 +162,9 @@ int main(int argc, char** argv) {
   service_options.osd_id = flags.id;
   service_options.cache_bytes = flags.cache_mb << 20;
   service_options.data_dir = flags.data_dir;
+  service_options.prefetch.osd_id = flags.id;
+  service_options.prefetch.serial = flags.serial;
+  service_options.prefetch.threads = flags.prefetch_threads;
   orthofs::OsdService service(*map, store->get(), service_options);
 
   grpc::ServerBuilder builder;

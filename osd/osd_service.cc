@@ -34,7 +34,8 @@ OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServi
       store_(store),
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
-      started_(std::chrono::steady_clock::now()) {}
+      started_(std::chrono::steady_clock::now()),
+      prefetch_(map, store, &cache_, &locks_, options.prefetch) {}
 
 OsdService::RequestScope::RequestScope(OsdService* service) : service_(service) {
   ++service_->in_flight_;
@@ -45,6 +46,7 @@ OsdService::RequestScope::~RequestScope() { --service_->in_flight_; }
 
 bool OsdService::Drain(std::chrono::milliseconds timeout) {
   draining_ = true;
+  prefetch_.Shutdown();  // ends Subscribe streams, which would otherwise hold the server
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (in_flight_.load() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -98,10 +100,6 @@ grpc::Status OsdService::Finish(Method method, const Status& status) {
   return ToGrpc(status);
 }
 
-std::mutex& OsdService::LockFor(const std::string& key) {
-  return stripes_[std::hash<std::string>{}(key) % stripes_.size()];
-}
-
 Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const std::string& key,
                                                                    uint64_t* tombstone_version) {
   if (tombstone_version) *tombstone_version = 0;
@@ -142,7 +140,7 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
   bool from_cache = object != nullptr;
   if (!object) {
     // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
-    std::lock_guard lock(LockFor(key));
+    std::lock_guard lock(locks_.For(key));
     Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(key);
     if (!loaded.ok()) {
       if (loaded.status().Is(StatusCode::kNotFound)) {
@@ -161,6 +159,7 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
   response->set_data(object->data.substr(begin, end - begin));
   response->set_from_cache(from_cache);
   bytes_out_ += end - begin;
+  prefetch_.AfterDemandRead(*oid, request->client_id(), from_cache);
   return Finish(kRead, Status::Ok());
 }
 
@@ -185,7 +184,7 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   }
   bytes_in_ += data.size();
   const std::string key = EncodeStoreKey(*oid);
-  std::lock_guard lock(LockFor(key));
+  std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
   Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
@@ -227,6 +226,7 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   batch.Put(key, version, updated->checksum, updated->data, existed, old_length);
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kWrite, st);
   if (cache_.Contains(key)) cache_.Insert(key, updated, CacheChain::kDemand);
+  locks_.Committed(key);
   FillMeta(*oid, *updated, response->mutable_meta());
   return Finish(kWrite, Status::Ok());
 }
@@ -237,7 +237,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   Result<Oid> oid = CheckObject(request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDelete, oid.status());
   const std::string key = EncodeStoreKey(*oid);
-  std::lock_guard lock(LockFor(key));
+  std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
   Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
@@ -269,6 +269,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   }
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
   cache_.Erase(key);
+  locks_.Committed(key);
   response->set_existed(existed);
   response->set_version(tombstone ? new_version : 0);
   return Finish(kDelete, Status::Ok());
@@ -281,7 +282,7 @@ grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* req
   if (!oid.ok()) return Finish(kStat, oid.status());
   const std::string key = EncodeStoreKey(*oid);
   Result<std::shared_ptr<const CachedObject>> current = [&] {
-    std::lock_guard lock(LockFor(key));
+    std::lock_guard lock(locks_.For(key));
     return LoadLocked(key);
   }();
   if (!current.ok()) {
@@ -332,13 +333,13 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
       return Finish(kTransact, Status::InvalidArgument(where + "object " + oid->ToString() +
                                                        " appears twice"));
     }
-    stripe_indexes.insert(std::hash<std::string>{}(key) % stripes_.size());
+    stripe_indexes.insert(ObjectLocks::StripeOf(key));
     oids.push_back(*oid);
     keys.push_back(std::move(key));
   }
   // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
   std::vector<std::unique_lock<std::mutex>> locks;
-  for (size_t s : stripe_indexes) locks.emplace_back(stripes_[s]);
+  for (size_t s : stripe_indexes) locks.emplace_back(locks_.ByStripe(s));
 
   std::vector<std::shared_ptr<const CachedObject>> current(n);
   std::vector<uint64_t> tombstone_versions(n, 0);
@@ -394,6 +395,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     } else if (op.kind() == wire::TxnOp::PUT && cache_.Contains(keys[i])) {
       cache_.Insert(keys[i], updated[i], CacheChain::kDemand);
     }
+    if (op.kind() != wire::TxnOp::CHECK) locks_.Committed(keys[i]);
   }
   return Finish(kTransact, Status::Ok());
 }
@@ -497,6 +499,15 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
   counters["cache_evictions"] = cache.evictions;
   counters["cache_bytes"] = cache.bytes;
   counters["cache_capacity_bytes"] = cache_.capacity_bytes();
+  counters["cache_prefetch_inserts"] = cache.prefetch_inserts;
+  counters["cache_prefetch_hits"] = cache.prefetch_hits;
+  counters["cache_prefetch_evicted_unused"] = cache.prefetch_evicted_unused;
+  counters["cache_prefetch_bytes"] = cache.prefetch_bytes;
+  counters["osd_messages_in"] = counters_[kPrefetchNotify].calls + counters_[kPrefetch].calls;
+  counters["osd_bytes_in"] = osd_bytes_in_.load();
+  std::map<std::string, uint64_t> prefetch;
+  prefetch_.AddCounters(&prefetch);
+  for (const auto& [name, value] : prefetch) counters[name] = value;
   return grpc::Status::OK;
 }
 
@@ -510,6 +521,79 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
   return grpc::Status::OK;
+}
+
+}  // namespace orthofs
+
+namespace orthofs {
+
+grpc::Status OsdService::PrefetchNotify(grpc::ServerContext*,
+                                        const wire::PrefetchNotifyRequest* request,
+                                        wire::PrefetchNotifyResponse*) {
+  ORTHOFS_ADMIT_REQUEST();
+  osd_bytes_in_ += request->ByteSizeLong();
+  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
+  Result<Oid> oid = FromWire(request->oid());
+  if (!oid.ok()) return Finish(kPrefetchNotify, oid.status());
+  if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
+    return Finish(kPrefetchNotify,
+                  Status::InvalidArgument("a prefetch notify names an original DATA object"));
+  }
+  if (placement_.ReplicaOsdFor(oid->fnso, oid->fno) != osd_id_) {
+    return Finish(kPrefetchNotify,
+                  Status::WrongOsd("file " + std::to_string(oid->fnso) + "/" +
+                                   std::to_string(oid->fno) + " has its replicas on OSD " +
+                                   std::to_string(placement_.ReplicaOsdFor(oid->fnso, oid->fno))));
+  }
+  if (request->client_id().empty() || request->client_id().size() > 64) {
+    return Finish(kPrefetchNotify, Status::InvalidArgument("client_id must be 1..64 bytes"));
+  }
+  return Finish(kPrefetchNotify, prefetch_.OnNotify(request->client_id(), *oid));
+}
+
+grpc::Status OsdService::Prefetch(grpc::ServerContext*, const wire::PrefetchRequest* request,
+                                  wire::PrefetchResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  osd_bytes_in_ += request->ByteSizeLong();
+  if (prefetch_.mode() != PrefetchMode::kSpa) {
+    return Finish(kPrefetch, Status::InvalidArgument(
+                                 "this cluster's prefetch mode is " +
+                                 std::string(PrefetchModeName(prefetch_.mode())) + ", not spa"));
+  }
+  if (request->oids_size() > 1024) {
+    return Finish(kPrefetch, Status::InvalidArgument("at most 1024 objects per prefetch"));
+  }
+  std::vector<Oid> originals;
+  for (const wire::Oid& w : request->oids()) {
+    Result<Oid> oid = CheckObject(request->epoch(), w);
+    if (!oid.ok()) return Finish(kPrefetch, oid.status());
+    if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
+      return Finish(kPrefetch, Status::InvalidArgument("SPA prefetches original DATA objects"));
+    }
+    originals.push_back(*oid);
+  }
+  std::optional<ReadaheadMarker> marker;
+  if (request->has_marker()) {
+    marker = ReadaheadMarker{request->marker().window_start(), request->marker().window_size()};
+  }
+  response->set_loaded(static_cast<uint32_t>(originals.size()));
+  prefetch_.OnPrefetch(std::move(originals), marker);
+  return Finish(kPrefetch, Status::Ok());
+}
+
+grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
+                                   const wire::SubscribeRequest* request,
+                                   grpc::ServerWriter<wire::WindowUpdate>* writer) {
+  {
+    // Admitted like any request, but not counted while it streams: Drain ends it instead.
+    ORTHOFS_ADMIT_REQUEST();
+    if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kSubscribe, st);
+    if (request->client_id().empty() || request->client_id().size() > 64) {
+      return Finish(kSubscribe, Status::InvalidArgument("client_id must be 1..64 bytes"));
+    }
+  }
+  prefetch_.Subscribe(request->client_id(), context, writer);
+  return Finish(kSubscribe, Status::Ok());
 }
 
 }  // namespace orthofs

@@ -15,7 +15,9 @@
 #include "common/object_cache.h"
 #include "common/placement.h"
 #include "orthofs.grpc.pb.h"
+#include "osd/object_locks.h"
 #include "osd/object_store.h"
+#include "osd/prefetch_engine.h"
 
 namespace orthofs {
 
@@ -23,6 +25,7 @@ struct OsdServiceOptions {
   uint32_t osd_id = 0;
   uint64_t cache_bytes = 256ull << 20;
   std::string data_dir;  // for capacity reporting
+  PrefetchEngineOptions prefetch;
 };
 
 class OsdService final : public wire::Osd::Service {
@@ -43,6 +46,12 @@ class OsdService final : public wire::Osd::Service {
                      wire::StatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const wire::HealthRequest*,
                       wire::HealthResponse*) override;
+  grpc::Status PrefetchNotify(grpc::ServerContext*, const wire::PrefetchNotifyRequest*,
+                              wire::PrefetchNotifyResponse*) override;
+  grpc::Status Prefetch(grpc::ServerContext*, const wire::PrefetchRequest*,
+                        wire::PrefetchResponse*) override;
+  grpc::Status Subscribe(grpc::ServerContext*, const wire::SubscribeRequest*,
+                         grpc::ServerWriter<wire::WindowUpdate>*) override;
 
   // Shutdown, step 1: refuse new requests (UNAVAILABLE, so clients fail over), then wait up to
   // `timeout` for the ones in flight. True if none is left. gRPC's own Shutdown(deadline) would
@@ -67,17 +76,28 @@ class OsdService final : public wire::Osd::Service {
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> errors{0};
   };
-  enum Method { kRead, kWrite, kDelete, kStat, kTransact, kList, kSync, kMethodCount };
+  enum Method {
+    kRead,
+    kWrite,
+    kDelete,
+    kStat,
+    kTransact,
+    kList,
+    kSync,
+    kPrefetchNotify,
+    kPrefetch,
+    kSubscribe,
+    kMethodCount
+  };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read", "write", "delete", "stat", "transact", "list", "sync"};
+      "read", "write", "delete",          "stat",     "transact",
+      "list", "sync",  "prefetch_notify", "prefetch", "subscribe"};
 
   // The epoch and placement checks every object request passes.
   Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;
   Status CheckEpoch(uint64_t epoch) const;
   grpc::Status Finish(Method method, const Status& status);
 
-  // Per-object serialization of read-modify-write and cache fills: striped by key hash.
-  std::mutex& LockFor(const std::string& key);
   // The current object (cache, then store); kNotFound if absent or deleted, and then
   // *tombstone_version (if given) is the deleted object's last version, else 0.
   // Caller holds LockFor(key).
@@ -91,12 +111,14 @@ class OsdService final : public wire::Osd::Service {
   ObjectCache cache_;
   const std::string data_dir_;
   const std::chrono::steady_clock::time_point started_;
-  std::array<std::mutex, 1024> stripes_;
+  ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
   std::array<MethodCounters, kMethodCount> counters_;
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> bytes_in_{0};
   std::atomic<uint64_t> bytes_out_{0};
+  std::atomic<uint64_t> osd_bytes_in_{0};  // prefetch traffic from other OSDs
+  PrefetchEngine prefetch_;                // after cache_ and locks_, which it uses
 };
 
 }  // namespace orthofs

@@ -1,0 +1,41 @@
+// COR, client side: one Subscribe stream per OSD, each read by its own thread, reconnecting
+// with a pause when the OSD goes away. Every window change an OSD pushes goes to on_update.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/osd_client.h"
+
+namespace orthofs {
+
+class WindowSubscriptions {
+ public:
+  using OnUpdate = std::function<void(const wire::WindowUpdate&)>;
+  WindowSubscriptions(ClusterClient* cluster, OnUpdate on_update);
+  // Cancels the streams and waits for the threads.
+  ~WindowSubscriptions();
+
+  WindowSubscriptions(const WindowSubscriptions&) = delete;
+  WindowSubscriptions& operator=(const WindowSubscriptions&) = delete;
+
+ private:
+  void Follow(OsdClient* osd);
+
+  ClusterClient* cluster_;
+  OnUpdate on_update_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::set<grpc::ClientContext*> active_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace orthofs

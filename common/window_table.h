@@ -1,0 +1,69 @@
+// The COR windows one party keeps (paper 003 §3.2): on a replica OSD one MovingWindow per
+// (client, file), on a client one per file (client_id empty). Windows idle for longer than the
+// expiry are dropped, so a table never grows with every file ever read.
+//
+// Pure logic, no locking.
+#pragma once
+
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/prefetch_window.h"
+
+namespace orthofs {
+
+using WindowClock = std::chrono::steady_clock;
+
+struct WindowKey {
+  std::string client_id;
+  uint32_t fnso = 0;
+  uint64_t fno = 0;
+  auto operator<=>(const WindowKey&) const = default;
+};
+
+// What a window change asks for: the objects to prefetch and the window afterwards.
+struct WindowChange {
+  std::vector<IndexRange> prefetch;
+  uint64_t pivot = 0;
+  uint32_t size = 0;
+  bool doubled = false;  // the size grew (a notify)
+};
+
+class WindowTable {
+ public:
+  WindowTable(const PrefetchConfig& config, std::chrono::milliseconds expiry);
+
+  // A client read of `index` inside the window (replica OSD; client on the reply).
+  WindowChange OnClientRead(const WindowKey& key, uint64_t index, WindowClock::time_point now);
+  // A notify: the read of `index` missed the window (replica OSD).
+  WindowChange OnNotify(const WindowKey& key, uint64_t index, WindowClock::time_point now);
+  // The window as the replica OSD announced it (client).
+  void Set(const WindowKey& key, uint64_t pivot, uint32_t size, WindowClock::time_point now);
+  // Whether the object is inside the key's window (client: read the replica?).
+  bool Covers(const WindowKey& key, uint64_t index) const;
+  std::optional<MovingWindow> Find(const WindowKey& key) const;
+  // Drops every window of the file (all clients).
+  void EraseFile(uint32_t fnso, uint64_t fno);
+  // Drops windows idle since before now - expiry; returns how many.
+  size_t Expire(WindowClock::time_point now);
+
+  size_t size() const { return windows_.size(); }
+
+ private:
+  struct Entry {
+    MovingWindow window;
+    WindowClock::time_point last_used;
+  };
+  Entry& Get(const WindowKey& key, WindowClock::time_point now);
+
+  PrefetchConfig config_;
+  std::chrono::milliseconds expiry_;
+  std::map<WindowKey, Entry> windows_;
+};
+
+}  // namespace orthofs
