@@ -6,7 +6,19 @@
 
 namespace orthofs {
 
-WriteBackCache::WriteBackCache(const WriteBackOptions& options) : options_(options) {}
+namespace {
+
+ThrashingConfig ThrashingFor(const WriteBackOptions& options) {
+  ThrashingConfig config;
+  config.w1_share = options.pressure_share;
+  config.w2_share = options.pressure_share * 0.8;
+  return config;
+}
+
+}  // namespace
+
+WriteBackCache::WriteBackCache(const WriteBackOptions& options)
+    : options_(options), thrashing_(ThrashingFor(options)) {}
 
 void WriteBackCache::Unaccount(const Entry& e) {
   bytes_ -= e.data.size();
@@ -18,6 +30,7 @@ void WriteBackCache::Account(const ObjectKey& key, Entry& e) {
   bytes_ += e.data.size();
   dirty_bytes_ += e.dirty.bytes();
   if (Pinned(e)) pinned_bytes_ += e.data.size();
+  thrashing_.Observe(pinned_bytes_, options_.capacity_bytes);
   // Keep the write-back queues in step with the entry.
   if (e.dirty.empty()) {
     if (e.dirty_seq != 0) dirty_order_.erase({e.dirty_seq, key});
@@ -291,11 +304,6 @@ std::vector<uint64_t> WriteBackCache::FilesWithUnwritten() const {
   return files;
 }
 
-bool WriteBackCache::UnderPressure() const {
-  return pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
-                                                options_.pressure_share);
-}
-
 void WriteBackCache::EvictClean() {
   auto it = lru_.end();
   while (bytes_ > options_.capacity_bytes && it != lru_.begin()) {
@@ -315,6 +323,7 @@ WriteBackStats WriteBackCache::stats() const {
   s.bytes = bytes_;
   s.dirty_bytes = dirty_bytes_;
   s.pinned_bytes = pinned_bytes_;
+  s.pressure_episodes = thrashing_.stats().pressure_episodes;
   return s;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/byte_ranges.h"
+#include "common/thrashing_control.h"
 
 namespace orthofs {
 
@@ -38,7 +39,8 @@ struct WriteBackOptions {
   uint64_t object_size = 128 << 10;
   std::chrono::milliseconds max_dirty_age{5000};
   // W1 (paper 002): when dirty and in-flight objects fill this share of the cache, writers
-  // write back synchronously; background write-back starts at half of it.
+  // write back synchronously until they are down to W2 = 0.8 W1; background write-back starts
+  // at half of W1.
   double pressure_share = 0.5;
 };
 
@@ -63,9 +65,10 @@ struct WriteBackStats {
   uint64_t flush_failures = 0;
   uint64_t evictions = 0;
   uint64_t entries = 0;
-  uint64_t bytes = 0;         // cached bytes
-  uint64_t dirty_bytes = 0;   // written here, not yet taken for write-back
-  uint64_t pinned_bytes = 0;  // bytes of objects that are dirty or being written back
+  uint64_t bytes = 0;              // cached bytes
+  uint64_t dirty_bytes = 0;        // written here, not yet taken for write-back
+  uint64_t pinned_bytes = 0;       // bytes of objects that are dirty or being written back
+  uint64_t pressure_episodes = 0;  // times W1 was reached
 };
 
 class WriteBackCache {
@@ -112,8 +115,9 @@ class WriteBackCache {
   bool HasInFlight(uint64_t fno) const;
   // Files with dirty or in-flight bytes, ascending.
   std::vector<uint64_t> FilesWithUnwritten() const;
-  // Dirty and in-flight objects reach W1: writers should write back synchronously.
-  bool UnderPressure() const;
+  // Dirty and in-flight objects reached W1 and are not back down to W2: writers should write
+  // back synchronously (thrashing control, common/thrashing_control.h).
+  bool UnderPressure() const { return thrashing_.under_pressure(); }
   // Dirty and in-flight objects fill the cache: writers must wait for write-backs.
   bool Full() const { return pinned_bytes_ >= options_.capacity_bytes; }
 
@@ -157,6 +161,7 @@ class WriteBackCache {
   uint64_t bytes_ = 0;
   uint64_t dirty_bytes_ = 0;
   uint64_t pinned_bytes_ = 0;
+  ThrashingController thrashing_;
   WriteBackStats stats_;
 };
 

@@ -2,22 +2,31 @@
 # The paper's workload with fio, on an OrthoFS mount and a local directory in the same run:
 # F files x S written with 1 MiB requests, caches dropped, then read sequentially with
 # 16 KiB requests round-robin across the files, then random 16 KiB reads.
-#   deploy/bench-fio.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100]
+#   deploy/bench-fio.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100] [--remount MAP]
 # Prints one table: MB/s per job and the ratio mount/local. Needs root to drop caches.
+# --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job, so the
+# client's own object cache is cold too, not only the kernel's page cache.
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 mount_dir=$1 local_dir=$2; shift 2
-files=5 size_mb=100
+files=5 size_mb=100 remount_map=""
+bin=${ORTHOFS_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/bin}
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files=$2; shift 2 ;;
     --size-mb) size_mb=$2; shift 2 ;;
+    --remount) remount_map=$2; shift 2 ;;
     *) echo "bench-fio: unknown flag $1" >&2; exit 2 ;;
   esac
 done
 command -v fio > /dev/null || { echo "bench-fio: fio is not installed" >&2; exit 1; }
 
+# Empties every cache between phases: the kernel's, and with --remount the client's.
 drop_caches() {
+  if [ -n "$remount_map" ] && [ "${target:-}" = mount ]; then
+    fusermount3 -u "$mount_dir"
+    "$bin/orthofs-mount" --map "$remount_map" "$mount_dir"
+  fi
   sync
   if [ -w /proc/sys/vm/drop_caches ]; then
     echo 3 > /proc/sys/vm/drop_caches
@@ -26,18 +35,8 @@ drop_caches() {
   fi
 }
 
-# fio's bandwidth of one job in MB/s (1e6 bytes), from its terse output (v3: field 7 is the
-# read bandwidth, field 48 the write bandwidth, both in KiB/s).
-run() {
-  local dir=$1 name=$2 rw=$3 bs=$4
-  local out
-  out=$(fio --name="$name" --directory="$dir" --filename_format='bench.$filenum' \
-    --nrfiles="$files" --filesize="${size_mb}m" --size="$((files * size_mb))m" \
-    --file_service_type=roundrobin --rw="$rw" --bs="$bs" --ioengine=psync \
-    --end_fsync=1 --output-format=terse --terse-version=3 2> /dev/null) ||
-    { echo "bench-fio: fio $name failed in $dir" >&2; return 1; }
-  awk -F';' '{ kib = ($48 > 0 ? $48 : $7); printf "%.1f\n", kib * 1024 / 1e6 }' <<< "$out"
-}
+source "$(dirname "$0")/fio-job.sh"
+run() { fio_job "$1" "$2" "$3" "$4" "$files" "$size_mb"; }
 
 declare -A result
 for target in mount local; do

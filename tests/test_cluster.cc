@@ -140,6 +140,7 @@ TestCluster::TestCluster(const TestClusterOptions& options) : options_(options) 
   map_.epoch = options.epoch;
   map_.object_size = options.object_size;
   map_.strategy = options.strategy;
+  map_.prefetch = options.prefetch;
   for (int i = 0; i < options.osds; ++i) {
     map_.osds.push_back(
         OsdInfo{static_cast<uint32_t>(i), "127.0.0.1:" + std::to_string(FreePort()), 1.0});

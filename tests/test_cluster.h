@@ -46,6 +46,7 @@ struct TestClusterOptions {
   PlacementStrategy strategy = PlacementStrategy::kMigration;
   uint64_t epoch = 1;
   uint64_t cache_mb = 64;
+  PrefetchConfig prefetch;  // written into the cluster map (default: mode none)
   std::vector<std::string> extra_osd_flags;
 };
 
