@@ -2,6 +2,13 @@
 // (client, file), on a client one per file (client_id empty). Windows idle for longer than the
 // expiry are dropped, so a table never grows with every file ever read.
 //
+// Batched prefetching (the replica OSD's choice): a sequential reader moves the pivot one
+// object at a time, so the protocol's "new window - old window" is one object per read, and
+// loading each alone costs a disk positioning per object. With batching, the objects an
+// in-window read adds wait until they make up half a wing (the reader still has at least half
+// a wing of loaded objects ahead), then go as one range scan. Notifies load at once: the
+// reader is outside the window and waiting.
+//
 // Pure logic, no locking.
 #pragma once
 
@@ -36,7 +43,8 @@ struct WindowChange {
 
 class WindowTable {
  public:
-  WindowTable(const PrefetchConfig& config, std::chrono::milliseconds expiry);
+  WindowTable(const PrefetchConfig& config, std::chrono::milliseconds expiry,
+              bool batch_prefetches = false);
 
   // A client read of `index` inside the window (replica OSD; client on the reply).
   WindowChange OnClientRead(const WindowKey& key, uint64_t index, WindowClock::time_point now);
@@ -58,11 +66,15 @@ class WindowTable {
   struct Entry {
     MovingWindow window;
     WindowClock::time_point last_used;
+    std::vector<IndexRange> pending;  // batching: objects of the window not yet loaded
   };
+  // Batching: adds `fresh` to the pending objects and returns what is due now.
+  std::vector<IndexRange> Batch(Entry& entry, const std::vector<IndexRange>& fresh, bool now);
   Entry& Get(const WindowKey& key, WindowClock::time_point now);
 
   PrefetchConfig config_;
   std::chrono::milliseconds expiry_;
+  bool batch_;
   std::map<WindowKey, Entry> windows_;
 };
 

@@ -531,3 +531,84 @@ TEST(WindowTableTest, SizeCountsDistinctKeys) {
 
 }  // namespace
 }  // namespace orthofs
+
+namespace orthofs {
+namespace {
+
+PrefetchConfig BatchConfig() {
+  PrefetchConfig c;
+  c.mode = PrefetchMode::kCor;
+  c.initial_window = 16;  // wing 8: batches of 4 objects
+  c.max_window = 16;
+  return c;
+}
+
+uint64_t Count(const std::vector<IndexRange>& ranges) {
+  uint64_t n = 0;
+  for (const IndexRange& r : ranges) n += r.size();
+  return n;
+}
+
+TEST(WindowTableBatchTest, SequentialReadsLoadInBatchesOfHalfAWing) {
+  WindowTable table(BatchConfig(), std::chrono::seconds(60), /*batch_prefetches=*/true);
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  // A notify loads the whole window at once.
+  WindowChange first = table.OnNotify(key, 0, t);
+  ASSERT_EQ(first.prefetch, (std::vector<IndexRange>{{0, 9}}));
+  // In-window reads add one object each; every fourth read releases a run of four.
+  std::vector<IndexRange> loaded;
+  for (uint64_t i = 1; i <= 12; ++i) {
+    WindowChange c = table.OnClientRead(key, i, t);
+    if (i % 4 == 0) {
+      ASSERT_EQ(c.prefetch.size(), 1u) << "read " << i;
+      EXPECT_EQ(c.prefetch[0], (IndexRange{i + 8 - 3, i + 9})) << "read " << i;
+    } else {
+      EXPECT_TRUE(c.prefetch.empty()) << "read " << i;
+    }
+    loaded.insert(loaded.end(), c.prefetch.begin(), c.prefetch.end());
+  }
+  EXPECT_EQ(Count(loaded), 12u);
+}
+
+TEST(WindowTableBatchTest, ReaderAlwaysHasHalfAWingLoadedAhead) {
+  WindowTable table(BatchConfig(), std::chrono::seconds(60), true);
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  uint64_t loaded_end = 0;
+  for (const IndexRange& r : table.OnNotify(key, 0, t).prefetch) loaded_end = r.end;
+  for (uint64_t i = 1; i < 200; ++i) {
+    for (const IndexRange& r : table.OnClientRead(key, i, t).prefetch) {
+      EXPECT_EQ(r.begin, loaded_end) << "a gap in what was loaded, read " << i;
+      loaded_end = r.end;
+    }
+    EXPECT_GE(loaded_end, i + 1 + 4) << "fewer than half a wing loaded ahead of read " << i;
+  }
+}
+
+TEST(WindowTableBatchTest, PendingObjectsLeftBehindAreDropped) {
+  WindowTable table(BatchConfig(), std::chrono::seconds(60), true);
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  table.OnNotify(key, 100, t);                         // loads 92..108
+  table.OnClientRead(key, 101, t);                     // 109 pending
+  table.OnClientRead(key, 102, t);                     // 110 pending
+  WindowChange back = table.OnClientRead(key, 90, t);  // far back: 82..98 is the window
+  // 109 and 110 fell out of the window; the new objects at the back are due together.
+  for (const IndexRange& r : back.prefetch) {
+    EXPECT_LT(r.end, 99u);
+    EXPECT_GE(r.begin, 82u);
+  }
+  EXPECT_EQ(back.prefetch, (std::vector<IndexRange>{{82, 94}}));  // new at the back: 82..93
+}
+
+TEST(WindowTableBatchTest, WithoutBatchingEveryReadLoadsItsDifference) {
+  WindowTable table(BatchConfig(), std::chrono::seconds(60));
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  table.OnNotify(key, 0, t);
+  EXPECT_EQ(table.OnClientRead(key, 1, t).prefetch, (std::vector<IndexRange>{{9, 10}}));
+}
+
+}  // namespace
+}  // namespace orthofs

@@ -4,13 +4,13 @@
 # requests, then with every cache cold (client remounted, OSDs restarted, kernel caches
 # dropped) the files read round-robin with 16 KiB requests, sequentially and randomly.
 #   deploy/bench-prefetch.sh [--osds 6] [--files 5] [--size-mb 100] [--modes "none spa cor"]
-#                            [--dir DIR]
+#                            [--dir DIR] [--osd-flags "--disk-model hdd ..."]
 # Prints MB/s per mode and job, and the OSD-to-OSD messages each read job caused. Needs root
 # (drop caches) and a built tree.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${ORTHOFS_BIN:-$(dirname "$here")/build/bin}
-osds=6 files=5 size_mb=100 modes="none spa cor" dir=/tmp/orthofs-bench-prefetch
+osds=6 files=5 size_mb=100 modes="none spa cor" dir=/tmp/orthofs-bench-prefetch osd_flags="" 
 while [ $# -gt 0 ]; do
   case "$1" in
     --osds) osds=$2; shift 2 ;;
@@ -18,7 +18,8 @@ while [ $# -gt 0 ]; do
     --size-mb) size_mb=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --osd-flags) osd_flags=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-prefetch: unknown flag $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +47,7 @@ declare -A result
 for mode in $modes; do
   cleanup
   "$here/local-cluster" up --osds "$osds" --dir "$cluster" --mount "$mnt" --prefetch "$mode" \
-    > /dev/null
+    --osd-flags "$osd_flags" > /dev/null
   result[$mode,write]=$(fio_job "$mnt" seqwrite write 1m "$files" "$size_mb")
   for job in read randread; do
     cold_start

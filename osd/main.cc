@@ -35,6 +35,7 @@ struct Flags {
   std::string expected_prefetch;  // empty: whatever the map says
   bool serial = false;
   int prefetch_threads = 1;
+  std::string disk_model = "none";
 };
 
 // One plain line on stderr (the log is stderr too; no second, timestamped copy).
@@ -96,6 +97,11 @@ int main(int argc, char** argv) {
   app.add_flag("--sync-writes", flags.sync_writes,
                "fsync the WAL on every write (default: only writes that ask for it)");
   app.add_flag("--direct-reads", flags.direct_reads, "O_DIRECT store reads (cold-read tests)");
+  app.add_option("--disk-model", flags.disk_model,
+                 "experiments: none, or hdd (reads also take a 7200 rpm disk's seek, rotation "
+                 "and transfer time; see common/disk_model.h)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "hdd"}));
   app.add_flag("--serial", flags.serial,
                "do prefetch work inline on the request path (default: its own executor)");
   app.add_option("--prefetch-threads", flags.prefetch_threads, "threads of the prefetch executor")
@@ -145,6 +151,7 @@ int main(int argc, char** argv) {
   orthofs::StoreOptions store_options;
   store_options.sync_writes = flags.sync_writes;
   store_options.direct_reads = flags.direct_reads;
+  store_options.disk_model = *orthofs::ParseDiskModel(flags.disk_model);  // checked by CLI11
   auto store = orthofs::ObjectStore::Open(flags.data_dir, store_options);
   if (!store.ok()) return Fail(store.status().message());
   if (orthofs::Status st = CheckIdentity(store->get(), flags.id, flags.data_dir); !st.ok()) {

@@ -7,11 +7,17 @@
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "common/disk_model.h"
 #include "common/status.h"
 
 namespace orthofs {
@@ -20,6 +26,8 @@ struct StoreOptions {
   bool sync_writes = false;      // fsync the WAL on every write, not only when asked
   bool direct_reads = false;     // bypass the page cache (cold-read experiments)
   uint64_t block_cache_mb = 64;  // RocksDB's own block cache
+  // Experiments only: reads also take the time an emulated disk would (common/disk_model.h).
+  std::optional<DiskModelParams> disk_model;
 };
 
 struct StoredObject {
@@ -67,12 +75,22 @@ class ObjectStore {
   Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,
               const Visitor& visit, uint64_t* corrupt = nullptr) const;
 
+  // Every object with begin <= key < end, read as ONE request (the prefetcher's sequential
+  // range read): with a disk model it costs one positioning and the transfer of all of it.
+  // Tombstones and undecodable records are left out.
+  Result<std::vector<std::pair<std::string, StoredObject>>> ReadRange(const std::string& begin,
+                                                                      const std::string& end) const;
+
   // fsync of the write-ahead log: every write committed so far becomes durable.
   Status SyncWal();
 
   // Small named values beside the objects (the OSD's identity, ...).
   Result<std::string> GetMeta(const std::string& name) const;
   Status PutMeta(const std::string& name, const std::string& value);
+
+  // Emulated disk: reads and the ones that had to seek (0 without a disk model).
+  uint64_t disk_reads() const;
+  uint64_t disk_seeks() const;
 
   uint64_t object_count() const { return objects_.load(); }
   uint64_t byte_count() const { return bytes_.load(); }
@@ -81,8 +99,17 @@ class ObjectStore {
  private:
   ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
 
+  // Sleeps for the emulated disk's time to read first..last (adjacent objects), holding the
+  // one disk head; requests take the head in arrival order, as a disk's queue would serve them.
+  void EmulateDiskRead(std::string_view first_key, std::string_view last_key, uint64_t bytes) const;
+
   std::unique_ptr<rocksdb::DB> db_;
   StoreOptions options_;
+  mutable std::mutex disk_mu_;
+  mutable std::condition_variable disk_turn_;
+  mutable uint64_t disk_next_ticket_ = 0;
+  mutable uint64_t disk_serving_ = 0;
+  mutable std::unique_ptr<DiskModel> disk_;
   std::atomic<int64_t> objects_{0};
   std::atomic<int64_t> bytes_{0};
 };

@@ -505,6 +505,8 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
   counters["cache_prefetch_bytes"] = cache.prefetch_bytes;
   counters["osd_messages_in"] = counters_[kPrefetchNotify].calls + counters_[kPrefetch].calls;
   counters["osd_bytes_in"] = osd_bytes_in_.load();
+  counters["disk_model_reads"] = store_->disk_reads();
+  counters["disk_model_seeks"] = store_->disk_seeks();
   std::map<std::string, uint64_t> prefetch;
   prefetch_.AddCounters(&prefetch);
   for (const auto& [name, value] : prefetch) counters[name] = value;

@@ -35,7 +35,7 @@ PrefetchEngine::PrefetchEngine(const ClusterMap& map, ObjectStore* store, Object
       cache_(cache),
       locks_(locks),
       options_(options),
-      windows_(map.prefetch, options.window_expiry),
+      windows_(map.prefetch, options.window_expiry, /*batch_prefetches=*/true),
       last_expiry_(WindowClock::now()),
       thrashing_(ThrashingFor(map.prefetch)) {
   if (config_.mode == PrefetchMode::kNone || options_.serial) return;
@@ -361,29 +361,32 @@ void PrefetchEngine::LoadReplicaRanges(uint32_t fnso, uint64_t fno,
     counters_.in_flight_objects += range.size();
     ObservePressure();
     ++counters_.store_range_scans;
-    Status st = store_->Scan(EncodeStoreKey(DataOid(fnso, fno, range.begin, CopyFlag::kReplica)),
-                             EncodeStoreKey(DataOid(fnso, fno, range.end, CopyFlag::kReplica)), "",
-                             [&](const std::string& key, const StoredObject& stored) {
-                               Result<Oid> oid = DecodeStoreKey(key);
-                               if (!oid.ok() || !range.Contains(oid->offset)) return true;
-                               if (cache_->Contains(key)) {
-                                 ++counters_.prefetch_already_cached;
-                                 return true;
-                               }
-                               std::lock_guard lock(locks_->For(key));
-                               if (locks_->Sequence(key) != sequences[oid->offset - range.begin]) {
-                                 ++counters_.prefetch_overtaken_by_write;
-                                 return true;
-                               }
-                               if (cache_->Contains(key)) return true;
-                               auto object = std::make_shared<CachedObject>();
-                               object->version = stored.version;
-                               object->checksum = stored.checksum;
-                               object->data = stored.data;
-                               cache_->Insert(key, std::move(object), CacheChain::kPrefetch);
-                               ++counters_.objects_prefetched;
-                               return true;
-                             });
+    Result<std::vector<std::pair<std::string, StoredObject>>> objects =
+        store_->ReadRange(EncodeStoreKey(DataOid(fnso, fno, range.begin, CopyFlag::kReplica)),
+                          EncodeStoreKey(DataOid(fnso, fno, range.end, CopyFlag::kReplica)));
+    Status st = objects.status();
+    if (objects.ok()) {
+      for (auto& [key, stored] : *objects) {
+        Result<Oid> oid = DecodeStoreKey(key);
+        if (!oid.ok() || !range.Contains(oid->offset)) continue;
+        if (cache_->Contains(key)) {
+          ++counters_.prefetch_already_cached;
+          continue;
+        }
+        std::lock_guard lock(locks_->For(key));
+        if (locks_->Sequence(key) != sequences[oid->offset - range.begin]) {
+          ++counters_.prefetch_overtaken_by_write;
+          continue;
+        }
+        if (cache_->Contains(key)) continue;
+        auto object = std::make_shared<CachedObject>();
+        object->version = stored.version;
+        object->checksum = stored.checksum;
+        object->data = std::move(stored.data);
+        cache_->Insert(key, std::move(object), CacheChain::kPrefetch);
+        ++counters_.objects_prefetched;
+      }
+    }
     counters_.in_flight_objects -= range.size();
     ObservePressure();
     if (!st.ok()) spdlog::warn("prefetch scan of file {}/{}: {}", fnso, fno, st.ToString());

@@ -548,6 +548,39 @@ TEST(OsdLifecycleTest, SigtermShutsDownCleanly) {
   EXPECT_EQ(ReadAll(cluster.client(), Data(1, 0)), "bye");
 }
 
+// --disk-model hdd: reads of the emulated disk count, and the seeks among them follow the
+// model (the next object of a copy continues, a jump seeks). Only counters are checked.
+TEST(OsdDiskModelTest, EmulatedDiskCountsReadsAndSeeks) {
+  TestCluster cluster(
+      TestClusterOptions{.osds = 2, .cache_mb = 0, .extra_osd_flags = {"--disk-model", "hdd"}});
+  ClusterClient& c = cluster.client();
+  const uint64_t fno = 77;
+  for (uint64_t i = 0; i < 4; ++i) PutBoth(c, Data(fno, i), std::string(4096, 'd'));
+  OsdClient* replica_osd = c.Osd(c.placement().ReplicaOsdFor(1, fno));
+  const wire::StatsResponse before = *replica_osd->Stats({});
+  // The replicas in order: one positioning, then three continuing reads.
+  for (uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(ReadAll(c, Data(fno, i, CopyFlag::kReplica)), std::string(4096, 'd'));
+  }
+  const wire::StatsResponse sequential = *replica_osd->Stats({});
+  EXPECT_EQ(sequential.counters().at("disk_model_reads") - before.counters().at("disk_model_reads"),
+            4u);
+  EXPECT_EQ(sequential.counters().at("disk_model_seeks") - before.counters().at("disk_model_seeks"),
+            1u);
+  // Backwards, skipping one: every read seeks.
+  EXPECT_EQ(ReadAll(c, Data(fno, 2, CopyFlag::kReplica)), std::string(4096, 'd'));
+  EXPECT_EQ(ReadAll(c, Data(fno, 0, CopyFlag::kReplica)), std::string(4096, 'd'));
+  const wire::StatsResponse jumps = *replica_osd->Stats({});
+  EXPECT_EQ(jumps.counters().at("disk_model_seeks") - sequential.counters().at("disk_model_seeks"),
+            2u);
+
+  // An unknown model is refused with one line.
+  CommandResult bad = RunCommand(
+      {BinDir() + "/orthofs-osd", "--id", "0", "--map", cluster.map_path(), "--disk-model", "ssd"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("disk-model"), std::string::npos) << bad.err;
+}
+
 TEST(OsdLargeObjectTest, RoundTripsTheMaximumObjectSize) {
   TestCluster cluster(TestClusterOptions{.osds = 2, .object_size = kMaxObjectSize});
   const std::string data = RandomBytes(kMaxObjectSize, 99);
