@@ -4,13 +4,46 @@
 
 namespace orthofs {
 
+std::vector<IndexRange> NearestObjects(const std::vector<IndexRange>& ranges, uint64_t pivot,
+                                       uint64_t quantity) {
+  std::vector<uint64_t> objects;
+  for (const IndexRange& r : ranges) {
+    for (uint64_t i = r.begin; i < r.end; ++i) objects.push_back(i);
+  }
+  auto distance = [pivot](uint64_t i) { return i >= pivot ? i - pivot : pivot - i; };
+  std::stable_sort(objects.begin(), objects.end(), [&](uint64_t a, uint64_t b) {
+    if (distance(a) != distance(b)) return distance(a) < distance(b);
+    return a > b;  // after the pivot first
+  });
+  if (objects.size() > quantity) objects.resize(quantity);
+  std::sort(objects.begin(), objects.end());
+  std::vector<IndexRange> out;
+  for (uint64_t i : objects) {
+    if (!out.empty() && out.back().end == i) {
+      ++out.back().end;
+    } else {
+      out.push_back({i, i + 1});
+    }
+  }
+  return out;
+}
+
 WindowTable::WindowTable(const PrefetchConfig& config, std::chrono::milliseconds expiry,
-                         bool batch_prefetches)
-    : config_(config), expiry_(expiry), batch_(batch_prefetches) {}
+                         const WindowTableOptions& options)
+    : config_(config), expiry_(expiry), options_(options) {}
+
+void WindowTable::Throttle(Entry& entry, WindowChange* change) {
+  if (!options_.throttle_unused_windows) return;
+  uint64_t count = 0;
+  for (const IndexRange& r : change->prefetch) count += r.size();
+  if (count <= entry.quantity) return;
+  change->throttled = count - entry.quantity;
+  change->prefetch = NearestObjects(change->prefetch, change->pivot, entry.quantity);
+}
 
 std::vector<IndexRange> WindowTable::Batch(Entry& entry, const std::vector<IndexRange>& fresh,
                                            bool now) {
-  if (!batch_) return fresh;
+  if (!options_.batch_prefetches) return fresh;
   // Pending objects the window left behind are no longer wanted.
   const IndexRange extent = entry.window.Extent();
   std::vector<IndexRange> kept;
@@ -43,7 +76,8 @@ std::vector<IndexRange> WindowTable::Batch(Entry& entry, const std::vector<Index
 }
 
 WindowTable::Entry& WindowTable::Get(const WindowKey& key, WindowClock::time_point now) {
-  auto [it, created] = windows_.try_emplace(key, Entry{MovingWindow(config_), now, {}});
+  auto [it, created] =
+      windows_.try_emplace(key, Entry{MovingWindow(config_), now, {}, FullQuantity()});
   it->second.last_used = now;
   return it->second;
 }
@@ -52,10 +86,14 @@ WindowChange WindowTable::OnClientRead(const WindowKey& key, uint64_t index,
                                        WindowClock::time_point now) {
   Entry& entry = Get(key, now);
   MovingWindow& w = entry.window;
+  ++entry.reads_since_notify;
+  entry.quantity =
+      static_cast<uint32_t>(std::min<uint64_t>(uint64_t{entry.quantity} * 2, FullQuantity()));
   WindowChange change;
   change.prefetch = Batch(entry, w.MoveTo(index), /*now=*/false);
   change.pivot = w.pivot();
   change.size = w.size();
+  Throttle(entry, &change);
   return change;
 }
 
@@ -63,18 +101,25 @@ WindowChange WindowTable::OnNotify(const WindowKey& key, uint64_t index,
                                    WindowClock::time_point now) {
   Entry& entry = Get(key, now);
   MovingWindow& w = entry.window;
+  if (entry.notified && entry.reads_since_notify == 0) {
+    entry.quantity = std::max<uint32_t>(1, entry.quantity / 2);  // the last load went unused
+  }
+  entry.notified = true;
+  entry.reads_since_notify = 0;
   const uint32_t before = w.size();
   WindowChange change;
   change.prefetch = Batch(entry, w.Widen(index), /*now=*/true);
   change.pivot = w.pivot();
   change.size = w.size();
   change.doubled = w.size() > before;
+  Throttle(entry, &change);
   return change;
 }
 
 void WindowTable::Set(const WindowKey& key, uint64_t pivot, uint32_t size,
                       WindowClock::time_point now) {
-  windows_.insert_or_assign(key, Entry{MovingWindow(config_, pivot, size), now, {}});
+  windows_.insert_or_assign(key,
+                            Entry{MovingWindow(config_, pivot, size), now, {}, FullQuantity()});
 }
 
 bool WindowTable::Covers(const WindowKey& key, uint64_t index) const {

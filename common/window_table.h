@@ -9,6 +9,13 @@
 // a wing of loaded objects ahead), then go as one range scan. Notifies load at once: the
 // reader is outside the window and waiting.
 //
+// Throttling unused windows (the replica OSD's thrashing control, after paper 002's lowering of
+// the prefetch quantity): a notify that follows a notify with no read inside the window in
+// between means the last load went unused (a random reader). Such a window keeps its protocol
+// state (it still doubles), but the objects it may load per change halve each time, down to
+// one, the ones nearest the pivot first; every read inside the window doubles the quantity
+// again, up to a whole window's extent.
+//
 // Pure logic, no locking.
 #pragma once
 
@@ -38,13 +45,24 @@ struct WindowChange {
   std::vector<IndexRange> prefetch;
   uint64_t pivot = 0;
   uint32_t size = 0;
-  bool doubled = false;  // the size grew (a notify)
+  bool doubled = false;    // the size grew (a notify)
+  uint64_t throttled = 0;  // objects left out by throttling
 };
+
+struct WindowTableOptions {
+  bool batch_prefetches = false;
+  bool throttle_unused_windows = false;
+};
+
+// The `quantity` objects of `ranges` nearest to `pivot` (ties: after the pivot first), as
+// ascending ranges.
+std::vector<IndexRange> NearestObjects(const std::vector<IndexRange>& ranges, uint64_t pivot,
+                                       uint64_t quantity);
 
 class WindowTable {
  public:
   WindowTable(const PrefetchConfig& config, std::chrono::milliseconds expiry,
-              bool batch_prefetches = false);
+              const WindowTableOptions& options = {});
 
   // A client read of `index` inside the window (replica OSD; client on the reply).
   WindowChange OnClientRead(const WindowKey& key, uint64_t index, WindowClock::time_point now);
@@ -67,14 +85,21 @@ class WindowTable {
     MovingWindow window;
     WindowClock::time_point last_used;
     std::vector<IndexRange> pending;  // batching: objects of the window not yet loaded
+    uint32_t quantity;                // throttling: objects one change may load
+    bool notified = false;
+    uint64_t reads_since_notify = 0;
   };
+  // The most objects a window's extent holds (a wing window of even size s covers s + 1).
+  uint32_t FullQuantity() const { return config_.max_window + 1; }
+  // Throttling: caps the change's objects at the window's quantity.
+  void Throttle(Entry& entry, WindowChange* change);
   // Batching: adds `fresh` to the pending objects and returns what is due now.
   std::vector<IndexRange> Batch(Entry& entry, const std::vector<IndexRange>& fresh, bool now);
   Entry& Get(const WindowKey& key, WindowClock::time_point now);
 
   PrefetchConfig config_;
   std::chrono::milliseconds expiry_;
-  bool batch_;
+  WindowTableOptions options_;
   std::map<WindowKey, Entry> windows_;
 };
 

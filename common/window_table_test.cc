@@ -550,7 +550,7 @@ uint64_t Count(const std::vector<IndexRange>& ranges) {
 }
 
 TEST(WindowTableBatchTest, SequentialReadsLoadInBatchesOfHalfAWing) {
-  WindowTable table(BatchConfig(), std::chrono::seconds(60), /*batch_prefetches=*/true);
+  WindowTable table(BatchConfig(), std::chrono::seconds(60), {.batch_prefetches = true});
   const WindowKey key{"c", 1, 7};
   const auto t = WindowClock::time_point{};
   // A notify loads the whole window at once.
@@ -572,7 +572,7 @@ TEST(WindowTableBatchTest, SequentialReadsLoadInBatchesOfHalfAWing) {
 }
 
 TEST(WindowTableBatchTest, ReaderAlwaysHasHalfAWingLoadedAhead) {
-  WindowTable table(BatchConfig(), std::chrono::seconds(60), true);
+  WindowTable table(BatchConfig(), std::chrono::seconds(60), {.batch_prefetches = true});
   const WindowKey key{"c", 1, 7};
   const auto t = WindowClock::time_point{};
   uint64_t loaded_end = 0;
@@ -587,7 +587,7 @@ TEST(WindowTableBatchTest, ReaderAlwaysHasHalfAWingLoadedAhead) {
 }
 
 TEST(WindowTableBatchTest, PendingObjectsLeftBehindAreDropped) {
-  WindowTable table(BatchConfig(), std::chrono::seconds(60), true);
+  WindowTable table(BatchConfig(), std::chrono::seconds(60), {.batch_prefetches = true});
   const WindowKey key{"c", 1, 7};
   const auto t = WindowClock::time_point{};
   table.OnNotify(key, 100, t);                         // loads 92..108
@@ -608,6 +608,78 @@ TEST(WindowTableBatchTest, WithoutBatchingEveryReadLoadsItsDifference) {
   const auto t = WindowClock::time_point{};
   table.OnNotify(key, 0, t);
   EXPECT_EQ(table.OnClientRead(key, 1, t).prefetch, (std::vector<IndexRange>{{9, 10}}));
+}
+
+}  // namespace
+}  // namespace orthofs
+
+namespace orthofs {
+namespace {
+
+TEST(NearestObjectsTest, TakesTheObjectsNearestThePivotAfterItFirst) {
+  const std::vector<IndexRange> around{{5, 10}, {11, 16}};  // pivot 10 excluded
+  EXPECT_EQ(NearestObjects(around, 10, 1), (std::vector<IndexRange>{{11, 12}}));
+  EXPECT_EQ(NearestObjects(around, 10, 2), (std::vector<IndexRange>{{9, 10}, {11, 12}}));
+  EXPECT_EQ(NearestObjects(around, 10, 5), (std::vector<IndexRange>{{8, 10}, {11, 14}}));
+  EXPECT_EQ(NearestObjects(around, 10, 100), around);
+  EXPECT_TRUE(NearestObjects(around, 10, 0).empty());
+}
+
+PrefetchConfig ThrottleConfig() {
+  PrefetchConfig c;
+  c.mode = PrefetchMode::kCor;
+  c.initial_window = 1;
+  c.max_window = 16;
+  return c;
+}
+
+uint64_t Objects(const std::vector<IndexRange>& ranges) {
+  uint64_t n = 0;
+  for (const IndexRange& r : ranges) n += r.size();
+  return n;
+}
+
+TEST(WindowTableThrottleTest, NotifiesWithoutReadsInBetweenHalveWhatLoads) {
+  WindowTable table(ThrottleConfig(), std::chrono::seconds(60), {.throttle_unused_windows = true});
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  // A random reader: every read misses the window.
+  std::vector<uint64_t> loaded;
+  std::vector<uint32_t> sizes;
+  for (uint64_t jump : {1000, 3000, 5000, 7000, 9000, 11000, 13000}) {
+    WindowChange c = table.OnNotify(key, jump, t);
+    loaded.push_back(Objects(c.prefetch));
+    sizes.push_back(c.size);
+    EXPECT_TRUE(c.prefetch.empty() || c.prefetch.front().begin <= jump);
+  }
+  // The window still doubles as the protocol says; what it may load halves after each unused
+  // load: a whole window (17) first, then 8, 4, 2, 1, 1, 1.
+  EXPECT_EQ(sizes, (std::vector<uint32_t>{2, 4, 8, 16, 16, 16, 16}));
+  EXPECT_EQ(loaded, (std::vector<uint64_t>{3, 5, 4, 2, 1, 1, 1}));
+}
+
+TEST(WindowTableThrottleTest, ReadsInsideTheWindowRestoreTheQuantity) {
+  WindowTable table(ThrottleConfig(), std::chrono::seconds(60), {.throttle_unused_windows = true});
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  for (uint64_t jump : {1000, 3000, 5000, 7000, 9000, 11000}) table.OnNotify(key, jump, t);
+  // Quantity is 1 now; five reads inside the window double it back to a whole window
+  // (2, 4, 8, 16, 17).
+  for (uint64_t i = 11001; i <= 11005; ++i) table.OnClientRead(key, i, t);
+  WindowChange far = table.OnNotify(key, 20000, t);
+  EXPECT_EQ(Objects(far.prefetch), 17u);  // the whole 16-window (wing 8) around the pivot
+  EXPECT_EQ(far.throttled, 0u);
+}
+
+TEST(WindowTableThrottleTest, WithoutThrottlingRandomReadersLoadWholeWindows) {
+  WindowTable table(ThrottleConfig(), std::chrono::seconds(60));
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  uint64_t last = 0;
+  for (uint64_t jump : {1000, 3000, 5000, 7000, 9000, 11000}) {
+    last = Objects(table.OnNotify(key, jump, t).prefetch);
+  }
+  EXPECT_EQ(last, 17u);
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ PrefetchEngine::PrefetchEngine(const ClusterMap& map, ObjectStore* store, Object
       cache_(cache),
       locks_(locks),
       options_(options),
-      windows_(map.prefetch, options.window_expiry, /*batch_prefetches=*/true),
+      windows_(map.prefetch, options.window_expiry,
+               WindowTableOptions{.batch_prefetches = true, .throttle_unused_windows = true}),
       last_expiry_(WindowClock::now()),
       thrashing_(ThrashingFor(map.prefetch)) {
   if (config_.mode == PrefetchMode::kNone || options_.serial) return;
@@ -141,6 +142,7 @@ void PrefetchEngine::AfterDemandRead(const Oid& oid, const std::string& client_i
       }
     }
     ++counters_.window_moves;
+    counters_.window_objects_throttled += change.throttled;
     if (!change.prefetch.empty()) {
       Submit(
           [this, oid, ranges = change.prefetch] { LoadReplicaRanges(oid.fnso, oid.fno, ranges); });
@@ -191,6 +193,7 @@ Status PrefetchEngine::OnNotify(const std::string& client_id, const Oid& origina
     std::lock_guard lock(mu_);
     change = windows_.OnNotify(key, original.offset, WindowClock::now());
   }
+  counters_.window_objects_throttled += change.throttled;
   if (change.doubled) {
     ++counters_.window_doublings;
     if (change.size == config_.max_window) ++counters_.window_max_reached;
@@ -413,6 +416,7 @@ void PrefetchEngine::AddCounters(std::map<std::string, uint64_t>* out) const {
   m["window_moves"] = c.window_moves;
   m["window_doublings"] = c.window_doublings;
   m["window_max_reached"] = c.window_max_reached;
+  m["window_objects_throttled"] = c.window_objects_throttled;
   m["windows_expired"] = c.windows_expired;
   m["window_updates_pushed"] = c.window_updates_pushed;
   m["readahead_marker_hits"] = c.readahead_marker_hits;

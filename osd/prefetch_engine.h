@@ -140,6 +140,7 @@ class PrefetchEngine {
     std::atomic<uint64_t> window_moves{0};
     std::atomic<uint64_t> window_doublings{0};
     std::atomic<uint64_t> window_max_reached{0};
+    std::atomic<uint64_t> window_objects_throttled{0};
     std::atomic<uint64_t> windows_expired{0};
     std::atomic<uint64_t> window_updates_pushed{0};
     std::atomic<uint64_t> readahead_marker_hits{0};
