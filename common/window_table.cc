@@ -101,14 +101,42 @@ WindowChange WindowTable::OnNotify(const WindowKey& key, uint64_t index,
                                    WindowClock::time_point now) {
   Entry& entry = Get(key, now);
   MovingWindow& w = entry.window;
-  if (entry.notified && entry.reads_since_notify == 0) {
-    entry.quantity = std::max<uint32_t>(1, entry.quantity / 2);  // the last load went unused
+  // A jump far from the window, with no read inside it since the last notify: the last load
+  // went unused. Near misses are a sequential reader outrunning a narrow window (several
+  // objects requested at once): the window grows and keeps loading.
+  const uint64_t distance =
+      w.has_pivot() ? (index > w.pivot() ? index - w.pivot() : w.pivot() - index) : 0;
+  const bool far = w.has_pivot() && distance > 2 * uint64_t{w.size()} + 1;
+  if (entry.notified && entry.reads_since_notify == 0 && far) {
+    entry.quantity = std::max<uint32_t>(1, entry.quantity / 2);
   }
   entry.notified = true;
   entry.reads_since_notify = 0;
   const uint32_t before = w.size();
   WindowChange change;
   change.prefetch = Batch(entry, w.Widen(index), /*now=*/true);
+  change.pivot = w.pivot();
+  change.size = w.size();
+  change.doubled = w.size() > before;
+  Throttle(entry, &change);
+  return change;
+}
+
+WindowChange WindowTable::OnClientReadMiss(const WindowKey& key, uint64_t index,
+                                           WindowClock::time_point now) {
+  Entry& entry = Get(key, now);
+  MovingWindow& w = entry.window;
+  ++entry.reads_since_notify;
+  entry.quantity =
+      static_cast<uint32_t>(std::min<uint64_t>(uint64_t{entry.quantity} * 2, FullQuantity()));
+  const uint32_t before = w.size();
+  w.Widen(index);
+  // The reader overtook the loads, so "new window - old window" is not what is missing: load
+  // the whole window ahead of the reader, as one range read.
+  entry.pending.clear();
+  const IndexRange extent = w.Extent();
+  WindowChange change;
+  if (index + 1 < extent.end) change.prefetch = {{index + 1, extent.end}};
   change.pivot = w.pivot();
   change.size = w.size();
   change.doubled = w.size() > before;

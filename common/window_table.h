@@ -10,8 +10,9 @@
 // reader is outside the window and waiting.
 //
 // Throttling unused windows (the replica OSD's thrashing control, after paper 002's lowering of
-// the prefetch quantity): a notify that follows a notify with no read inside the window in
-// between means the last load went unused (a random reader). Such a window keeps its protocol
+// the prefetch quantity): a notify far from the window (more than twice its size from the
+// pivot) that follows a notify with no read inside the window in between means the last load
+// went unused (a random reader). Such a window keeps its protocol
 // state (it still doubles), but the objects it may load per change halve each time, down to
 // one, the ones nearest the pivot first; every read inside the window doubles the quantity
 // again, up to a whole window's extent.
@@ -66,6 +67,10 @@ class WindowTable {
 
   // A client read of `index` inside the window (replica OSD; client on the reply).
   WindowChange OnClientRead(const WindowKey& key, uint64_t index, WindowClock::time_point now);
+  // A client read inside the window that the replica OSD had not loaded yet: the window is too
+  // narrow to stay ahead of the reader, as after a notify. It doubles around the object, and
+  // the whole window ahead of the object loads at once (replica OSD).
+  WindowChange OnClientReadMiss(const WindowKey& key, uint64_t index, WindowClock::time_point now);
   // A notify: the read of `index` missed the window (replica OSD).
   WindowChange OnNotify(const WindowKey& key, uint64_t index, WindowClock::time_point now);
   // The window as the replica OSD announced it (client).

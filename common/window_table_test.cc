@@ -671,6 +671,20 @@ TEST(WindowTableThrottleTest, ReadsInsideTheWindowRestoreTheQuantity) {
   EXPECT_EQ(far.throttled, 0u);
 }
 
+TEST(WindowTableThrottleTest, NearMissesOfASequentialBurstDoNotThrottle) {
+  WindowTable table(ThrottleConfig(), std::chrono::seconds(60), {.throttle_unused_windows = true});
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  // A reader asking for objects 0..7 at once: every one beyond the narrow window is a notify.
+  uint64_t loaded = 0;
+  for (uint64_t i = 0; i < 8; ++i) {
+    WindowChange c = table.OnNotify(key, i, t);
+    EXPECT_EQ(c.throttled, 0u) << "object " << i;
+    loaded += Objects(c.prefetch);
+  }
+  EXPECT_GE(loaded, 8u + 8u);  // the burst and a wing ahead of it
+}
+
 TEST(WindowTableThrottleTest, WithoutThrottlingRandomReadersLoadWholeWindows) {
   WindowTable table(ThrottleConfig(), std::chrono::seconds(60));
   const WindowKey key{"c", 1, 7};
@@ -680,6 +694,45 @@ TEST(WindowTableThrottleTest, WithoutThrottlingRandomReadersLoadWholeWindows) {
     last = Objects(table.OnNotify(key, jump, t).prefetch);
   }
   EXPECT_EQ(last, 17u);
+}
+
+}  // namespace
+}  // namespace orthofs
+
+namespace orthofs {
+namespace {
+
+TEST(WindowTableMissTest, AMissInsideTheWindowWidensAndLoadsEverythingAhead) {
+  PrefetchConfig config;
+  config.mode = PrefetchMode::kCor;
+  config.initial_window = 8;
+  config.max_window = 16;
+  WindowTable table(config, std::chrono::seconds(60), {.batch_prefetches = true});
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  table.OnNotify(key, 0, t);                                        // size 16, wing 8: 0..8 loaded
+  for (uint64_t i = 1; i <= 3; ++i) table.OnClientRead(key, i, t);  // 9..11 pending
+  WindowChange miss = table.OnClientReadMiss(key, 4, t);
+  EXPECT_EQ(miss.size, 16u);
+  EXPECT_FALSE(miss.doubled);  // already at the maximum
+  EXPECT_EQ(miss.pivot, 4u);
+  // Everything ahead of the reader, not only the window's new edge.
+  EXPECT_EQ(miss.prefetch, (std::vector<IndexRange>{{5, 13}}));
+  // Pending objects went with it: the next reads start a fresh batch.
+  EXPECT_TRUE(table.OnClientRead(key, 5, t).prefetch.empty());
+}
+
+TEST(WindowTableMissTest, AMissGrowsANarrowWindow) {
+  PrefetchConfig config;
+  config.mode = PrefetchMode::kCor;
+  WindowTable table(config, std::chrono::seconds(60), {.batch_prefetches = true});
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  table.OnNotify(key, 0, t);  // size 2
+  WindowChange miss = table.OnClientReadMiss(key, 1, t);
+  EXPECT_TRUE(miss.doubled);
+  EXPECT_EQ(miss.size, 4u);
+  EXPECT_EQ(miss.prefetch, (std::vector<IndexRange>{{2, 4}}));
 }
 
 }  // namespace

@@ -132,10 +132,14 @@ void PrefetchEngine::AfterDemandRead(const Oid& oid, const std::string& client_i
       return;
     }
     ++counters_.replica_reads;
+    const WindowKey key{client_id, oid.fnso, oid.fno};
     WindowChange change;
     {
       std::lock_guard lock(mu_);
-      change = windows_.OnClientRead({client_id, oid.fnso, oid.fno}, oid.offset, now);
+      // A read inside the window that found nothing loaded: the window is too narrow to stay
+      // ahead of this reader; it widens as after a notify.
+      change = was_cached ? windows_.OnClientRead(key, oid.offset, now)
+                          : windows_.OnClientReadMiss(key, oid.offset, now);
       if (now - last_expiry_ > kExpiryInterval) {
         counters_.windows_expired += windows_.Expire(now);
         last_expiry_ = now;
@@ -143,6 +147,11 @@ void PrefetchEngine::AfterDemandRead(const Oid& oid, const std::string& client_i
     }
     ++counters_.window_moves;
     counters_.window_objects_throttled += change.throttled;
+    if (change.doubled) {
+      ++counters_.window_doublings;
+      if (change.size == config_.max_window) ++counters_.window_max_reached;
+      Push(client_id, key, change);
+    }
     if (!change.prefetch.empty()) {
       Submit(
           [this, oid, ranges = change.prefetch] { LoadReplicaRanges(oid.fnso, oid.fno, ranges); });
@@ -343,7 +352,20 @@ void PrefetchEngine::LoadOriginals(const std::vector<Oid>& originals,
 }
 
 void PrefetchEngine::LoadReplicaRanges(uint32_t fnso, uint64_t fno,
-                                       const std::vector<IndexRange>& ranges) {
+                                       const std::vector<IndexRange>& wanted) {
+  // Only the runs of objects not cached yet go to the store: a cached object costs nothing.
+  std::vector<IndexRange> ranges;
+  for (const IndexRange& r : wanted) {
+    for (uint64_t i = r.begin; i < r.end; ++i) {
+      if (cache_->Contains(EncodeStoreKey(DataOid(fnso, fno, i, CopyFlag::kReplica)))) {
+        ++counters_.prefetch_already_cached;
+      } else if (!ranges.empty() && ranges.back().end == i) {
+        ++ranges.back().end;
+      } else {
+        ranges.push_back({i, i + 1});
+      }
+    }
+  }
   uint64_t budget = PrefetchQuantity();
   for (IndexRange range : ranges) {
     if (budget == 0) break;
