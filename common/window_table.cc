@@ -82,13 +82,17 @@ WindowTable::Entry& WindowTable::Get(const WindowKey& key, WindowClock::time_poi
   return it->second;
 }
 
+void WindowTable::CountReadInside(Entry& entry) {
+  ++entry.reads_since_notify;
+  entry.quantity =
+      static_cast<uint32_t>(std::min<uint64_t>(uint64_t{entry.quantity} * 2, FullQuantity()));
+}
+
 WindowChange WindowTable::OnClientRead(const WindowKey& key, uint64_t index,
                                        WindowClock::time_point now) {
   Entry& entry = Get(key, now);
   MovingWindow& w = entry.window;
-  ++entry.reads_since_notify;
-  entry.quantity =
-      static_cast<uint32_t>(std::min<uint64_t>(uint64_t{entry.quantity} * 2, FullQuantity()));
+  CountReadInside(entry);
   WindowChange change;
   change.prefetch = Batch(entry, w.MoveTo(index), /*now=*/false);
   change.pivot = w.pivot();
@@ -126,9 +130,7 @@ WindowChange WindowTable::OnClientReadMiss(const WindowKey& key, uint64_t index,
                                            WindowClock::time_point now) {
   Entry& entry = Get(key, now);
   MovingWindow& w = entry.window;
-  ++entry.reads_since_notify;
-  entry.quantity =
-      static_cast<uint32_t>(std::min<uint64_t>(uint64_t{entry.quantity} * 2, FullQuantity()));
+  CountReadInside(entry);
   const uint32_t before = w.size();
   w.Widen(index);
   // The reader overtook the loads, so "new window - old window" is not what is missing: load

@@ -96,6 +96,8 @@ class WindowTable {
   };
   // The most objects a window's extent holds (a wing window of even size s covers s + 1).
   uint32_t FullQuantity() const { return config_.max_window + 1; }
+  // Throttling: a read inside the window; its loads are used, so the quantity doubles.
+  void CountReadInside(Entry& entry);
   // Throttling: caps the change's objects at the window's quantity.
   void Throttle(Entry& entry, WindowChange* change);
   // Batching: adds `fresh` to the pending objects and returns what is due now.

@@ -146,16 +146,8 @@ void PrefetchEngine::AfterDemandRead(const Oid& oid, const std::string& client_i
       }
     }
     ++counters_.window_moves;
-    counters_.window_objects_throttled += change.throttled;
-    if (change.doubled) {
-      ++counters_.window_doublings;
-      if (change.size == config_.max_window) ++counters_.window_max_reached;
-      Push(client_id, key, change);
-    }
-    if (!change.prefetch.empty()) {
-      Submit(
-          [this, oid, ranges = change.prefetch] { LoadReplicaRanges(oid.fnso, oid.fno, ranges); });
-    }
+    // A move is the client's own doing (it moves its copy too); growth it learns by a push.
+    ApplyWindowChange(key, change, /*push=*/change.doubled);
   } else if (config_.mode == PrefetchMode::kSpa) {
     if (oid.flag != CopyFlag::kOriginal) return;
     std::optional<ReadaheadMarker> marker;
@@ -202,16 +194,21 @@ Status PrefetchEngine::OnNotify(const std::string& client_id, const Oid& origina
     std::lock_guard lock(mu_);
     change = windows_.OnNotify(key, original.offset, WindowClock::now());
   }
+  ApplyWindowChange(key, change, /*push=*/true);
+  return Status::Ok();
+}
+
+void PrefetchEngine::ApplyWindowChange(const WindowKey& key, const WindowChange& change,
+                                       bool push) {
   counters_.window_objects_throttled += change.throttled;
   if (change.doubled) {
     ++counters_.window_doublings;
     if (change.size == config_.max_window) ++counters_.window_max_reached;
   }
-  Push(client_id, key, change);
+  if (push) Push(key.client_id, key, change);
   if (!change.prefetch.empty()) {
     Submit([this, key, ranges = change.prefetch] { LoadReplicaRanges(key.fnso, key.fno, ranges); });
   }
-  return Status::Ok();
 }
 
 void PrefetchEngine::Push(const std::string& client_id, const WindowKey& key,

@@ -93,6 +93,8 @@ class PrefetchEngine {
                      const std::optional<ReadaheadMarker>& marker);
   void SendNotify(const Oid& original, const std::string& client_id);
   void StartReadahead(const Oid& oid, const Readahead& readahead);
+  // Counts a window change, tells the client (push) and loads its objects.
+  void ApplyWindowChange(const WindowKey& key, const WindowChange& change, bool push);
   void Push(const std::string& client_id, const WindowKey& key, const WindowChange& change);
   OsdClient* Peer(uint32_t osd_id);
   // Objects one prefetch may load now (thrashing control).
