@@ -222,10 +222,11 @@ PrefetchConfig Config(PrefetchMode mode, uint32_t initial_window = 1, uint32_t m
 class PrefetchTest : public ::testing::Test {
  protected:
   // A cluster of `osds` OSDs prefetching by `config`.
-  void StartCluster(const PrefetchConfig& config, int osds = kOsds) {
+  void StartCluster(const PrefetchConfig& config, int osds = kOsds, uint64_t cache_mb = 64) {
     TestClusterOptions options;
     options.osds = osds;
     options.prefetch = config;
+    options.cache_mb = cache_mb;
     cluster_ = std::make_unique<TestCluster>(options);
     placement_ = std::make_unique<Placement>(cluster_->map());
   }
@@ -295,6 +296,8 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
   EXPECT_GE(Delta(after, before, replica, "notifies_received"), 1u);
   EXPECT_GE(Delta(after, before, replica, "window_doublings"), 1u);
   EXPECT_GE(Delta(after, before, replica, "store_range_scans"), 1u);
+  // A 64 MiB cache never sees half of itself being loaded at once: no thrashing control.
+  EXPECT_EQ(Delta(after, before, replica, "thrashing_pressure_episodes"), 0u);
   // The original OSDs served few reads (the first objects, plus the file's metadata).
   EXPECT_LT(SumDelta(after, before, "read_calls", replica), 40u);
   for (uint32_t i = 0; i < after.size(); ++i) {
@@ -302,6 +305,37 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
     EXPECT_EQ(Delta(after, before, i, "replica_reads"), 0u) << "OSD " << i;
     EXPECT_EQ(Delta(after, before, i, "notifies_received"), 0u) << "OSD " << i;
   }
+}
+
+// Thrashing control on the OSD (paper 002): with a 2 MiB cache, a window's range read of 8 or
+// more objects is half the cache being loaded at once (W1), so the replica OSD halves its
+// prefetch quantity; orthofs stats reports the degree of thrashing and the synchronous read
+// ratio. Bytes stay right.
+TEST_F(PrefetchTest, SmallOsdCacheTriggersThrashingControl) {
+  // Initial window 8: the first notify already loads 9 or more objects (over 1 MiB) at once.
+  ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 8, 40), kOsds, 2));
+  const uint64_t fno = WriteFile("small", 9);
+  const uint32_t replica = ReplicaOsd(fno);
+  TestMount reader(cluster_.get(), kFnso);
+
+  const std::vector<Counters> before = Snapshot(*cluster_);
+  const std::string got = ReadSequentially(reader / "small", 4 << 20);
+  ASSERT_TRUE(got == data_) << Mismatch(got, data_);
+  std::vector<Counters> after;
+  EXPECT_TRUE(WaitNotifiesDelivered(before, replica, &after));
+  SCOPED_TRACE("replica OSD " + std::to_string(replica) + "\n" + Describe(after, before));
+
+  // Each episode halved the quantity once; it doubles back when the pressure is gone.
+  EXPECT_GE(Delta(after, before, replica, "thrashing_pressure_episodes"), 1u);
+  // (With the default 64 MiB cache the same read never gets there: see
+  // CorSequentialReadIsServedByTheReplicaOsd.)
+
+  // orthofs stats computes the degree of thrashing from the same counters.
+  CommandResult stats =
+      RunCommand({BinDir() + "/orthofs", "stats", "--map", cluster_->map_path(), "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("\"degree_of_thrashing\":"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("\"synchronous_read_ratio\":"), std::string::npos) << stats.out;
 }
 
 // A small maximum: large reads make the original OSDs notify often enough that the window
