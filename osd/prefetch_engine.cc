@@ -441,7 +441,7 @@ void PrefetchEngine::AddCounters(std::map<std::string, uint64_t>* out) const {
   m["readahead_marker_hits"] = c.readahead_marker_hits;
   m["osd_messages_out"] = c.osd_messages_out;
   m["osd_bytes_out"] = c.osd_bytes_out;
-  std::lock_guard lock(const_cast<std::mutex&>(mu_));
+  std::lock_guard lock(mu_);
   m["windows_active"] = windows_.size();
   m["subscribers"] = subscribers_.size();
   m["prefetch_quantity"] = thrashing_.prefetch_quantity();

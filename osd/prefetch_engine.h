@@ -108,7 +108,7 @@ class PrefetchEngine {
   ObjectLocks* const locks_;
   const PrefetchEngineOptions options_;
 
-  std::mutex mu_;  // windows_, markers_, subscribers_, thrashing_
+  mutable std::mutex mu_;  // windows_, markers_, subscribers_, thrashing_
   WindowTable windows_;
   WindowClock::time_point last_expiry_;
   std::unordered_map<std::string, ReadaheadMarker> markers_;  // SPA, by store key
