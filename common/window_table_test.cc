@@ -10,29 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/prefetch_testing.h"
+
 namespace orthofs {
 namespace {
-
-// "[8,10) [13,15)": readable failure messages for a list of ranges; "" when empty.
-std::string Str(const std::vector<IndexRange>& ranges) {
-  std::string out;
-  for (const IndexRange& r : ranges) {
-    if (!out.empty()) out += ' ';
-    out += "[" + std::to_string(r.begin) + "," + std::to_string(r.end) + ")";
-  }
-  return out;
-}
-
-std::string Str(const IndexRange& range) { return Str(std::vector<IndexRange>{range}); }
-
-PrefetchConfig Cor(WindowPolicy policy, uint32_t initial = 1, uint32_t max = 40) {
-  PrefetchConfig config;
-  config.mode = PrefetchMode::kCor;
-  config.policy = policy;
-  config.initial_window = initial;
-  config.max_window = max;
-  return config;
-}
 
 // A fixed point in time, `s` seconds (plus `ms` milliseconds) after the clock's epoch.
 WindowClock::time_point T(int64_t s, int64_t ms = 0) {

@@ -41,71 +41,6 @@ constexpr uint64_t kObjectSize = 131072;  // the cluster map's default (kDefault
 constexpr uint64_t kMiB = 1024 * 1024;
 // Far beyond the 5 s maximum dirty age: an event that has not happened by then never will.
 constexpr auto kEventDeadline = std::chrono::seconds(30);
-constexpr auto kPollInterval = std::chrono::milliseconds(100);
-
-// Closes the descriptor when a test leaves early (a failed ASSERT).
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // close(2)'s result; the descriptor is gone either way.
-  int Close() {
-    const int rc = close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
-// Reads up to `length` bytes at `offset` (fewer only at end of file).
-std::string ReadAt(int fd, uint64_t offset, size_t length) {
-  std::string out(length, '\0');
-  size_t done = 0;
-  while (done < length) {
-    ssize_t n = pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0) throw std::runtime_error(std::string("pread: ") + std::strerror(errno));
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done);
-  return out;
-}
-
-// Sizes and the first differing byte of two contents, for failure messages.
-std::string Mismatch(std::string_view got, std::string_view want) {
-  std::ostringstream out;
-  out << "got " << got.size() << " bytes, expected " << want.size();
-  const size_t common = std::min(got.size(), want.size());
-  size_t i = 0;
-  while (i < common && got[i] == want[i]) ++i;
-  if (i < common) {
-    out << "; first difference at byte " << i << " (object " << i / kObjectSize << ", offset "
-        << i % kObjectSize << ")";
-  }
-  if (got.size() < want.size() &&
-      want.find_first_not_of('\0', got.size()) == std::string_view::npos) {
-    out << "; the missing expected bytes are all zeros";
-  }
-  return out.str();
-}
-
-// Polls `done` every 100 ms until it holds or the deadline passes; its last answer.
-bool WaitFor(const std::function<bool()>& done,
-             std::chrono::steady_clock::duration limit = kEventDeadline) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPollInterval);
-  }
-}
 
 Oid DataOid(uint64_t fno, uint64_t index, CopyFlag flag = CopyFlag::kOriginal) {
   return Oid{kFnso, fno, index, ObjectType::kData, flag};
@@ -240,11 +175,13 @@ TEST_F(FuseCacheTest, AgedWritesReachTheOsdsWithoutClose) {
   std::string error;
   bool original_stored = false;
   bool replica_stored = false;
-  WaitFor([&] {
-    original_stored = Exists(original, &error);
-    replica_stored = Exists(replica, &error);
-    return (original_stored && replica_stored) || !error.empty();
-  });
+  WaitFor(
+      [&] {
+        original_stored = Exists(original, &error);
+        replica_stored = Exists(replica, &error);
+        return (original_stored && replica_stored) || !error.empty();
+      },
+      kEventDeadline);
   ASSERT_EQ(error, "");
   ASSERT_TRUE(original_stored) << original.ToString() << " not on its OSD after 30 s with the "
                                << "file still open (max dirty age is 5 s)";
@@ -390,10 +327,12 @@ TEST_F(FuseCacheTest, UnlinkWhileOpenWithUnwrittenDataLeavesNoObjects) {
 
   // Release after the last close is asynchronous to close(2).
   uint64_t objects = 0;
-  WaitFor([&] {
-    objects = ObjectsOnOsds(&error);
-    return objects == baseline || !error.empty();
-  });
+  WaitFor(
+      [&] {
+        objects = ObjectsOnOsds(&error);
+        return objects == baseline || !error.empty();
+      },
+      kEventDeadline);
   ASSERT_EQ(error, "");
   EXPECT_EQ(objects, baseline) << "objects on the OSDs 30 s after the last close of an "
                                << "unlinked file, compared with before it was created";

@@ -70,20 +70,6 @@ std::string Diff(const std::multiset<std::string>& got, const std::multiset<std:
   return out.str();
 }
 
-// Sizes and the first differing byte of two file contents, for failure messages.
-std::string Mismatch(const std::string& got, const std::string& want) {
-  std::ostringstream out;
-  out << "read " << got.size() << " bytes, expected " << want.size();
-  const size_t common = std::min(got.size(), want.size());
-  size_t i = 0;
-  while (i < common && got[i] == want[i]) ++i;
-  if (i < common) out << "; first difference at byte " << i;
-  if (got.size() > want.size() && got.find_first_not_of('\0', want.size()) == std::string::npos) {
-    out << "; the bytes past the expected end are all zeros";
-  }
-  return out.str();
-}
-
 std::string Name(const char* prefix, int index) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%s%03d", prefix, index);

@@ -60,20 +60,6 @@ int OpenAndClose(const std::string& path, int flags, mode_t mode = 0644) {
   return 0;
 }
 
-// Reads up to `length` bytes at `offset` (fewer only at end of file).
-std::string ReadAt(int fd, uint64_t offset, size_t length) {
-  std::string out(length, '\0');
-  size_t done = 0;
-  while (done < length) {
-    ssize_t n = pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0) throw std::runtime_error(std::string("pread: ") + std::strerror(errno));
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done);
-  return out;
-}
-
 // Runs `fn` in a forked child as uid/gid 1000 (no supplementary groups); its result, 0 or an
 // errno, comes back as the exit code. Only async-signal-safe calls belong in `fn`.
 int AsUser(const std::function<int()>& fn) {

@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace orthofs::testing {
 
@@ -100,6 +102,63 @@ std::multiset<std::string> ListDir(const std::string& path, bool with_dots) {
   closedir(dir);
   if (err != 0) throw std::runtime_error("readdir " + path + ": " + std::strerror(err));
   return names;
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int Fd::Close() {
+  const int rc = close(fd_);
+  fd_ = -1;
+  return rc;
+}
+
+std::string ReadAt(int fd, uint64_t offset, uint64_t length, size_t chunk) {
+  std::string out(length, '\0');
+  uint64_t done = 0;
+  while (done < length) {
+    const uint64_t want = chunk == 0 ? length - done : std::min<uint64_t>(chunk, length - done);
+    const ssize_t n = pread(fd, out.data() + done, want, static_cast<off_t>(offset + done));
+    if (n < 0) throw std::runtime_error(std::string("pread: ") + std::strerror(errno));
+    if (n == 0) break;
+    done += static_cast<uint64_t>(n);
+  }
+  out.resize(done);
+  return out;
+}
+
+std::string Mismatch(std::string_view got, std::string_view want, uint64_t object_size) {
+  std::ostringstream out;
+  out << "got " << got.size() << " bytes, expected " << want.size();
+  const size_t common = std::min(got.size(), want.size());
+  size_t i = 0;
+  while (i < common && got[i] == want[i]) ++i;
+  if (i < common) {
+    out << "; first difference at byte " << i;
+    if (object_size > 0) {
+      out << " (object " << i / object_size << ", offset " << i % object_size << ")";
+    }
+  }
+  if (got.size() < want.size() &&
+      want.find_first_not_of('\0', got.size()) == std::string_view::npos) {
+    out << "; the missing expected bytes are all zeros";
+  }
+  if (got.size() > want.size() &&
+      got.find_first_not_of('\0', want.size()) == std::string_view::npos) {
+    out << "; the bytes past the expected end are all zeros";
+  }
+  return out.str();
+}
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::steady_clock::duration limit,
+             std::chrono::steady_clock::duration poll) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(poll);
+  }
 }
 
 }  // namespace orthofs::testing

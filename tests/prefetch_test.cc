@@ -57,36 +57,7 @@ using Counters = std::map<std::string, uint64_t>;
 
 // ---- files ----
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string ErrnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-// Reads up to `length` bytes at `offset` with one pread per `chunk` bytes.
-std::string ReadRange(int fd, uint64_t offset, uint64_t length, size_t chunk) {
-  std::string out(length, '\0');
-  uint64_t done = 0;
-  while (done < length) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk, length - done));
-    const ssize_t n = pread(fd, out.data() + done, want, static_cast<off_t>(offset + done));
-    if (n < 0) throw std::runtime_error(ErrnoText("pread"));
-    if (n == 0) break;
-    done += static_cast<uint64_t>(n);
-  }
-  out.resize(done);
-  return out;
-}
 
 // The whole file, read sequentially with read() calls of `chunk` bytes.
 std::string ReadSequentially(const std::string& path, size_t chunk) {
@@ -101,30 +72,6 @@ std::string ReadSequentially(const std::string& path, size_t chunk) {
     out.append(buf.data(), static_cast<size_t>(n));
   }
   return out;
-}
-
-// Sizes and the first differing byte, for failure messages (never the 25 MiB themselves).
-std::string Mismatch(std::string_view got, std::string_view want) {
-  std::ostringstream out;
-  out << "got " << got.size() << " bytes, expected " << want.size();
-  const size_t common = std::min(got.size(), want.size());
-  size_t i = 0;
-  while (i < common && got[i] == want[i]) ++i;
-  if (i < common) {
-    out << "; first difference at byte " << i << " (object " << i / kObjectSize << ")";
-  }
-  return out.str();
-}
-
-// Polls `done` until it holds or the deadline passes; its last answer.
-bool WaitFor(const std::function<bool()>& done,
-             std::chrono::steady_clock::duration limit = kInFlightDeadline) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(kPollInterval);
-  }
 }
 
 // ---- counters ----
@@ -249,11 +196,13 @@ class PrefetchTest : public ::testing::Test {
   // snapshot afterwards (in `after`) is the one the test asserts on.
   bool WaitNotifiesDelivered(const std::vector<Counters>& before, uint32_t replica,
                              std::vector<Counters>* after) {
-    return WaitFor([&] {
-      *after = Snapshot(*cluster_);
-      return Delta(*after, before, replica, "notifies_received") ==
-             SumDelta(*after, before, "notifies_sent", static_cast<int>(replica));
-    });
+    return WaitFor(
+        [&] {
+          *after = Snapshot(*cluster_);
+          return Delta(*after, before, replica, "notifies_received") ==
+                 SumDelta(*after, before, "notifies_sent", static_cast<int>(replica));
+        },
+        kInFlightDeadline, kPollInterval);
   }
 
   std::unique_ptr<TestCluster> cluster_;
@@ -388,7 +337,7 @@ TEST_F(PrefetchTest, CorRandomReadsBoundedWindow) {
     // No kernel read-ahead: exactly the objects asked for reach the client.
     ASSERT_EQ(posix_fadvise(fd.get(), 0, 0, POSIX_FADV_RANDOM), 0);
     for (uint64_t index : order) {
-      const std::string got = ReadRange(fd.get(), index * kObjectSize, kObjectSize, kObjectSize);
+      const std::string got = ReadAt(fd.get(), index * kObjectSize, kObjectSize, kObjectSize);
       ASSERT_TRUE(got == std::string_view(data_).substr(index * kObjectSize, kObjectSize))
           << "object " << index << ": "
           << Mismatch(got, std::string_view(data_).substr(index * kObjectSize, kObjectSize));
@@ -432,7 +381,8 @@ TEST_F(PrefetchTest, TwoClientsHaveSeparateWindows) {
   TestMount a(cluster_.get(), kFnso);
   TestMount b(cluster_.get(), kFnso);
   // The writer's mount is gone; its Subscribe streams end within moments.
-  ASSERT_TRUE(WaitFor([&] { return Get(StatsOf(*cluster_, replica), "subscribers") == 2; }))
+  ASSERT_TRUE(WaitFor([&] { return Get(StatsOf(*cluster_, replica), "subscribers") == 2; },
+                      kInFlightDeadline, kPollInterval))
       << "subscribers " << Get(StatsOf(*cluster_, replica), "subscribers")
       << " with two cor mounts alive";
 
@@ -476,7 +426,7 @@ TEST_F(PrefetchTest, CorReadSurvivesKillOfReplicaOsd) {
   const std::vector<Counters> before = Snapshot(*cluster_);
   Fd fd(open((reader / "kill").c_str(), O_RDONLY));
   ASSERT_GE(fd.get(), 0) << ErrnoText("open");
-  std::string got = ReadRange(fd.get(), 0, kBeforeKill * kObjectSize, kObjectSize);
+  std::string got = ReadAt(fd.get(), 0, kBeforeKill * kObjectSize, kObjectSize);
   ASSERT_TRUE(got == std::string_view(data_).substr(0, got.size()))
       << Mismatch(got, std::string_view(data_).substr(0, kBeforeKill * kObjectSize));
   // The window was in use: the replica OSD was serving this reader when it died.
@@ -484,7 +434,7 @@ TEST_F(PrefetchTest, CorReadSurvivesKillOfReplicaOsd) {
   EXPECT_GE(Delta(at_kill, before, replica, "replica_reads"), 1u) << Describe(at_kill, before);
 
   cluster_->Stop(replica, SIGKILL);
-  got += ReadRange(fd.get(), got.size(), kFileSize - got.size(), kObjectSize);
+  got += ReadAt(fd.get(), got.size(), kFileSize - got.size(), kObjectSize);
   ASSERT_TRUE(got == data_) << Mismatch(got, data_);
   // And once more through a fresh descriptor (nothing cached by the kernel between opens).
   const std::string again = ReadSequentially(reader / "kill", kObjectSize);
@@ -509,11 +459,13 @@ TEST_F(PrefetchTest, SpaSequentialReadPrefetchesOnOwners) {
   const std::string got = ReadSequentially(reader / "spa", kObjectSize);
   ASSERT_TRUE(got == data_) << Mismatch(got, data_);
   std::vector<Counters> after;
-  const bool delivered = WaitFor([&] {
-    after = Snapshot(*cluster_);
-    return SumDelta(after, before, "prefetch_requests_received") ==
-           SumDelta(after, before, "prefetch_requests_sent");
-  });
+  const bool delivered = WaitFor(
+      [&] {
+        after = Snapshot(*cluster_);
+        return SumDelta(after, before, "prefetch_requests_received") ==
+               SumDelta(after, before, "prefetch_requests_sent");
+      },
+      kInFlightDeadline, kPollInterval);
   SCOPED_TRACE("replica OSD " + std::to_string(replica) + "\n" + Describe(after, before));
   Report("replica OSD " + std::to_string(replica) + "\n" + Describe(after, before));
 
