@@ -11,7 +11,7 @@ packages=(
   libssl-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libcli11-dev libxxhash-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
-  iproute2 procps psmisc fio bonnie++
+  iproute2 procps psmisc fio bonnie++ ethtool gnuplot-nox python3
 )
 
 SUDO=""

@@ -1,0 +1,101 @@
+# Shell functions shared by deploy/local-cluster and deploy/emulated-cluster (sourced; they
+# expect $bin, the directory of the OrthoFS binaries). A cluster directory DIR holds the map
+# (DIR/cluster.yaml), one data dir per OSD (DIR/osd-ID), its log (DIR/osd-ID.log) and the pid
+# file of the process we started (DIR/osd-ID.pid).
+
+# cluster_write_map MAP MODE WINDOW INITIAL_WINDOW MAX_WINDOW FIXED(true|false) ADDRESS...
+# Writes a map with one OSD per address (ids 0, 1, ...), atomically.
+cluster_write_map() {
+  local map=$1 mode=$2 window=$3 initial=$4 max=$5 fixed=$6 id=0 address
+  shift 6
+  {
+    echo "# OrthoFS cluster map written by deploy/$(basename "$0")"
+    echo "epoch: 1"
+    echo "object_size: 131072"
+    echo "placement: migration"
+    echo "prefetch:"
+    echo "  mode: $mode"
+    echo "  window: $window"
+    echo "  initial_window: $initial"
+    echo "  max_window: $max"
+    [ "$fixed" = false ] || echo "  fixed_window: true"
+    echo "osds:"
+    for address in "$@"; do
+      echo "  - id: $id"
+      echo "    address: \"$address\""
+      echo "    weight: 1"
+      id=$((id + 1))
+    done
+  } > "$map.tmp"
+  mv "$map.tmp" "$map"
+}
+
+cluster_osd_ids() { sed -n 's/^  - id: \([0-9]*\)$/\1/p' "$1"; }
+
+# cluster_osd_pid DIR ID: the pid of OSD ID if the process we started is still alive.
+cluster_osd_pid() {
+  local pidfile=$1/osd-$2.pid pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  # Only our process: the pid must still be an orthofs-osd using this directory's map.
+  if [ -r "/proc/$pid/cmdline" ] &&
+    tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "orthofs-osd .*--map $1/cluster.yaml"; then
+    echo "$pid"
+  fi
+}
+
+# cluster_stop_osds DIR "ID...": SIGTERM (drains), SIGKILL after 10 s.
+cluster_stop_osds() {
+  local dir=$1 id pid pids=()
+  for id in $2; do
+    pid=$(cluster_osd_pid "$dir" "$id")
+    [ -n "$pid" ] && { kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); }
+  done
+  for _ in $(seq 1 100); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive -eq 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for id in $2; do rm -f "$dir/osd-$id.pid"; done
+  echo "$(basename "$0"): stopped ${#pids[@]} OSD(s) in $dir"
+}
+
+# cluster_wait_healthy DIR [PREFIX...]: waits up to 30 s until every OSD of the map answers
+# (`orthofs status`, run under PREFIX, e.g. a network namespace). Fails early, showing its
+# log, when an OSD process exits.
+cluster_wait_healthy() {
+  local dir=$1 id
+  shift
+  for _ in $(seq 1 150); do
+    if "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" --timeout-ms 500 > /dev/null 2>&1; then
+      return 0
+    fi
+    for id in $(cluster_osd_ids "$dir/cluster.yaml"); do
+      if [ -z "$(cluster_osd_pid "$dir" "$id")" ]; then
+        echo "$(basename "$0"): OSD $id exited; its log ($dir/osd-$id.log) ends:" >&2
+        tail -n 5 "$dir/osd-$id.log" >&2
+        return 1
+      fi
+    done
+    sleep 0.2
+  done
+  echo "$(basename "$0"): OSDs not healthy after 30 s" >&2
+  "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" >&2 || true
+  return 1
+}
+
+cluster_is_mounted() { grep -q " $1 fuse.orthofs " /proc/mounts 2>/dev/null; }
+
+# cluster_mkfs_once MAP [PREFIX...]: creates namespace 1 unless it exists.
+cluster_mkfs_once() {
+  local map=$1 out
+  shift
+  if ! out=$("$@" "$bin/orthofs" mkfs --map "$map" --fnso 1 2>&1); then
+    case "$out" in
+      *"already exists"*) ;;
+      *) echo "$out" >&2; echo "$(basename "$0"): mkfs failed" >&2; return 1 ;;
+    esac
+  fi
+}
