@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Real fio and bonnie++ on an OrthoFS mount and a local directory (or any two directories:
+# a GlusterFS or MooseFS mount works the same) in the same run, printed as one table.
+#   deploy/compare-fs.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100] [--remount MAP]
+#                        [--bonnie-mb 1024] [--bonnie-files 16] [--no-fio] [--no-bonnie]
+#                        [--names "orthofs local"]
+# fio: F files x S MiB (the paper's workload), synchronous I/O, round-robin across the files:
+# sequential and random, read and write, 16 KiB and 1 MiB requests; caches dropped before
+# every read job. bonnie++ -s BONNIE_MB (-r half of it) -n BONNIE_FILES x 1024: block write,
+# rewrite, block read, random seeks, and file creates/stats/deletes per second (-f: without
+# the per-character tests, which measure the C library more than the file system).
+# --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job, so the
+# client's own object cache is cold too, not only the kernel's page cache. Needs root to drop
+# caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
+set -euo pipefail
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+[ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
+[ $# -ge 2 ] || { usage >&2; exit 2; }
+mount_dir=$1 local_dir=$2; shift 2
+files=5 size_mb=100 remount_map="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
+names="orthofs local"
+bin=${ORTHOFS_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/bin}
+die() { echo "compare-fs: $*" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --files) files=${2:?}; shift 2 ;;
+    --size-mb) size_mb=${2:?}; shift 2 ;;
+    --remount) remount_map=${2:?}; shift 2 ;;
+    --bonnie-mb) bonnie_mb=${2:?}; shift 2 ;;
+    --bonnie-files) bonnie_files=${2:?}; shift 2 ;;
+    --no-fio) do_fio=0; shift ;;
+    --no-bonnie) do_bonnie=0; shift ;;
+    --names) names=${2:?}; shift 2 ;;
+    *) echo "compare-fs: unknown flag '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files"; do
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "sizes and counts must be positive numbers (got '$n')"
+done
+for d in "$mount_dir" "$local_dir"; do [ -d "$d" ] && [ -w "$d" ] || die "$d: not a writable directory"; done
+[ $do_fio -eq 0 ] || command -v fio > /dev/null || die "fio is not installed"
+[ $do_bonnie -eq 0 ] || command -v bonnie++ > /dev/null || die "bonnie++ is not installed"
+read -r name_a name_b <<< "$names"
+[ -w /proc/sys/vm/drop_caches ] ||
+  echo "compare-fs: not root: page caches are NOT dropped, reads may come from them" >&2
+
+# Empties every cache before a read: the kernel's, and with --remount the client's.
+drop_caches() {
+  if [ -n "$remount_map" ] && [ "$1" = "$mount_dir" ]; then
+    fusermount3 -u "$mount_dir"
+    "$bin/orthofs-mount" --map "$remount_map" "$mount_dir"
+  fi
+  sync
+  [ ! -w /proc/sys/vm/drop_caches ] || echo 3 > /proc/sys/vm/drop_caches
+}
+
+source "$(dirname "$0")/fio-job.sh"
+jobs=(write:write:1m write:write:16k randwrite:randwrite:1m randwrite:randwrite:16k
+      read:read:16k read:read:1m randread:randread:16k randread:randread:1m)
+declare -A result
+if [ $do_fio -eq 1 ]; then
+  for dir in "$mount_dir" "$local_dir"; do
+    rm -f "$dir"/bench.*
+    for job in "${jobs[@]}"; do
+      IFS=: read -r name rw bs <<< "$job"
+      case "$rw" in *read) drop_caches "$dir" ;; esac
+      result[$dir,$rw,$bs]=$(fio_job "$dir" "$name" "$rw" "$bs" "$files" "$size_mb")
+    done
+    rm -f "$dir"/bench.*
+  done
+fi
+
+# bonnie++'s CSV line (format 1.98) -> "label value" lines: KiB/s turned into MB/s.
+bonnie_fields() {
+  python3 -c '
+import sys
+f = sys.argv[1].split(",")
+def rate(i):  # KiB/s -> MB/s
+    return f[i] if not f[i].isdigit() else "%.1f" % (int(f[i]) * 1024 / 1e6)
+for label, i, conv in [("block write MB/s", 11, rate), ("rewrite MB/s", 13, rate),
+                       ("block read MB/s", 17, rate), ("random seeks /s", 19, str),
+                       ("seq create /s", 26, str), ("seq stat /s", 28, str),
+                       ("seq delete /s", 30, str), ("random create /s", 32, str),
+                       ("random stat /s", 34, str), ("random delete /s", 36, str)]:
+    print(label.replace(" ", "_"), conv(i) if conv is rate else (f[i] or "-"))' "$1"
+}
+declare -A bonnie
+if [ $do_bonnie -eq 1 ]; then
+  for dir in "$mount_dir" "$local_dir"; do
+    drop_caches "$dir"
+    line=$(bonnie++ -f -d "$dir" -u root -s "$bonnie_mb" -r "$((bonnie_mb / 2))" \
+      -n "$bonnie_files" -q 2> /dev/null | tail -n 1) || die "bonnie++ failed in $dir"
+    while read -r label value; do bonnie[$dir,$label]=$value; done < <(bonnie_fields "$line")
+  done
+fi
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
+printf '%-40s %12s %12s %7s\n' "" "$name_a" "$name_b" "ratio"
+if [ $do_fio -eq 1 ]; then
+  echo "fio, $files x $size_mb MiB, round-robin, MB/s"
+  for job in "${jobs[@]}"; do
+    IFS=: read -r name rw bs <<< "$job"
+    a=${result[$mount_dir,$rw,$bs]} b=${result[$local_dir,$rw,$bs]}
+    printf '  %-38s %12s %12s %7s\n' "$rw $bs" "$a" "$b" "$(ratio "$a" "$b")"
+  done
+fi
+if [ $do_bonnie -eq 1 ]; then
+  echo "bonnie++ -s $bonnie_mb MiB -n $bonnie_files"
+  for label in block_write_MB/s rewrite_MB/s block_read_MB/s random_seeks_/s seq_create_/s \
+               seq_stat_/s seq_delete_/s random_create_/s random_stat_/s random_delete_/s; do
+    a=${bonnie[$mount_dir,$label]} b=${bonnie[$local_dir,$label]}
+    printf '  %-38s %12s %12s %7s\n' "${label//_/ }" "$a" "$b" "$(ratio "$a" "$b")"
+  done
+fi

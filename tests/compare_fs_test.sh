@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# deploy/compare-fs.sh against a real mount and a local directory at tiny size: every fio job
+# and bonnie++ line has a number for both, --remount remounts the client, bad input is refused.
+#   compare_fs_test.sh SOURCE_DIR BIN_DIR
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" compare
+local_dir=$work/local
+mkdir -p "$local_dir"
+
+step "bad input"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$work/missing" 2>&1) && fail "missing dir accepted"
+grep -q "not a writable directory" <<< "$out" || fail "no message: $out"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 0 2>&1) && fail "--files 0 accepted"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --bogus 2>&1) && fail "--bogus accepted"
+
+step "fio and bonnie++ on both"
+"$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 2 --size-mb 4 --bonnie-mb 32 \
+  --bonnie-files 1 --remount "$ORTHOFS_MAP" > "$work/table.txt" || fail "compare-fs failed"
+cat "$work/table.txt"
+for job in "write 1m" "write 16k" "randwrite 1m" "randwrite 16k" "read 16k" "read 1m" \
+           "randread 16k" "randread 1m"; do
+  grep -Eq "^  $job +[0-9.]+ +[0-9.]+ +[0-9.]+x$" "$work/table.txt" || fail "no numbers for fio $job"
+done
+for label in "block write MB/s" "block read MB/s" "seq create /s" "random delete /s"; do
+  grep -Eq "^  $label +([0-9.]+|\+{5}) +([0-9.]+|\+{5})" "$work/table.txt" ||
+    fail "no bonnie++ line '$label'"
+done
+grep -q " $mnt fuse.orthofs " /proc/mounts || fail "the mount is gone after --remount"
+[ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
+echo "compare_fs_test: all checks passed"
