@@ -593,8 +593,14 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &sv);
 }
 
+// File capabilities. The mount is nosuid, so the kernel would ignore them on exec; yet it asks
+// for this attribute before every write(2) (to strip it), which would cost a read of the INODE
+// object per write. OrthoFS does not store it and answers at once.
+constexpr std::string_view kCapabilityXattr = "security.capability";
+
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                 int flags) {
+  if (name == kCapabilityXattr) return (void)fuse_reply_err(req, EOPNOTSUPP);
   Namespace::XattrMode mode = Namespace::XattrMode::kAny;
   if (flags & XATTR_CREATE) mode = Namespace::XattrMode::kCreate;
   if (flags & XATTR_REPLACE) mode = Namespace::XattrMode::kReplace;
@@ -610,6 +616,7 @@ void ReplyXattrBytes(fuse_req_t req, const std::string& bytes, size_t size) {
 }
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  if (name == kCapabilityXattr) return (void)fuse_reply_err(req, ENODATA);
   Result<std::string> value = Fs(req)->ns().GetXattr(ino, name);
   if (!value.ok()) return ReplyError(req, value.status(), "getxattr");
   ReplyXattrBytes(req, *value, size);
