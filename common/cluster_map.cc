@@ -33,6 +33,11 @@ const OsdInfo* ClusterMap::FindOsd(uint32_t id) const {
 }
 
 Status ValidateAddress(std::string_view address) {
+  // A NUL would end the C string inet_pton and gRPC see, hiding whatever follows it (even a
+  // quote or a newline, which FormatClusterMap would then write into the map).
+  if (address.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument("address contains a NUL byte");
+  }
   size_t colon = address.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
     return Status::InvalidArgument("address '" + std::string(address) + "' is not host:port");

@@ -361,6 +361,15 @@ TEST(ClusterMapErrorTest, BracketedHostMustLookLikeIpv6) {
   }
 }
 
+// Found by tests/fuzz/cluster_map_fuzzer: inet_pton saw only "::1" of "[::1\0...]", so a NUL
+// (a YAML "\0" escape) smuggled anything, here a quote, into an accepted address, and
+// FormatClusterMap then wrote a map that does not parse.
+TEST(ClusterMapErrorTest, AddressWithNulIsRefused) {
+  constexpr char kAddress[] = "[::1\0\"]:7000";
+  EXPECT_FALSE(ValidateAddress(std::string(kAddress, sizeof(kAddress) - 1)).ok());
+  ExpectInvalid(TwoOsds("[::1\\0\\\"]:7000", "b:1"), {"osds[0].address", "NUL"});
+}
+
 TEST(ClusterMapErrorTest, DuplicateAddress) {
   ExpectInvalid(MapWithOsds("  - {id: 1, address: \"a:1\"}\n  - {id: 2, address: \"b:1\"}\n"
                             "  - {id: 3, address: \"a:1\"}\n"),

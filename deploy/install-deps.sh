@@ -11,6 +11,7 @@ packages=(
   libssl-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libcli11-dev libxxhash-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev llvm-14
   iproute2 procps psmisc fio bonnie++ ethtool gnuplot-nox python3
 )
 

@@ -2,10 +2,16 @@
 # Installs dependencies, builds, and runs the whole test suite (CTest).
 #   deploy/run-tests.sh              all tests
 #   deploy/run-tests.sh -L unit      only unit tests (seconds); other ctest flags work too
+# A full run (no arguments) then runs each fuzzer (deploy/run-fuzzers.sh) for
+# ORTHOFS_FUZZ_SECONDS (default 60; 0 skips them).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
 "$here/install-deps.sh"
 "$here/build.sh"
 cd "$top/build"
-exec ctest --output-on-failure -j "${ORTHOFS_TEST_JOBS:-2}" "$@"
+ctest --output-on-failure -j "${ORTHOFS_TEST_JOBS:-2}" "$@"
+fuzz_seconds=${ORTHOFS_FUZZ_SECONDS:-60}
+if [ $# -eq 0 ] && [ "$fuzz_seconds" != 0 ]; then
+  "$here/run-fuzzers.sh" "$fuzz_seconds"
+fi

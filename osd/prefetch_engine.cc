@@ -281,7 +281,10 @@ void PrefetchEngine::StartReadahead(const Oid& oid, const Readahead& readahead) 
     const Oid next = DataOid(oid.fnso, oid.fno, i, CopyFlag::kOriginal);
     by_owner[placement_.OsdFor(next)].push_back(next);
   }
-  for (auto& [owner, originals] : by_owner) {
+  for (const auto& entry : by_owner) {
+    // Named variables, not a structured binding: Clang 14 (the fuzz build) cannot capture one.
+    const uint32_t owner = entry.first;
+    const std::vector<Oid>& originals = entry.second;
     std::optional<ReadaheadMarker> marker;
     for (const Oid& o : originals) {
       if (o.offset == readahead.marker.window_start) marker = readahead.marker;

@@ -6,6 +6,7 @@
 #include <random>
 #include <thread>
 
+#include "client/osd_client.h"
 #include "client/wire.h"
 #include "common/limits.h"
 #include "tests/test_cluster.h"
@@ -397,6 +398,104 @@ TEST_F(OsdTest, MalformedAndOversizedRequestsGetErrorsAndTheDaemonStaysUp) {
   EXPECT_TRUE(cluster_->Running(holder->osd_id()));
   PutBoth(client(), oid, "still serving");
   EXPECT_EQ(ReadAll(client(), oid), "still serving");
+}
+
+// The wire contract (proto/orthofs.proto) seen by a raw gRPC stub, as any client would: every
+// RPC that names an object refuses a malformed OID, an oversized payload and a wrong epoch with
+// its gRPC code and the OrthoFS code in the details, and the OSD keeps serving.
+TEST_F(OsdTest, BadRequestsGetTheirGrpcCodesOnEveryRpc) {
+  const Oid oid = Data(504, 0);
+  OsdClient* holder = client().Osd(client().placement().OsdFor(oid));
+  auto channel = grpc::CreateCustomChannel(holder->address(), grpc::InsecureChannelCredentials(),
+                                           OrthoChannelArguments());
+  std::unique_ptr<wire::Osd::Stub> stub = wire::Osd::NewStub(channel);
+  const uint64_t epoch = client().map().epoch;
+  const uint32_t object_size = cluster_->map().object_size;
+  // Calls one RPC with `epoch` and `wire_oid` and returns its status.
+  auto call = [&](auto method, auto request, auto response, uint64_t e, const wire::Oid& o) {
+    request.set_epoch(e);
+    *request.mutable_oid() = o;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return ((*stub).*method)(&context, request, &response);
+  };
+  auto expect = [](const grpc::Status& st, grpc::StatusCode code, const std::string& details,
+                   const std::string& what) {
+    EXPECT_EQ(st.error_code(), code) << what << ": " << st.error_message();
+    EXPECT_EQ(st.error_details(), details) << what;
+  };
+  wire::Oid bad_type = ToWire(oid);
+  bad_type.set_type(static_cast<wire::ObjectType>(99));
+  wire::Oid bad_flag = ToWire(oid);
+  bad_flag.set_flag(static_cast<wire::CopyFlag>(7));
+  for (const auto& [malformed, what] : {std::pair{bad_type, "type 99"}, {bad_flag, "flag 7"}}) {
+    for (uint64_t e : {epoch, epoch + 1}) {
+      // Malformed with the right epoch; with a wrong one the epoch is refused first.
+      const grpc::StatusCode code =
+          e == epoch ? grpc::StatusCode::INVALID_ARGUMENT : grpc::StatusCode::FAILED_PRECONDITION;
+      const std::string details = e == epoch ? "INVALID_ARGUMENT" : "STALE_EPOCH";
+      expect(call(&wire::Osd::Stub::Read, wire::ReadRequest(), wire::ReadResponse(), e, malformed),
+             code, details, std::string("read ") + what);
+      expect(call(&wire::Osd::Stub::Stat, wire::StatRequest(), wire::StatResponse(), e, malformed),
+             code, details, std::string("stat ") + what);
+      expect(call(&wire::Osd::Stub::Delete, wire::DeleteRequest(), wire::DeleteResponse(), e,
+                  malformed),
+             code, details, std::string("delete ") + what);
+      expect(
+          call(&wire::Osd::Stub::Write, wire::WriteRequest(), wire::WriteResponse(), e, malformed),
+          code, details, std::string("write ") + what);
+    }
+  }
+  for (uint64_t stale : {uint64_t{0}, epoch - 1, epoch + 1}) {
+    expect(
+        call(&wire::Osd::Stub::Read, wire::ReadRequest(), wire::ReadResponse(), stale, ToWire(oid)),
+        grpc::StatusCode::FAILED_PRECONDITION, "STALE_EPOCH", "stale read");
+    expect(
+        call(&wire::Osd::Stub::Stat, wire::StatRequest(), wire::StatResponse(), stale, ToWire(oid)),
+        grpc::StatusCode::FAILED_PRECONDITION, "STALE_EPOCH", "stale stat");
+    expect(call(&wire::Osd::Stub::Delete, wire::DeleteRequest(), wire::DeleteResponse(), stale,
+                ToWire(oid)),
+           grpc::StatusCode::FAILED_PRECONDITION, "STALE_EPOCH", "stale delete");
+  }
+
+  // Oversized: a write past the object size, a transaction op past it, and a message past the
+  // OSD's receive limit (refused by gRPC itself: RESOURCE_EXHAUSTED, no OrthoFS details).
+  wire::WriteRequest big;
+  big.set_data(std::string(object_size + 1, 'x'));
+  expect(call(&wire::Osd::Stub::Write, big, wire::WriteResponse(), epoch, ToWire(oid)),
+         grpc::StatusCode::INVALID_ARGUMENT, "INVALID_ARGUMENT", "oversized write");
+  big.set_data(std::string(8u << 20, 'x'));
+  expect(call(&wire::Osd::Stub::Write, big, wire::WriteResponse(), epoch, ToWire(oid)),
+         grpc::StatusCode::RESOURCE_EXHAUSTED, "", "write beyond the message limit");
+  wire::TransactRequest txn;
+  txn.set_epoch(epoch);
+  wire::TxnOp* put = txn.add_ops();
+  put->set_kind(wire::TxnOp::PUT);
+  *put->mutable_oid() = ToWire(oid);
+  put->set_data(std::string(object_size + 1, 'x'));
+  {
+    grpc::ClientContext context;
+    wire::TransactResponse response;
+    expect(stub->Transact(&context, txn, &response), grpc::StatusCode::INVALID_ARGUMENT,
+           "INVALID_ARGUMENT", "oversized transaction op");
+  }
+  txn.set_epoch(epoch + 1);
+  put->set_data("fits");
+  {
+    grpc::ClientContext context;
+    wire::TransactResponse response;
+    expect(stub->Transact(&context, txn, &response), grpc::StatusCode::FAILED_PRECONDITION,
+           "STALE_EPOCH", "stale transaction");
+  }
+
+  // Still serving, on the same connection.
+  wire::WriteRequest good;
+  good.set_data("after the bad ones");
+  const grpc::Status wrote =
+      call(&wire::Osd::Stub::Write, good, wire::WriteResponse(), epoch, ToWire(oid));
+  EXPECT_TRUE(wrote.ok()) << wrote.error_message();
+  EXPECT_TRUE(cluster_->Running(holder->osd_id()));
+  EXPECT_EQ(ReadAll(client(), oid), "after the bad ones");
 }
 
 TEST_F(OsdTest, DeletedMetadataKeepsItsVersionAsATombstone) {
