@@ -4,6 +4,7 @@
 
 namespace orthofs {
 
+// gRPC's own log messages go to spdlog (at debug and trace). Call after spdlog::set_level.
 void RouteGrpcLogsToSpdlog();
 
 }  // namespace orthofs
