@@ -124,6 +124,52 @@ int RunStatus(const CommonFlags& common, bool json) {
   return down == 0 ? kExitOk : kExitDegraded;
 }
 
+// ---- repair ----
+
+// Every OSD replays its repair records now (each also does so in the background). Exit 3 when
+// records are left (their other copy's OSD is still down) or an OSD did not answer.
+int RunRepair(const CommonFlags& common, bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  nlohmann::json out = nlohmann::json::array();
+  uint64_t repaired = 0, left = 0;
+  int unanswered = 0;
+  for (const auto& osd : (*cluster)->osds()) {
+    wire::RepairRequest request;
+    request.set_epoch((*cluster)->map().epoch);
+    Result<wire::RepairResponse> r = osd->Repair(request);
+    nlohmann::json row = {{"id", osd->osd_id()}};
+    if (!r.ok()) {
+      ++unanswered;
+      row["error"] = r.status().ToString();
+      if (!json) std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
+    } else {
+      repaired += r->repaired();
+      left += r->remaining();
+      row["records"] = r->records();
+      row["repaired"] = r->repaired();
+      row["unreachable"] = r->unreachable();
+      row["remaining"] = r->remaining();
+      if (!json) {
+        std::printf("osd %-3u %llu records, %llu copies repaired, %llu left\n", osd->osd_id(),
+                    static_cast<unsigned long long>(r->records()),
+                    static_cast<unsigned long long>(r->repaired()),
+                    static_cast<unsigned long long>(r->remaining()));
+      }
+    }
+    out.push_back(row);
+  }
+  if (json) {
+    std::cout << nlohmann::json{{"repaired", repaired}, {"remaining", left}, {"osds", out}}.dump()
+              << "\n";
+  } else {
+    std::printf("%llu copies repaired, %llu records left, %d OSDs did not answer\n",
+                static_cast<unsigned long long>(repaired), static_cast<unsigned long long>(left),
+                unanswered);
+  }
+  return left == 0 && unanswered == 0 ? kExitOk : kExitDegraded;
+}
+
 // ---- put / get / stat / rm ----
 
 enum class Copies { kBoth, kOriginal, kReplica };
@@ -499,6 +545,13 @@ int main(int argc, char** argv) {
   AddCommonFlags(stats, &common);
   stats->add_flag("--json", json, "one JSON object");
 
+  CLI::App* repair = app.add_subcommand(
+      "repair",
+      "every OSD brings the copies it holds repair records for up to date now (exit 3 if "
+      "records are left)");
+  AddCommonFlags(repair, &common);
+  repair->add_flag("--json", json, "one JSON object");
+
   std::string oid_text, file, out_path;
   uint64_t offset = 0, length = 0;
   Copies copies = Copies::kBoth;
@@ -601,6 +654,7 @@ int main(int argc, char** argv) {
 
   if (status->parsed()) return RunStatus(common, json);
   if (stats->parsed()) return RunStats(common, json);
+  if (repair->parsed()) return RunRepair(common, json);
   if (put->parsed()) return RunPut(common, oid_text, file, offset, copies, sync);
   if (get->parsed()) return RunGet(common, oid_text, out_path, offset, length);
   if (stat->parsed()) return RunStat(common, oid_text, copies, json);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <thread>
 
 #include "common/object_spans.h"
 
@@ -63,6 +64,20 @@ FileIo::~FileIo() {
 
 Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
                                  uint64_t file_size) {
+  // An OSD that just restarted refuses reads until the others replayed its repair records;
+  // when both copies' OSDs are in that state (a cluster restart), wait for them briefly.
+  Result<std::string> read = ReadOnce(fno, offset, length, file_size);
+  for (int attempt = 0;
+       attempt < kRecoveryRetries && !read.ok() && ClusterClient::IsRecovering(read.status());
+       ++attempt) {
+    std::this_thread::sleep_for(kRecoveryRetryDelay);
+    read = ReadOnce(fno, offset, length, file_size);
+  }
+  return read;
+}
+
+Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t length,
+                                     uint64_t file_size) {
   if (offset >= file_size) return std::string();
   length = std::min(length, file_size - offset);
   std::string out(length, '\0');
@@ -105,12 +120,12 @@ Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
         last_window_expiry_ = now;
       }
     }
-    if (in_window) {
+    if (in_window && !cluster_->CopyIsDown(original.WithFlag(CopyFlag::kReplica))) {
       // COR: the replica OSD prefetched it; reading it there moves the window (both copies).
       ++replica_reads_;
       cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0,
                           [this, original, window, fill](Result<wire::ReadResponse> r) {
-                            if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
+                            if (!ClusterClient::NeedsOtherCopy(r.status())) {
                               {
                                 std::lock_guard lock(windows_mu_);
                                 windows_.OnClientRead(window, original.offset, WindowClock::now());
@@ -123,10 +138,23 @@ Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
       continue;
     }
     ++original_reads_;
-    cluster_->ReadAsync(original, 0, 0, [this, original, fill](Result<wire::ReadResponse> r) {
-      if (r.ok() || r.status().Is(StatusCode::kNotFound)) return fill(r);
-      // The other copy serves when the original's OSD fails.
-      cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0, fill);
+    // The other copy serves when one copy's OSD is down (known: it goes first) or fails now.
+    Oid first = original;
+    Oid second = original.WithFlag(CopyFlag::kReplica);
+    if (cluster_->CopyIsDown(first)) std::swap(first, second);
+    cluster_->ReadAsync(first, 0, 0, [this, second, fill](Result<wire::ReadResponse> r) {
+      if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(r);
+      // A missing object is a hole only if the other copy lacks it too (a degraded write may
+      // not be repaired here yet).
+      if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
+      cluster_->ReadAsync(second, 0, 0,
+                          [first_missing = r.status().Is(StatusCode::kNotFound),
+                           fill](Result<wire::ReadResponse> other) {
+                            if (first_missing && ClusterClient::IsOsdFailure(other.status())) {
+                              return fill(Status::NotFound("absent"));
+                            }
+                            fill(other);
+                          });
     });
   }
   ORTHOFS_RETURN_IF_ERROR(pending.Wait());
@@ -168,7 +196,8 @@ void FileIo::RelievePressure() {
 }
 
 void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done) {
-  // The job's ranges go to both copies at once; the last write to finish reports.
+  // The job's ranges go to both copies at once (one copy and a repair record while the other's
+  // OSD is down); the last range to finish reports.
   auto pending = std::make_shared<std::atomic<int>>(0);
   auto first_error = std::make_shared<Status>();
   auto error_mu = std::make_shared<std::mutex>();
@@ -178,7 +207,7 @@ void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(St
   } else {
     for (const auto& [b, e] : job->ranges.ranges()) pieces.emplace_back(b, e - b);
   }
-  *pending = static_cast<int>(pieces.size()) * 2;
+  *pending = static_cast<int>(pieces.size());
   auto finish_one = [this, job, pending, first_error, error_mu, done](const Status& st) {
     if (!st.ok()) {
       std::lock_guard lock(*error_mu);
@@ -205,9 +234,7 @@ void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(St
     how.offset = offset;
     how.replace = job->replace;
     const std::string_view bytes = std::string_view(job->data).substr(offset, length);
-    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-      cluster_->WriteAsync(original.WithFlag(flag), bytes, how, finish_one);
-    }
+    cluster_->WriteBothCopiesAsync(original, bytes, how, finish_one);
   }
 }
 
@@ -296,8 +323,8 @@ Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
 
 FileIoStats FileIo::stats() {
   std::lock_guard lock(mu_);
-  return FileIoStats{cache_.stats(),  synchronous_write_backs_, writer_waits_,
-                     original_reads_, replica_reads_,           replica_read_failures_};
+  return FileIoStats{cache_.stats(), synchronous_write_backs_, writer_waits_,  original_reads_,
+                     replica_reads_, replica_read_failures_,   failover_reads_};
 }
 
 }  // namespace orthofs

@@ -46,6 +46,7 @@ struct FileIoStats {
   uint64_t original_reads = 0;           // objects fetched from their original OSD
   uint64_t replica_reads = 0;            // from the replica OSD, inside the COR window
   uint64_t replica_read_failures = 0;    // replica OSD failed; the original served
+  uint64_t failover_reads = 0;           // one copy's OSD failed; the other copy served
 };
 
 class FileIo {
@@ -77,6 +78,9 @@ class FileIo {
   FileIoStats stats();
 
  private:
+  static constexpr int kRecoveryRetries = 50;
+  static constexpr std::chrono::milliseconds kRecoveryRetryDelay{100};
+  Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size);
   // Writes both copies of the job's ranges, then reports to the cache; `done` gets the result.
   void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done);
   Status WriteBackNow(FlushJob job);
@@ -109,6 +113,7 @@ class FileIo {
   std::atomic<uint64_t> original_reads_{0};
   std::atomic<uint64_t> replica_reads_{0};
   std::atomic<uint64_t> replica_read_failures_{0};
+  std::atomic<uint64_t> failover_reads_{0};
   std::unique_ptr<WindowSubscriptions> subscriptions_;  // last: its threads use the above
 };
 

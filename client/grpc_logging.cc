@@ -27,7 +27,7 @@ void RouteGrpcLogsToSpdlog() {
   // gRPC formats every message at its verbosity or above, which costs time on hot paths: ask
   // for debug messages only when they would be printed.
   gpr_set_log_verbosity(spdlog::should_log(spdlog::level::debug) ? GPR_LOG_SEVERITY_DEBUG
-                                                                  : GPR_LOG_SEVERITY_ERROR);
+                                                                 : GPR_LOG_SEVERITY_ERROR);
   // Runs before the destructor of spdlog's registry, which exists already (set_level made it).
   std::atexit([] { spdlog_alive = false; });
 }

@@ -64,7 +64,7 @@ Status Namespace::Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials&
 }
 
 Status Namespace::CheckExists() {
-  Result<wire::ReadResponse> super = cluster_->Read(SuperOid());
+  Result<wire::ReadResponse> super = cluster_->ReadEitherCopy(SuperOid());
   if (super.status().Is(StatusCode::kNotFound)) {
     return Status::NotFound("namespace " + std::to_string(fnso_) +
                             " does not exist (create it with: orthofs mkfs --fnso " +
@@ -83,7 +83,7 @@ Status Namespace::CheckExists() {
 }
 
 Result<InodeRef> Namespace::GetInode(uint64_t fno) {
-  Result<wire::ReadResponse> read = cluster_->Read(InodeOid(fno));
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(InodeOid(fno));
   if (!read.ok()) {
     if (read.status().Is(StatusCode::kNotFound)) {
       return Status::NotFound("no inode " + std::to_string(fno));
@@ -121,7 +121,7 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change) {
 }
 
 Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
-  Result<wire::ReadResponse> read = cluster_->Read(oid);
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid);
   if (read.status().Is(StatusCode::kNotFound)) return Bucket{};
   if (!read.ok()) return read.status();
   Result<std::vector<DirEntry>> entries = DecodeDirentBucket(read->data());
@@ -143,7 +143,7 @@ Result<uint64_t> Namespace::AllocateFno() {
   if (next_fno_ < fno_limit_) return next_fno_++;
   // Reserve a batch by a conditional increment of the SUPER object: no central server.
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    Result<wire::ReadResponse> read = cluster_->Read(SuperOid());
+    Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(SuperOid());
     if (!read.ok()) return read.status();
     Result<SuperBlock> super = DecodeSuperBlock(read->data());
     if (!super.ok()) return super.status();
@@ -181,7 +181,7 @@ Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name) {
 Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
   // The originals are the authority (their conditional writes are the commit points); a
   // replica may lag a concurrent change for a moment, so listings read originals.
-  auto objects = cluster_->ListFileObjects(CopyFlag::kOriginal, fnso_, dir, ObjectType::kDirent);
+  auto objects = cluster_->ListFileObjectsEitherCopy(fnso_, dir, ObjectType::kDirent);
   if (!objects.ok()) return objects.status();
   std::vector<DirEntry> entries;
   for (const auto& [meta, data] : *objects) {
@@ -193,8 +193,7 @@ Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
 }
 
 Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
-  auto objects =
-      cluster_->ListFileObjects(CopyFlag::kOriginal, fnso_, dir, ObjectType::kDirent, 1, false);
+  auto objects = cluster_->ListFileObjectsEitherCopy(fnso_, dir, ObjectType::kDirent, 1, false);
   if (!objects.ok()) return objects.status();
   return objects->empty();
 }
@@ -289,7 +288,7 @@ Result<InodeRef> Namespace::Symlink(uint64_t dir, std::string_view name, std::st
 }
 
 Result<std::string> Namespace::ReadLink(uint64_t fno) {
-  Result<wire::ReadResponse> read = cluster_->Read(SymlinkOid(fno));
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(SymlinkOid(fno));
   if (!read.ok()) return read.status();
   return read->data();
 }
@@ -480,15 +479,24 @@ Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_siz
   const uint64_t object_size = cluster_->map().object_size;
   const uint64_t first_dropped = (new_size + object_size - 1) / object_size;
   // Only objects that exist are deleted: a sparse 5 GiB file may hold one object. Both copy
-  // flags are listed, so an original whose replica write was lost is found too.
+  // flags are listed, so an original whose replica write was lost is found too; with one OSD
+  // down, the listing that reaches every object is enough.
   std::set<uint64_t> doomed;
+  int listed = 0;
+  Status list_error;
   for (CopyFlag flag : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
     auto objects = cluster_->ListFileObjects(flag, fnso_, fno, ObjectType::kData, 0, false);
-    if (!objects.ok()) return objects.status();
+    if (!objects.ok()) {
+      if (!ClusterClient::IsOsdFailure(objects.status())) return objects.status();
+      list_error = objects.status();
+      continue;
+    }
+    ++listed;
     for (const auto& [meta, data] : *objects) {
       if (meta.oid().offset() >= first_dropped) doomed.insert(meta.oid().offset());
     }
   }
+  if (listed == 0) return list_error;
   for (uint64_t index : doomed) {
     ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(DataOid(fno, index)));
   }
@@ -496,7 +504,7 @@ Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_siz
   if (new_size % object_size != 0) {
     const uint64_t index = new_size / object_size;
     const uint64_t keep = new_size % object_size;
-    Result<wire::ReadResponse> head = cluster_->Read(DataOid(fno, index), 0, keep);
+    Result<wire::ReadResponse> head = cluster_->ReadEitherCopy(DataOid(fno, index), 0, keep);
     if (head.ok()) {
       ObjectWrite how;
       how.replace = true;

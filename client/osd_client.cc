@@ -1,9 +1,12 @@
 #include "client/osd_client.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <thread>
 
 #include "client/wire.h"
+#include "common/checksum.h"
 
 namespace orthofs {
 
@@ -34,6 +37,7 @@ Result<Response> OsdClient::Call(Method method, const Request& request) {
   context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  Observe(status);
   if (!status.ok()) return FromGrpc(status, name_);
   return response;
 }
@@ -65,6 +69,22 @@ Result<wire::SyncResponse> OsdClient::Sync(const wire::SyncRequest& r) {
 Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
   return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health, r);
 }
+Result<wire::RepairResponse> OsdClient::Repair(const wire::RepairRequest& r) {
+  return Call<wire::RepairRequest, wire::RepairResponse>(&wire::Osd::Stub::Repair, r);
+}
+
+void OsdClient::Observe(const grpc::Status& status) {
+  if (health_ == nullptr) return;
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    if (health_->RecordFailure(osd_id_, OsdHealth::Clock::now())) {
+      spdlog::warn("{} marked down ({}): the other copies serve until it answers again", name_,
+                   status.error_message());
+    }
+  } else if (health_->RecordSuccess(osd_id_)) {
+    spdlog::info("{} is back", name_);
+  }
+}
 
 template <typename Request, typename Response, typename Start>
 void OsdClient::CallAsync(Start start, Request request,
@@ -83,6 +103,7 @@ void OsdClient::CallAsync(Start start, Request request,
     // The deadline counts from the start on the wire, not from the wait in the queue.
     call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
     start(&call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+      Observe(status);
       if (status.ok()) {
         call->done(std::move(call->response));
       } else {
@@ -163,7 +184,10 @@ std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> OsdClient::Subscribe(
 }
 
 ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : placement_(map) {
-  for (const auto& osd : map.osds) osds_.push_back(std::make_unique<OsdClient>(osd, options));
+  for (const auto& osd : map.osds) {
+    osds_.push_back(std::make_unique<OsdClient>(osd, options));
+    osds_.back()->set_health(&health_);
+  }
 }
 
 OsdClient* ClusterClient::Osd(uint32_t osd_id) {
@@ -173,6 +197,18 @@ OsdClient* ClusterClient::Osd(uint32_t osd_id) {
   return nullptr;
 }
 
+namespace {
+
+// The client checks what the OSD sent against the object's checksum (the OSD checked what it
+// read from its disk): a whole object whose bytes do not match is corrupt in transit or memory.
+Status VerifyWholeObject(const Oid& oid, const wire::ReadResponse& read) {
+  if (read.data().size() != read.meta().length()) return Status::Ok();  // a range: nothing to check
+  if (ObjectChecksum(read.data()) == read.meta().checksum()) return Status::Ok();
+  return Status::Corruption("object " + oid.ToString() + ": bytes received fail their checksum");
+}
+
+}  // namespace
+
 Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, uint64_t length) {
   wire::ReadRequest r;
   r.set_epoch(map().epoch);
@@ -180,7 +216,35 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
   if (!client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
-  return Osd(placement_.OsdFor(oid))->Read(r);
+  Result<wire::ReadResponse> read = Osd(placement_.OsdFor(oid))->Read(r);
+  if (read.ok()) ORTHOFS_RETURN_IF_ERROR(VerifyWholeObject(oid, *read));
+  return read;
+}
+
+Result<wire::ReadResponse> ClusterClient::ReadEitherCopy(const Oid& original, uint64_t offset,
+                                                         uint64_t length) {
+  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length);
+  // Both copies' OSDs restarting (waiting for their repair records to be replayed): briefly.
+  for (int attempt = 0; attempt < 50 && !read.ok() && IsRecovering(read.status()); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    read = ReadEitherCopyOnce(original, offset, length);
+  }
+  return read;
+}
+
+Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original, uint64_t offset,
+                                                             uint64_t length) {
+  Oid first = original.WithFlag(CopyFlag::kOriginal);
+  Oid second = original.WithFlag(CopyFlag::kReplica);
+  if (CopyIsDown(first)) std::swap(first, second);
+  Result<wire::ReadResponse> read = Read(first, offset, length);
+  if (read.ok() || !NeedsOtherCopy(read.status())) return read;
+  Result<wire::ReadResponse> other = Read(second, offset, length);
+  // Absent from both is absent; otherwise the other copy's answer counts.
+  if (!other.ok() && read.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
+    return read;
+  }
+  return other;
 }
 
 wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view data,
@@ -193,6 +257,22 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
   r.set_replace(how.replace);
   if (how.expected_version) r.set_expected_version(*how.expected_version);
   r.set_sync(how.sync);
+  r.set_record_repair(how.record_repair);
+  return r;
+}
+
+Status ClusterClient::RecordRepair(const Oid& oid, uint64_t version, bool sync) {
+  return Osd(placement_.OsdFor(oid))->Write(RecordRepairRequest(oid, version, sync)).status();
+}
+
+wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t version,
+                                                      bool sync) const {
+  wire::WriteRequest r;
+  r.set_epoch(map().epoch);
+  *r.mutable_oid() = ToWire(oid);
+  r.set_set_version(version);  // not newer than what is stored: changes nothing
+  r.set_record_repair(true);
+  r.set_sync(sync);
   return r;
 }
 
@@ -223,12 +303,56 @@ Status PendingCalls::Wait() {
 
 void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view data,
                                          const ObjectWrite& how, PendingCalls* pending) {
-  pending->Add(2);
-  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    const Oid copy = original.WithFlag(flag);
-    Osd(placement_.OsdFor(copy))
-        ->WriteAsync(MakeWrite(copy, data, how),
-                     [pending](Result<wire::WriteResponse> r) { pending->Done(r.status()); });
+  pending->Add();
+  WriteBothCopiesAsync(original, data, how, [pending](Status st) { pending->Done(st); });
+}
+
+void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view data,
+                                         const ObjectWrite& how, std::function<void(Status)> done) {
+  const Oid copies[2] = {original.WithFlag(CopyFlag::kOriginal),
+                         original.WithFlag(CopyFlag::kReplica)};
+  const bool down[2] = {CopyIsDown(copies[0]), CopyIsDown(copies[1])};
+  if (down[0] != down[1]) {
+    // One copy's OSD is known down: the other copy, with a repair record, in one round trip.
+    ObjectWrite degraded = how;
+    degraded.record_repair = true;
+    const Oid& live = down[0] ? copies[1] : copies[0];
+    Osd(placement_.OsdFor(live))
+        ->WriteAsync(MakeWrite(live, data, degraded),
+                     [done](Result<wire::WriteResponse> r) { done(r.status()); });
+    return;
+  }
+  // Both at once; when exactly one fails at the transport, the other (already written) gets a
+  // repair record before the write counts as done.
+  struct Outcome {
+    std::mutex mu;
+    int done = 0;
+    Status status[2];
+    uint64_t version[2] = {0, 0};
+  };
+  auto outcome = std::make_shared<Outcome>();
+  for (int i = 0; i < 2; ++i) {
+    Osd(placement_.OsdFor(copies[i]))
+        ->WriteAsync(MakeWrite(copies[i], data, how), [this, outcome, i, copies, sync = how.sync,
+                                                       done](Result<wire::WriteResponse> r) {
+          {
+            std::lock_guard lock(outcome->mu);
+            outcome->status[i] = r.status();
+            if (r.ok()) outcome->version[i] = r->meta().version();
+            if (++outcome->done < 2) return;
+          }
+          const Status& a = outcome->status[0];
+          const Status& b = outcome->status[1];
+          if (a.ok() && b.ok()) return done(Status::Ok());
+          const int failed = a.ok() ? 1 : 0;
+          if (a.ok() == b.ok() || !IsOsdFailure(outcome->status[failed])) {
+            return done(a.ok() ? b : a);
+          }
+          const int live = 1 - failed;
+          Osd(placement_.OsdFor(copies[live]))
+              ->WriteAsync(RecordRepairRequest(copies[live], outcome->version[live], sync),
+                           [done](Result<wire::WriteResponse> r) { done(r.status()); });
+        });
   }
 }
 
@@ -247,7 +371,13 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
   if (!client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
-  Osd(placement_.OsdFor(oid))->ReadAsync(std::move(r), std::move(done));
+  Osd(placement_.OsdFor(oid))
+      ->ReadAsync(std::move(r), [oid, done = std::move(done)](Result<wire::ReadResponse> read) {
+        if (read.ok()) {
+          if (Status st = VerifyWholeObject(oid, *read); !st.ok()) return done(st);
+        }
+        done(std::move(read));
+      });
 }
 
 void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
@@ -259,24 +389,38 @@ void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const Obje
 
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
     const Oid& original, std::string_view data, std::optional<uint64_t> expected_version) {
+  const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
+  const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
   ObjectWrite how;
   how.replace = true;
   how.expected_version = expected_version;
-  Result<wire::ObjectMeta> meta = Write(original.WithFlag(CopyFlag::kOriginal), data, how);
-  if (!meta.ok()) return meta;
-  wire::WriteRequest r = MakeWrite(original.WithFlag(CopyFlag::kReplica), data, ObjectWrite{});
-  r.set_replace(true);
-  r.set_set_version(meta->version());
-  Result<wire::WriteResponse> replica =
-      Osd(placement_.OsdFor(original.WithFlag(CopyFlag::kReplica)))->Write(r);
-  if (!replica.ok()) return replica.status();
-  return meta;
+  // The original goes first even when its OSD is believed down: a belief can outlive the
+  // outage, and committing on the replica while the original is reachable would fork them.
+  {
+    Result<wire::ObjectMeta> meta = Write(original_copy, data, how);
+    if (meta.ok()) {
+      wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
+      r.set_replace(true);
+      r.set_set_version(meta->version());
+      Status replica = Osd(placement_.OsdFor(replica_copy))->Write(r).status();
+      if (replica.ok()) return meta;
+      if (!IsOsdFailure(replica)) return replica;
+      ORTHOFS_RETURN_IF_ERROR(RecordRepair(original_copy, meta->version(), false));
+      return meta;
+    }
+    if (!IsOsdFailure(meta.status())) return meta;
+  }
+  // The original's OSD is down. Both copies carry the same version, so the replica can be the
+  // commit point (the same condition), with a repair record for the original.
+  how.record_repair = true;
+  return Write(replica_copy, data, how);
 }
 
 Status ClusterClient::SyncAll() {
   std::vector<std::thread> threads;
   std::vector<Status> results(osds_.size());
   for (size_t i = 0; i < osds_.size(); ++i) {
+    if (osds_[i]->down()) continue;  // what it missed is recorded for repair on the others
     threads.emplace_back([&, i] {
       wire::SyncRequest r;
       r.set_epoch(map().epoch);
@@ -284,20 +428,34 @@ Status ClusterClient::SyncAll() {
     });
   }
   for (auto& t : threads) t.join();
-  for (const Status& st : results) ORTHOFS_RETURN_IF_ERROR(st);
+  // An OSD that died since holds no only copy: each of its objects was written to its other
+  // copy's OSD too, which syncs here.
+  for (const Status& st : results) {
+    if (!IsOsdFailure(st)) ORTHOFS_RETURN_IF_ERROR(st);
+  }
   return Status::Ok();
 }
 
 Status ClusterClient::DeleteBothCopies(const Oid& original,
                                        std::optional<uint64_t> expected_version) {
-  Result<wire::DeleteResponse> gone =
-      DeleteCopy(original.WithFlag(CopyFlag::kOriginal), expected_version, std::nullopt);
-  if (!gone.ok()) return gone.status();
-  // A metadata replica gets the original's tombstone version, so a late replica write from
-  // another client (older by version) cannot bring the deleted object back.
-  std::optional<uint64_t> tombstone;
-  if (gone->version() > 0) tombstone = gone->version();
-  return DeleteCopy(original.WithFlag(CopyFlag::kReplica), std::nullopt, tombstone).status();
+  const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
+  const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
+  {  // the original first, as in WriteOriginalThenReplica
+    Result<wire::DeleteResponse> gone = DeleteCopy(original_copy, expected_version, std::nullopt);
+    if (gone.ok()) {
+      // A metadata replica gets the original's tombstone version, so a late replica write from
+      // another client (older by version) cannot bring the deleted object back.
+      std::optional<uint64_t> tombstone;
+      if (gone->version() > 0) tombstone = gone->version();
+      Status replica = DeleteCopy(replica_copy, std::nullopt, tombstone).status();
+      if (replica.ok() || !IsOsdFailure(replica)) return replica;
+      // The replica's OSD is down: the original (deleted already) records the repair.
+      return DeleteCopy(original_copy, std::nullopt, tombstone, true).status();
+    }
+    if (!IsOsdFailure(gone.status())) return gone.status();
+  }
+  // The original's OSD is down: the replica (same version) is the commit point.
+  return DeleteCopy(replica_copy, expected_version, std::nullopt, true).status();
 }
 
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::ListFileObjects(
@@ -339,14 +497,24 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
   return out;
 }
 
+Result<std::vector<std::pair<wire::ObjectMeta, std::string>>>
+ClusterClient::ListFileObjectsEitherCopy(uint32_t fnso, uint64_t fno, ObjectType type,
+                                         uint32_t limit, bool with_data) {
+  auto originals = ListFileObjects(CopyFlag::kOriginal, fnso, fno, type, limit, with_data);
+  if (originals.ok() || !IsOsdFailure(originals.status())) return originals;
+  return ListFileObjects(CopyFlag::kReplica, fnso, fno, type, limit, with_data);
+}
+
 Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,
                                                        std::optional<uint64_t> expected_version,
-                                                       std::optional<uint64_t> set_version) {
+                                                       std::optional<uint64_t> set_version,
+                                                       bool record_repair) {
   wire::DeleteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
   if (expected_version) r.set_expected_version(*expected_version);
   if (set_version) r.set_set_version(*set_version);
+  r.set_record_repair(record_repair);
   return Osd(placement_.OsdFor(oid))->Delete(r);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/cluster_map.h"
+#include "common/osd_health.h"
 #include "common/placement.h"
 #include "common/status.h"
 #include "orthofs.grpc.pb.h"
@@ -43,6 +44,7 @@ class OsdClient {
   Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
   Result<wire::SyncResponse> Sync(const wire::SyncRequest& request);
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
+  Result<wire::RepairResponse> Repair(const wire::RepairRequest& request);
 
   // Start a call and return at once; `done` runs on a gRPC thread when it completes.
   void ReadAsync(wire::ReadRequest request, std::function<void(Result<wire::ReadResponse>)> done);
@@ -56,6 +58,13 @@ class OsdClient {
   // The stream of COR window changes; the caller owns the context (and cancels it to stop).
   std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> Subscribe(
       grpc::ClientContext* context, const wire::SubscribeRequest& request);
+
+  // Every call's outcome is reported here (ClusterClient's view of which OSDs are down).
+  void set_health(OsdHealth* health) { health_ = health; }
+  // Inside its backoff after a transport failure: the other copy serves instead.
+  bool down() const {
+    return health_ != nullptr && health_->IsDown(osd_id_, OsdHealth::Clock::now());
+  }
 
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
@@ -74,11 +83,13 @@ class OsdClient {
   static constexpr int kMaxAsyncInFlight = 32;
   void StartOrQueue(std::function<void()> start);
   void CallFinished();
+  void Observe(const grpc::Status& status);
 
   uint32_t osd_id_;
   std::string address_;
   std::string name_;
   RpcOptions options_;
+  OsdHealth* health_ = nullptr;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
   std::mutex queue_mu_;
@@ -105,6 +116,7 @@ struct ObjectWrite {
   bool replace = false;
   std::optional<uint64_t> expected_version;
   bool sync = false;
+  bool record_repair = false;  // the other copy's OSD is down (proto WriteRequest)
 };
 
 class ClusterClient {
@@ -118,31 +130,64 @@ class ClusterClient {
   const std::string& client_id() const { return client_id_; }
   // nullptr when the map has no OSD with this id.
   OsdClient* Osd(uint32_t osd_id);
+  // The OSD holding this copy is inside its backoff after a transport failure.
+  bool CopyIsDown(const Oid& oid) { return Osd(placement_.OsdFor(oid))->down(); }
+  // A transport failure (unreachable, deadline, shutting down) rather than a refusal.
+  static bool IsOsdFailure(const Status& status) {
+    return status.Is(StatusCode::kUnavailable) || status.Is(StatusCode::kDeadlineExceeded);
+  }
+  // A read of one copy that the other copy should answer instead: its OSD failed, its bytes
+  // are corrupt, or it is missing (a copy not yet repaired after a degraded write).
+  static bool NeedsOtherCopy(const Status& status) {
+    return IsOsdFailure(status) || status.Is(StatusCode::kCorruption) ||
+           status.Is(StatusCode::kNotFound);
+  }
+  // The OSD restarted and waits for the others to replay its repair records (brief).
+  static bool IsRecovering(const Status& status) {
+    return status.Is(StatusCode::kUnavailable) &&
+           status.message().find(kRecoveringMessage) != std::string::npos;
+  }
+  static constexpr std::string_view kRecoveringMessage = "is recovering";
+  std::vector<uint32_t> DownOsds() const { return health_.DownOsds(OsdHealth::Clock::now()); }
   const std::vector<std::unique_ptr<OsdClient>>& osds() const { return osds_; }
 
   // Each operates on the copy oid.flag names, at the OSD placement says holds it.
   Result<wire::ReadResponse> Read(const Oid& oid, uint64_t offset = 0, uint64_t length = 0);
+  // Reads whichever copy of `original` answers: the original, unless its OSD is down, then
+  // the other copy when the first fails at the transport, its bytes fail their checksum, or
+  // it is missing (NotFound only when both are).
+  Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
+                                            uint64_t length = 0);
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
   Result<wire::DeleteResponse> DeleteCopy(const Oid& oid, std::optional<uint64_t> expected_version,
-                                          std::optional<uint64_t> set_version);
+                                          std::optional<uint64_t> set_version,
+                                          bool record_repair = false);
   Result<wire::ObjectMeta> Stat(const Oid& oid);
 
-  // Writes the original and the replica of `original` in parallel (the data path).
+  // Writes the original and the replica of `original` in parallel (the data path). When one
+  // copy's OSD is down (known, or failing now) the other is written with a repair record
+  // (proto WriteRequest.record_repair); fails only when neither copy could be written.
   Status WriteBothCopies(const Oid& original, std::string_view data, const ObjectWrite& how = {});
   // The same without waiting: `pending` counts both writes and collects the first failure.
   void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
                             PendingCalls* pending);
+  // The same reporting to `done` (on a gRPC thread).
+  void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
+                            std::function<void(Status)> done);
   void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
                  std::function<void(Result<wire::ReadResponse>)> done);
   void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
                   std::function<void(Status)> done);
   // Metadata objects: a conditional write of the original (the commit point), then the
-  // replica made equal to it, version included.
+  // replica made equal to it, version included. With the original's OSD down the replica
+  // (same version) is the commit point, with a repair record; with the replica's OSD down the
+  // original keeps a repair record.
   Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
                                                     std::optional<uint64_t> expected_version);
   // Makes every acknowledged write durable on every OSD (WAL fsync), all OSDs at once.
+  // OSDs known down are skipped: their copies' other halves carry repair records.
   Status SyncAll();
   // Deletes both copies (missing copies are fine): the original, conditionally if asked (the
   // commit point), then the replica, which keeps the original's tombstone version.
@@ -153,11 +198,23 @@ class ClusterClient {
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
       CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0,
       bool with_data = true);
+  // The same for the originals, or for the replicas when an OSD holding originals is down
+  // (they are all on the replica OSD, which the orthogonal layout keeps apart).
+  Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjectsEitherCopy(
+      uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0, bool with_data = true);
 
  private:
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
 
+  // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
+  // record there for the other copy.
+  Status RecordRepair(const Oid& oid, uint64_t version, bool sync);
+  Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
+                                                uint64_t length);
+  wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;
+
   Placement placement_;
+  OsdHealth health_;
   std::string client_id_;
   std::vector<std::unique_ptr<OsdClient>> osds_;
 };

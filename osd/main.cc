@@ -196,6 +196,7 @@ int main(int argc, char** argv) {
       "OSD {} serving {} objects ({} bytes) from {} on {}, map epoch {}, {} OSDs, prefetch {}",
       flags.id, (*store)->object_count(), (*store)->byte_count(), flags.data_dir, flags.listen,
       map->epoch, map->osds.size(), orthofs::PrefetchModeName(map->prefetch.mode));
+  service.StartRecovery();
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -205,6 +206,7 @@ int main(int argc, char** argv) {
   }
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
+  service.StopBackgroundWork();
   store->reset();
   spdlog::info("OSD {} stopped cleanly", flags.id);
   return 0;

@@ -17,6 +17,8 @@ namespace {
 const std::string kMetaPrefix =
     "\xff"
     "meta/";
+// Repair records: 0xfe, then the other copy's store key (never a store key's length).
+const std::string kRepairPrefix = "\xfe";
 const std::string kObjectsCounterKey =
     "\xff"
     "count/objects";
@@ -86,6 +88,41 @@ void ObjectStore::Batch::PutTombstone(const std::string& key, uint64_t version, 
     --objects_delta_;
     bytes_delta_ -= static_cast<int64_t>(old_length);
   }
+}
+
+void ObjectStore::Batch::PutRepairRecord(const std::string& other_copy_key, uint64_t version) {
+  std::string value;
+  AppendBigEndian64(&value, version);
+  batch_.Put(kRepairPrefix + other_copy_key, value);
+}
+
+void ObjectStore::Batch::DeleteRepairRecord(const std::string& other_copy_key) {
+  batch_.Delete(kRepairPrefix + other_copy_key);
+}
+
+Result<std::vector<std::pair<std::string, uint64_t>>> ObjectStore::RepairRecords() const {
+  std::vector<std::pair<std::string, uint64_t>> records;
+  const std::string end = PrefixSuccessor(kRepairPrefix);
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  for (it->Seek(kRepairPrefix); it->Valid(); it->Next()) {
+    if (it->key().size() != 1 + kStoreKeySize || it->value().size() != 8) continue;
+    records.emplace_back(it->key().ToString().substr(1), ReadBigEndian64(it->value().data()));
+  }
+  if (Status st = FromRocks(it->status(), "list repair records"); !st.ok()) return st;
+  return records;
+}
+
+Result<uint64_t> ObjectStore::GetRepairRecord(const std::string& other_copy_key) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), kRepairPrefix + other_copy_key, &value);
+  if (s.IsNotFound()) return Status::NotFound("no repair record");
+  if (Status st = FromRocks(s, "read repair record"); !st.ok()) return st;
+  if (value.size() != 8)
+    return Status::Corruption("repair record of " + std::to_string(value.size()) + " bytes");
+  return ReadBigEndian64(value.data());
 }
 
 ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)

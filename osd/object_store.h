@@ -49,6 +49,11 @@ class ObjectStore {
     void Delete(const std::string& key, bool live, uint64_t old_length);
     // Replaces the object by a tombstone of `version` (see kTombstoneRecordFormat).
     void PutTombstone(const std::string& key, uint64_t version, bool live, uint64_t old_length);
+    // A repair record (proto WriteRequest.record_repair): the copy with store key
+    // `other_copy_key`, on another OSD, must be made equal to this OSD's copy, which was at
+    // `version` when recorded.
+    void PutRepairRecord(const std::string& other_copy_key, uint64_t version);
+    void DeleteRepairRecord(const std::string& other_copy_key);
     bool empty() const { return batch_.Count() == 0; }
 
    private:
@@ -83,6 +88,11 @@ class ObjectStore {
 
   // fsync of the write-ahead log: every write committed so far becomes durable.
   Status SyncWal();
+
+  // Every repair record as (other copy's store key, version recorded), in key order.
+  Result<std::vector<std::pair<std::string, uint64_t>>> RepairRecords() const;
+  // kNotFound when there is none for this other copy.
+  Result<uint64_t> GetRepairRecord(const std::string& other_copy_key) const;
 
   // Small named values beside the objects (the OSD's identity, ...).
   Result<std::string> GetMeta(const std::string& name) const;

@@ -26,6 +26,12 @@ std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string dat
   return o;
 }
 
+// The store key of the other copy of `oid` (which lives on another OSD).
+std::string OtherCopyKey(const Oid& oid) {
+  return EncodeStoreKey(
+      oid.WithFlag(oid.flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal));
+}
+
 }  // namespace
 
 OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options)
@@ -35,7 +41,28 @@ OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServi
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()),
-      prefetch_(map, store, &cache_, &locks_, options.prefetch) {}
+      prefetch_(map, store, &cache_, &locks_, options.prefetch),
+      repair_(options.osd_id, map, store, &locks_, options.repair) {}
+
+OsdService::~OsdService() { StopBackgroundWork(); }
+
+void OsdService::StopBackgroundWork() {
+  if (recovery_.joinable()) recovery_.join();
+  repair_.Stop();
+}
+
+void OsdService::StartRecovery() {
+  recovering_ = true;
+  recovery_ = std::thread([this] {
+    const auto start = std::chrono::steady_clock::now();
+    repair_.AskPeersToReplay();
+    recovering_ = false;
+    spdlog::info("recovery done in {} ms: serving reads",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+  });
+}
 
 OsdService::RequestScope::RequestScope(OsdService* service) : service_(service) {
   ++service_->in_flight_;
@@ -128,6 +155,11 @@ void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
 grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
                               wire::ReadResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
+  if (recovering_.load()) {
+    // The client matches ClusterClient::kRecoveringMessage and retries when both copies say so.
+    return Finish(kRead, Status::Unavailable("OSD " + std::to_string(osd_id_) +
+                                             " is recovering: read the other copy"));
+  }
   Result<Oid> oid = CheckObject(request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kRead, oid.status());
   const uint64_t object_size = placement_.map().object_size;
@@ -198,6 +230,11 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   if (request->has_set_version() && request->set_version() <= stored_version) {
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
+    if (request->record_repair()) {
+      if (Status st = CommitRepairRecordOnly(*oid, stored_version, request->sync()); !st.ok()) {
+        return Finish(kWrite, st);
+      }
+    }
     if (existed) {
       FillMeta(*oid, **current, response->mutable_meta());
     } else {
@@ -224,7 +261,9 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   std::shared_ptr<const CachedObject> updated = MakeObject(version, std::move(new_data));
   ObjectStore::Batch batch;
   batch.Put(key, version, updated->checksum, updated->data, existed, old_length);
+  if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), version);
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kWrite, st);
+  if (request->record_repair()) RepairRecorded();
   if (cache_.Contains(key)) cache_.Insert(key, updated, CacheChain::kDemand);
   locks_.Committed(key);
   FillMeta(*oid, *updated, response->mutable_meta());
@@ -252,11 +291,15 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
                                                    std::to_string(request->expected_version())));
   }
   response->set_version(stored_version);
-  if (request->has_set_version() && request->set_version() <= stored_version) {
-    return Finish(kDelete, Status::Ok());  // a newer state is already here
+  if ((request->has_set_version() && request->set_version() <= stored_version) ||
+      (!existed && !request->has_set_version())) {
+    // A newer state is already here, or nothing to remove and no version to record; the other
+    // copy may still need the deletion.
+    Status st = request->record_repair()
+                    ? CommitRepairRecordOnly(*oid, stored_version, request->sync())
+                    : Status::Ok();
+    return Finish(kDelete, st);
   }
-  // Nothing to remove and no version to record.
-  if (!existed && !request->has_set_version()) return Finish(kDelete, Status::Ok());
   const bool tombstone = oid->type != ObjectType::kData;
   const uint64_t new_version =
       request->has_set_version() ? request->set_version() : stored_version + 1;
@@ -267,7 +310,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   } else {
     batch.Delete(key, existed, old_length);
   }
+  if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), new_version);
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
+  if (request->record_repair()) RepairRecorded();
   cache_.Erase(key);
   locks_.Committed(key);
   response->set_existed(existed);
@@ -507,10 +552,34 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
   counters["osd_bytes_in"] = osd_bytes_in_.load();
   counters["disk_model_reads"] = store_->disk_reads();
   counters["disk_model_seeks"] = store_->disk_seeks();
+  counters["repair_records_written"] = repair_records_written_.load();
+  counters["repair_copies_repaired"] = repair_.repaired_total();
+  counters["repair_records_left"] = repair_.records_left();
   std::map<std::string, uint64_t> prefetch;
   prefetch_.AddCounters(&prefetch);
   for (const auto& [name, value] : prefetch) counters[name] = value;
   return grpc::Status::OK;
+}
+
+Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync) {
+  ObjectStore::Batch batch;
+  batch.PutRepairRecord(OtherCopyKey(oid), version);
+  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, sync));
+  RepairRecorded();
+  return Status::Ok();
+}
+
+void OsdService::RepairRecorded() {
+  ++repair_records_written_;
+  repair_.RecordsAdded();
+}
+
+grpc::Status OsdService::Repair(grpc::ServerContext*, const wire::RepairRequest* request,
+                                wire::RepairResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kRepair, st);
+  *response = repair_.RunPass();
+  return Finish(kRepair, Status::Ok());
 }
 
 grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/limits.h"
@@ -18,6 +19,7 @@
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 #include "osd/prefetch_engine.h"
+#include "osd/repair_worker.h"
 
 namespace orthofs {
 
@@ -26,6 +28,7 @@ struct OsdServiceOptions {
   uint64_t cache_bytes = 256ull << 20;
   std::string data_dir;  // for capacity reporting
   PrefetchEngineOptions prefetch;
+  RepairWorkerOptions repair;
 };
 
 class OsdService final : public wire::Osd::Service {
@@ -46,6 +49,8 @@ class OsdService final : public wire::Osd::Service {
                      wire::StatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const wire::HealthRequest*,
                       wire::HealthResponse*) override;
+  grpc::Status Repair(grpc::ServerContext*, const wire::RepairRequest*,
+                      wire::RepairResponse*) override;
   grpc::Status PrefetchNotify(grpc::ServerContext*, const wire::PrefetchNotifyRequest*,
                               wire::PrefetchNotifyResponse*) override;
   grpc::Status Prefetch(grpc::ServerContext*, const wire::PrefetchRequest*,
@@ -57,6 +62,14 @@ class OsdService final : public wire::Osd::Service {
   // `timeout` for the ones in flight. True if none is left. gRPC's own Shutdown(deadline) would
   // wait out the whole deadline while clients merely hold idle connections.
   bool Drain(std::chrono::milliseconds timeout);
+  // Step 2, before the store closes: no more background repair.
+  void StopBackgroundWork();
+
+  // After the server listens: other OSDs replay the repair records naming this OSD's copies
+  // (written while it was down); until they have, reads are refused (UNAVAILABLE) so clients
+  // read the other copy instead of a stale one here.
+  void StartRecovery();
+  ~OsdService() override;
 
  private:
   // Counts a request in flight for Drain; false once draining has begun.
@@ -87,11 +100,12 @@ class OsdService final : public wire::Osd::Service {
     kPrefetchNotify,
     kPrefetch,
     kSubscribe,
+    kRepair,
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read", "write", "delete",          "stat",     "transact",
-      "list", "sync",  "prefetch_notify", "prefetch", "subscribe"};
+      "read", "write",           "delete",   "stat",      "transact", "list",
+      "sync", "prefetch_notify", "prefetch", "subscribe", "repair"};
 
   // The epoch and placement checks every object request passes.
   Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;
@@ -104,6 +118,10 @@ class OsdService final : public wire::Osd::Service {
   Result<std::shared_ptr<const CachedObject>> LoadLocked(const std::string& key,
                                                          uint64_t* tombstone_version = nullptr);
   void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
+  // A write or delete that changed nothing here still owes the other copy its state: store
+  // only the repair record (proto WriteRequest.record_repair). `version` is ours.
+  Status CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync);
+  void RepairRecorded();
 
   const uint32_t osd_id_;
   const Placement placement_;
@@ -119,6 +137,10 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<uint64_t> bytes_out_{0};
   std::atomic<uint64_t> osd_bytes_in_{0};  // prefetch traffic from other OSDs
   PrefetchEngine prefetch_;                // after cache_ and locks_, which it uses
+  std::atomic<uint64_t> repair_records_written_{0};
+  RepairWorker repair_;  // after store_ and locks_, which it uses
+  std::atomic<bool> recovering_{false};
+  std::thread recovery_;
 };
 
 }  // namespace orthofs

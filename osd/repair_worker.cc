@@ -1,0 +1,165 @@
+#include "osd/repair_worker.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "client/wire.h"
+#include "common/oid.h"
+
+namespace orthofs {
+
+RepairWorker::RepairWorker(uint32_t osd_id, const ClusterMap& map, ObjectStore* store,
+                           ObjectLocks* locks, const RepairWorkerOptions& options)
+    : osd_id_(osd_id), placement_(map), store_(store), locks_(locks), options_(options) {
+  for (const OsdInfo& osd : map.osds) {
+    if (osd.id != osd_id_) peers_[osd.id] = std::make_unique<OsdClient>(osd, options_.rpc);
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+RepairWorker::~RepairWorker() { Stop(); }
+
+void RepairWorker::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void RepairWorker::AskPeersToReplay() {
+  std::vector<std::thread> asks;
+  for (auto& [id, peer] : peers_) {
+    asks.emplace_back([this, id = id, peer = peer.get()] {
+      wire::RepairRequest r;
+      r.set_epoch(placement_.map().epoch);
+      Result<wire::RepairResponse> answer = peer->Repair(r);
+      if (!answer.ok()) {
+        spdlog::info("recovery: OSD {} did not answer ({}); it replays its records when it can", id,
+                     answer.status().ToString());
+      } else if (answer->repaired() > 0 || answer->remaining() > 0) {
+        spdlog::info("recovery: OSD {} repaired {} copies, {} records left", id, answer->repaired(),
+                     answer->remaining());
+      }
+    });
+  }
+  for (auto& t : asks) t.join();
+}
+
+void RepairWorker::Loop() {
+  std::unique_lock lock(stop_mu_);
+  while (!stopping_) {
+    stop_cv_.wait_for(lock, options_.interval);
+    if (stopping_) break;
+    if (!pending_.exchange(false) && records_left_.load() == 0) continue;
+    lock.unlock();
+    RunPass();
+    lock.lock();
+  }
+}
+
+OsdClient* RepairWorker::Peer(uint32_t osd_id) {
+  auto it = peers_.find(osd_id);
+  return it == peers_.end() ? nullptr : it->second.get();
+}
+
+Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key) {
+  Result<StoredObject> stored = store_->Get(key);
+  CopyState state;
+  if (!stored.ok()) {
+    if (stored.status().Is(StatusCode::kNotFound)) return state;
+    return stored.status();
+  }
+  state.exists = !stored->tombstone;
+  state.tombstone = stored->tombstone;
+  state.version = stored->version;
+  state.data = std::move(stored->data);
+  return state;
+}
+
+Status RepairWorker::Push(const Oid& other, const CopyState& ours) {
+  OsdClient* peer = Peer(placement_.OsdFor(other));
+  if (peer == nullptr) return Status::InvalidArgument("no OSD holds " + other.ToString());
+  const uint64_t epoch = placement_.map().epoch;
+  if (ours.exists) {
+    wire::WriteRequest r;
+    r.set_epoch(epoch);
+    *r.mutable_oid() = ToWire(other);
+    r.set_data(ours.data);
+    r.set_replace(true);
+    r.set_set_version(ours.version);
+    r.set_sync(true);  // durable there before our record goes
+    return peer->Write(r).status();
+  }
+  wire::DeleteRequest r;
+  r.set_epoch(epoch);
+  *r.mutable_oid() = ToWire(other);
+  if (ours.tombstone) r.set_set_version(ours.version);
+  r.set_sync(true);
+  return peer->Delete(r).status();
+}
+
+wire::RepairResponse RepairWorker::RunPass() {
+  std::lock_guard pass(pass_mu_);
+  wire::RepairResponse result;
+  Result<std::vector<std::pair<std::string, uint64_t>>> records = store_->RepairRecords();
+  if (!records.ok()) {
+    spdlog::error("repair: cannot list repair records: {}", records.status().ToString());
+    return result;
+  }
+  result.set_records(records->size());
+  std::set<uint32_t> unreachable;  // one failed push per OSD per pass is enough to wait
+  for (const auto& [other_key, recorded_version] : *records) {
+    Result<Oid> other = DecodeStoreKey(other_key);
+    if (!other.ok()) continue;
+    const uint32_t other_osd = placement_.OsdFor(*other);
+    if (unreachable.count(other_osd)) {
+      result.set_unreachable(result.unreachable() + 1);
+      continue;
+    }
+    const std::string our_key = EncodeStoreKey(other->WithFlag(
+        other->flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal));
+    Result<CopyState> ours = [&] {
+      std::lock_guard lock(locks_->For(our_key));
+      return ReadOurCopy(our_key);
+    }();
+    if (!ours.ok()) {
+      spdlog::error("repair: cannot read {}: {}", our_key, ours.status().ToString());
+      continue;
+    }
+    if (Status st = Push(*other, *ours); !st.ok()) {
+      if (st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kDeadlineExceeded)) {
+        unreachable.insert(other_osd);
+        result.set_unreachable(result.unreachable() + 1);
+      } else {
+        spdlog::warn("repair: {} on OSD {} refused: {}", other->ToString(), other_osd,
+                     st.ToString());
+      }
+      continue;
+    }
+    // Done unless our copy changed since we read it (a newer record then covers it).
+    std::lock_guard lock(locks_->For(our_key));
+    Result<CopyState> now = ReadOurCopy(our_key);
+    if (!now.ok() || !now->SameAs(*ours)) continue;
+    ObjectStore::Batch batch;
+    batch.DeleteRepairRecord(other_key);
+    if (Status st = store_->Commit(&batch, false); !st.ok()) {
+      spdlog::error("repair: cannot remove the record of {}: {}", other->ToString(), st.ToString());
+      continue;
+    }
+    result.set_repaired(result.repaired() + 1);
+  }
+  Result<std::vector<std::pair<std::string, uint64_t>>> left = store_->RepairRecords();
+  result.set_remaining(left.ok() ? left->size() : result.records() - result.repaired());
+  records_left_ = result.remaining();
+  repaired_total_ += result.repaired();
+  if (result.records() > 0) {
+    spdlog::info("repair pass: {} records, {} copies repaired, {} waiting for their OSD, {} left",
+                 result.records(), result.repaired(), result.unreachable(), result.remaining());
+  }
+  return result;
+}
+
+}  // namespace orthofs

@@ -1,0 +1,83 @@
+// Replays an OSD's repair records (proto WriteRequest.record_repair). A client that could
+// reach only one copy of an object wrote that copy together with a record naming the other;
+// once the other copy's OSD answers again, this worker makes that copy equal to ours (written
+// whole with our version, or deleted as ours was) and removes the record, unless our copy
+// changed meanwhile: then the record stays and the next pass sends the newer state.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "client/osd_client.h"
+#include "common/placement.h"
+#include "orthofs.pb.h"
+#include "osd/object_locks.h"
+#include "osd/object_store.h"
+
+namespace orthofs {
+
+struct RepairWorkerOptions {
+  std::chrono::milliseconds interval{2000};  // between background passes while records exist
+  RpcOptions rpc{std::chrono::milliseconds(5000)};
+};
+
+class RepairWorker {
+ public:
+  RepairWorker(uint32_t osd_id, const ClusterMap& map, ObjectStore* store, ObjectLocks* locks,
+               const RepairWorkerOptions& options = {});
+  ~RepairWorker();  // Stop()
+  // Ends the background passes (waits for one in progress). Idempotent.
+  void Stop();
+  RepairWorker(const RepairWorker&) = delete;
+  RepairWorker& operator=(const RepairWorker&) = delete;
+
+  // A record was written: pass again soon.
+  void RecordsAdded() { pending_.store(true); }
+  // One pass over every record now (serialized with the background passes).
+  wire::RepairResponse RunPass();
+  // Asks every other OSD to replay the records naming this OSD's copies (their Repair RPC), in
+  // parallel; returns when each has answered or failed. Run after this OSD listens.
+  void AskPeersToReplay();
+  uint64_t repaired_total() const { return repaired_total_.load(); }
+  uint64_t records_left() const { return records_left_.load(); }
+
+ private:
+  // What our copy is: absent, a tombstone or an object, with its version.
+  struct CopyState {
+    bool exists = false;
+    bool tombstone = false;
+    uint64_t version = 0;
+    std::string data;
+    bool SameAs(const CopyState& o) const {
+      return exists == o.exists && tombstone == o.tombstone && version == o.version;
+    }
+  };
+  Result<CopyState> ReadOurCopy(const std::string& key);
+  // Makes the other copy equal to `ours` on its OSD.
+  Status Push(const Oid& other, const CopyState& ours);
+  OsdClient* Peer(uint32_t osd_id);
+  void Loop();
+
+  const uint32_t osd_id_;
+  const Placement placement_;
+  ObjectStore* const store_;
+  ObjectLocks* const locks_;
+  const RepairWorkerOptions options_;
+  std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // made up front, read-only after
+  std::mutex pass_mu_;
+  std::atomic<bool> pending_{true};  // records may exist from before a restart
+  std::atomic<uint64_t> repaired_total_{0};
+  std::atomic<uint64_t> records_left_{0};
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace orthofs
