@@ -69,10 +69,12 @@ read -r _ tx0 _ < <("$emu" traffic --dir "$cluster" | awk '$1 == 0')
 
 # Reconfigure (prefetch, cache, fixed window) keeps the data; so does a cold restart.
 "$emu" reconfigure --dir "$cluster" --prefetch cor --fixed-window 5 --osd-cache-mb 16 \
-  > "$D/reconf.log" 2>&1 || fail "reconfigure: $(cat "$D/reconf.log")"
+  --direct-reads --hdd > "$D/reconf.log" 2>&1 || fail "reconfigure: $(cat "$D/reconf.log")"
 grep -q "mode: cor" "$cluster/cluster.yaml" && grep -q "fixed_window: true" "$cluster/cluster.yaml" &&
   grep -q "max_window: 5" "$cluster/cluster.yaml" || fail "map not rewritten: $(cat "$cluster/cluster.yaml")"
 pgrep -f -- "--data-dir $cluster/osd-0 --cache-mb 16" > /dev/null || fail "OSD 0 not restarted with 16 MiB"
+pgrep -f -- "--data-dir $cluster/osd-0 --cache-mb 16 --disk-model hdd --direct-reads" > /dev/null ||
+  fail "OSD 0 not restarted with the hdd model and direct reads: $(pgrep -a orthofs-osd)"
 out=$("$emu" reconfigure --dir "$cluster" --osds 4 2>&1) && fail "reconfigure --osds accepted"
 grep -q "cannot change --osds" <<< "$out" || fail "no message for reconfigure --osds: $out"
 "$emu" cold --dir "$cluster" > "$D/cold.log" 2>&1 || fail "cold: $(cat "$D/cold.log")"
