@@ -15,9 +15,9 @@ grpc::ChannelArguments OrthoChannelArguments() {
   // The largest object plus framing; anything bigger is a malformed request.
   args.SetMaxReceiveMessageSize(kMaxObjectSize + (4 << 20));
   args.SetMaxSendMessageSize(kMaxObjectSize + (4 << 20));
-  // Reconnect quickly to an OSD that comes back.
+  // Reconnect quickly to an OSD that comes back. (Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: it is
+  // also the connect timeout, and 100 ms made connections to a busy OSD fail.)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   return args;
 }
@@ -35,6 +35,7 @@ template <typename Request, typename Response, typename Method>
 Result<Response> OsdClient::Call(Method method, const Request& request) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  context.set_wait_for_ready(options_.wait_for_ready);
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
   Observe(status);
@@ -102,6 +103,7 @@ void OsdClient::CallAsync(Start start, Request request,
   StartOrQueue([this, call, start] {
     // The deadline counts from the start on the wire, not from the wait in the queue.
     call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+    call->context.set_wait_for_ready(options_.wait_for_ready);
     start(&call->context, &call->request, &call->response, [this, call](grpc::Status status) {
       Observe(status);
       if (status.ok()) {

@@ -26,6 +26,9 @@ namespace orthofs {
 
 struct RpcOptions {
   std::chrono::milliseconds deadline{10000};  // every RPC has one; nothing waits forever
+  // Wait (within the deadline) for an OSD that is reconnecting instead of failing at once:
+  // for background work that must reach an OSD just back (repair), not for the data path.
+  bool wait_for_ready = false;
 };
 
 // Channel arguments every OrthoFS channel uses (message sizes fit the largest object).

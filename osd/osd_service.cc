@@ -578,7 +578,8 @@ grpc::Status OsdService::Repair(grpc::ServerContext*, const wire::RepairRequest*
                                 wire::RepairResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kRepair, st);
-  *response = repair_.RunPass();
+  *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
+                                                     : std::nullopt);
   return Finish(kRepair, Status::Ok());
 }
 

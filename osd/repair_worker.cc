@@ -31,11 +31,17 @@ void RepairWorker::Stop() {
 
 void RepairWorker::AskPeersToReplay() {
   std::vector<std::thread> asks;
-  for (auto& [id, peer] : peers_) {
-    asks.emplace_back([this, id = id, peer = peer.get()] {
+  for (const OsdInfo& osd : placement_.map().osds) {
+    if (osd.id == osd_id_) continue;
+    asks.emplace_back([this, osd] {
+      // Not the pushing clients (they wait for a reconnecting OSD): a peer that is down now
+      // holds nothing it could send us, so asking it fails at once.
+      OsdClient peer(osd, RpcOptions{options_.rpc.deadline * 2});
+      const uint32_t id = osd.id;
       wire::RepairRequest r;
       r.set_epoch(placement_.map().epoch);
-      Result<wire::RepairResponse> answer = peer->Repair(r);
+      r.set_for_osd(osd_id_);
+      Result<wire::RepairResponse> answer = peer.Repair(r);
       if (!answer.ok()) {
         spdlog::info("recovery: OSD {} did not answer ({}); it replays its records when it can", id,
                      answer.status().ToString());
@@ -101,7 +107,7 @@ Status RepairWorker::Push(const Oid& other, const CopyState& ours) {
   return peer->Delete(r).status();
 }
 
-wire::RepairResponse RepairWorker::RunPass() {
+wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
   std::lock_guard pass(pass_mu_);
   wire::RepairResponse result;
   Result<std::vector<std::pair<std::string, uint64_t>>> records = store_->RepairRecords();
@@ -115,6 +121,7 @@ wire::RepairResponse RepairWorker::RunPass() {
     Result<Oid> other = DecodeStoreKey(other_key);
     if (!other.ok()) continue;
     const uint32_t other_osd = placement_.OsdFor(*other);
+    if (only_osd && other_osd != *only_osd) continue;
     if (unreachable.count(other_osd)) {
       result.set_unreachable(result.unreachable() + 1);
       continue;

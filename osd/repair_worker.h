@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "client/osd_client.h"
@@ -24,7 +25,8 @@ namespace orthofs {
 
 struct RepairWorkerOptions {
   std::chrono::milliseconds interval{2000};  // between background passes while records exist
-  RpcOptions rpc{std::chrono::milliseconds(5000)};
+  // An OSD that just came back may still be in its channel's reconnect backoff: wait for it.
+  RpcOptions rpc{std::chrono::milliseconds(5000), /*wait_for_ready=*/true};
 };
 
 class RepairWorker {
@@ -39,8 +41,9 @@ class RepairWorker {
 
   // A record was written: pass again soon.
   void RecordsAdded() { pending_.store(true); }
-  // One pass over every record now (serialized with the background passes).
-  wire::RepairResponse RunPass();
+  // One pass over every record now, or only those whose other copy is on `only_osd`
+  // (serialized with the background passes).
+  wire::RepairResponse RunPass(std::optional<uint32_t> only_osd = std::nullopt);
   // Asks every other OSD to replay the records naming this OSD's copies (their Repair RPC), in
   // parallel; returns when each has answered or failed. Run after this OSD listens.
   void AskPeersToReplay();

@@ -139,7 +139,20 @@ TEST(FailoverTest, ReadsFailOverAndEioOnlyWhenBothCopiesAreGone) {
   EXPECT_GT(lost, 0);
   cluster.Start(victim);
   cluster.Start(replica_osd);
-  ExpectSameBytes(ReadAt(cold_fd.get(), 0, size), data);
+  // The client's connections retry a dead OSD with a backoff of up to 2 s: reads come back
+  // within that, not necessarily at once.
+  std::string got;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        try {
+          got = ReadAt(cold_fd.get(), 0, size);
+          return true;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(10)));
+  ExpectSameBytes(got, data);
 }
 
 // Namespace changes go on with an OSD down (the replica is the commit point where the
