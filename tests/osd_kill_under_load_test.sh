@@ -14,7 +14,7 @@ fio_job() {  # fio_job DIR extra-args...: 32 MiB written in 256 KiB requests, md
   local dir=$1
   shift
   fio --name=verify --directory="$dir" --filename=data --rw=write --bs=256k --size=32m \
-    --ioengine=psync --verify=md5 --verify_fatal=1 --end_fsync=1 "$@" \
+    --ioengine=psync --verify=md5 --verify_fatal=1 --verify_state_save=0 --end_fsync=1 "$@" \
     --output="$work/fio.out" > /dev/null 2>&1
 }
 
