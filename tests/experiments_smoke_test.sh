@@ -42,7 +42,14 @@ rows fig8.csv 4            # {spa, cor} x {serial, multi}
 rows fig9.csv 6            # 2 cache sizes x {none, spa, cor}
 rows fig10.csv 4           # 2 windows x {seq, random}
 rows fig11.csv 6           # 2 cluster sizes x {none, spa, cor}
-rows fig12-totals.csv 12   # {spa, cor} x 6 OSDs
+# {spa, cor} x 6 OSDs; an OSD holding nothing of the two small files may send nothing, but the
+# OSDs together must have sent the files.
+[ "$(tail -n +2 "$D/out/fig12-totals.csv" | wc -l)" -eq 12 ] ||
+  fail "fig12-totals.csv: $(cat "$D/out/fig12-totals.csv")"
+for mode in spa cor; do
+  sent=$(awk -F, -v m=$mode '$1 == m { s += $4 } END { print s + 0 }' "$D/out/fig12-totals.csv")
+  [ "$sent" -ge 2097152 ] || fail "fig12-totals.csv: the $mode OSDs sent only $sent bytes"
+done
 grep -q '^spa,1,' "$D/out/fig12.csv" && grep -q '^cor,1,' "$D/out/fig12.csv" ||
   fail "fig12.csv has no per-second samples: $(cat "$D/out/fig12.csv")"
 for png in fig8 fig9 fig10 fig11 fig12-packets fig12-bytes; do

@@ -40,7 +40,9 @@ for victim in 0 1 2; do
 
   step "OSD $victim restarted: repair, verify"
   "$src/deploy/local-cluster" up --dir "$cluster" > /dev/null
-  "$bin/orthofs" repair > "$work/repair.out" || fail "records left: $(cat "$work/repair.out")"
+  # A pass pushes every record with a synced write: allow it time on a loaded machine.
+  "$bin/orthofs" repair --timeout-ms 120000 > "$work/repair.out" ||
+    fail "records left: $(cat "$work/repair.out")"
   fusermount3 -u "$mnt"
   "$bin/orthofs-mount" --map "$ORTHOFS_MAP" "$mnt"
   fio_job "$mnt/fio$victim" --verify_only ||
