@@ -1,14 +1,25 @@
 #include "common/window_table.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace orthofs {
 
+namespace {
+
+constexpr uint64_t kLastIndex = std::numeric_limits<uint64_t>::max();
+
+}  // namespace
+
 std::vector<IndexRange> NearestObjects(const std::vector<IndexRange>& ranges, uint64_t pivot,
                                        uint64_t quantity) {
+  // Only the quantity objects on either side of the pivot can be among the nearest, so each
+  // range is clipped to them first: a huge range costs no more than a small one.
+  const uint64_t low = pivot > quantity ? pivot - quantity : 0;
+  const uint64_t high = pivot < kLastIndex - quantity ? pivot + quantity + 1 : kLastIndex;
   std::vector<uint64_t> objects;
   for (const IndexRange& r : ranges) {
-    for (uint64_t i = r.begin; i < r.end; ++i) objects.push_back(i);
+    for (uint64_t i = std::max(r.begin, low); i < std::min(r.end, high); ++i) objects.push_back(i);
   }
   auto distance = [pivot](uint64_t i) { return i >= pivot ? i - pivot : pivot - i; };
   std::stable_sort(objects.begin(), objects.end(), [&](uint64_t a, uint64_t b) {
@@ -138,7 +149,7 @@ WindowChange WindowTable::OnClientReadMiss(const WindowKey& key, uint64_t index,
   entry.pending.clear();
   const IndexRange extent = w.Extent();
   WindowChange change;
-  if (index + 1 < extent.end) change.prefetch = {{index + 1, extent.end}};
+  if (index < kLastIndex && index + 1 < extent.end) change.prefetch = {{index + 1, extent.end}};
   change.pivot = w.pivot();
   change.size = w.size();
   change.doubled = w.size() > before;

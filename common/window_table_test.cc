@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -606,6 +607,13 @@ TEST(NearestObjectsTest, TakesTheObjectsNearestThePivotAfterItFirst) {
   EXPECT_TRUE(NearestObjects(around, 10, 0).empty());
 }
 
+TEST(NearestObjectsTest, AHugeRangeCostsNoMoreThanTheQuantity) {
+  constexpr uint64_t kLast = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(NearestObjects({{0, kLast}}, 1000, 3), (std::vector<IndexRange>{{999, 1002}}));
+  EXPECT_EQ(NearestObjects({{0, kLast}}, kLast, 2), (std::vector<IndexRange>{{kLast - 2, kLast}}));
+  EXPECT_EQ(NearestObjects({{0, kLast}}, 0, 2), (std::vector<IndexRange>{{0, 2}}));
+}
+
 PrefetchConfig ThrottleConfig() {
   PrefetchConfig c;
   c.mode = PrefetchMode::kCor;
@@ -714,6 +722,20 @@ TEST(WindowTableMissTest, AMissGrowsANarrowWindow) {
   EXPECT_TRUE(miss.doubled);
   EXPECT_EQ(miss.size, 4u);
   EXPECT_EQ(miss.prefetch, (std::vector<IndexRange>{{2, 4}}));
+}
+
+// Found by osd_request_fuzzer: index + 1 wrapped to 0 and asked to load 2^64 objects.
+TEST(WindowTableMissTest, AMissAtTheLastIndexLoadsNothingBeyondIt) {
+  constexpr uint64_t kLast = std::numeric_limits<uint64_t>::max();
+  PrefetchConfig config;
+  config.mode = PrefetchMode::kCor;
+  WindowTable table(config, std::chrono::seconds(60), {.batch_prefetches = true});
+  const WindowKey key{"c", 1, 7};
+  const auto t = WindowClock::time_point{};
+  table.OnNotify(key, 0, t);
+  WindowChange miss = table.OnClientReadMiss(key, kLast, t);
+  EXPECT_EQ(miss.pivot, kLast);
+  EXPECT_TRUE(miss.prefetch.empty());
 }
 
 }  // namespace
