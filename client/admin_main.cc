@@ -1,4 +1,5 @@
 // orthofs: the admin CLI (cluster status, one-object debugging, placement inspection).
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "client/map_file.h"
 #include "client/namespace.h"
 #include "client/osd_client.h"
+#include "client/scrub.h"
 #include "common/placement_report.h"
 #include "common/thrashing_control.h"
 
@@ -350,6 +352,62 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
   return r->dangling.empty() ? kExitOk : kExitDegraded;
 }
 
+// ---- scrub ----
+
+// "\rscrub: [#####.....]  48% 1200/2500 objects" on stderr, when it is a terminal.
+void PrintScrubProgress(uint64_t done, uint64_t total) {
+  constexpr int kWidth = 30;
+  const int filled = total == 0 ? kWidth : static_cast<int>(kWidth * done / total);
+  std::fprintf(stderr, "\rscrub: [%s%s] %3d%% %llu/%llu objects", std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, '.').c_str(),
+               total == 0 ? 100 : static_cast<int>(100 * done / total),
+               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+int RunScrubCommand(const CommonFlags& common, uint32_t fnso, ScrubOptions options, bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  if (isatty(STDERR_FILENO)) options.progress = PrintScrubProgress;
+  Result<ScrubReport> r = RunScrub(cluster->get(), fnso, options);
+  if (!r.ok()) return Error("scrub: " + r.status().ToString());
+  if (json) {
+    std::cout << nlohmann::json{{"fnso", fnso},
+                                {"copies_listed", r->copies_listed},
+                                {"objects", r->objects},
+                                {"matched", r->matched},
+                                {"repaired", r->repaired},
+                                {"corrupt", r->corrupt},
+                                {"missing", r->missing},
+                                {"stale", r->stale},
+                                {"diverged", r->diverged},
+                                {"changed", r->changed},
+                                {"misplaced", r->misplaced},
+                                {"unrecoverable", r->unrecoverable},
+                                {"unrecoverable_oids", r->unrecoverable_oids},
+                                {"dry_run", options.dry_run}}
+                     .dump()
+              << "\n";
+  } else {
+    for (const auto& oid : r->unrecoverable_oids) std::printf("no intact copy: %s\n", oid.c_str());
+    std::printf("namespace %u: %llu objects checked (%llu copies), %llu with two matching copies\n",
+                fnso, static_cast<unsigned long long>(r->objects),
+                static_cast<unsigned long long>(r->copies_listed),
+                static_cast<unsigned long long>(r->matched));
+    std::printf(
+        "%s %llu copies: %llu corrupt, %llu missing, %llu stale, %llu diverged\n",
+        options.dry_run ? "would repair" : "repaired", static_cast<unsigned long long>(r->repaired),
+        static_cast<unsigned long long>(r->corrupt), static_cast<unsigned long long>(r->missing),
+        static_cast<unsigned long long>(r->stale), static_cast<unsigned long long>(r->diverged));
+    std::printf("changed by clients meanwhile: %llu; misplaced: %llu; unrecoverable: %llu\n",
+                static_cast<unsigned long long>(r->changed),
+                static_cast<unsigned long long>(r->misplaced),
+                static_cast<unsigned long long>(r->unrecoverable));
+  }
+  return r->unrecoverable == 0 ? kExitOk : kExitDegraded;
+}
+
 // ---- locate ----
 
 int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t first,
@@ -525,6 +583,8 @@ int RunStats(const CommonFlags& common, bool json) {
 
 int main(int argc, char** argv) {
   using namespace orthofs;
+  // Diagnostics on stderr: stdout carries the command's output (JSON with --json).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("orthofs"));
   spdlog::set_level(spdlog::level::warn);
   RouteGrpcLogsToSpdlog();
 
@@ -600,6 +660,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   fsck->add_flag("--json", json, "one JSON object");
 
+  ScrubOptions scrub_options;
+  CLI::App* scrub = app.add_subcommand(
+      "scrub",
+      "compare both copies of every object of a namespace (version, checksum) and rewrite the "
+      "stale, missing or corrupt one (exit 3 if an object has no intact copy)");
+  AddCommonFlags(scrub, &common);
+  scrub->add_option("--fnso", fnso, "namespace number")->capture_default_str();
+  scrub->add_flag("--dry-run", scrub_options.dry_run, "report only, change nothing");
+  scrub->add_flag("--json", json, "one JSON object");
+
   uint64_t fno = 0, count = 1;
   std::string type_name = "DATA";
   CLI::App* locate = app.add_subcommand(
@@ -661,6 +731,7 @@ int main(int argc, char** argv) {
   if (rm->parsed()) return RunRm(common, oid_text, copies);
   if (mkfs->parsed()) return RunMkfs(common, fnso);
   if (fsck->parsed()) return RunFsckCommand(common, fnso, fsck_options, json);
+  if (scrub->parsed()) return RunScrubCommand(common, fnso, scrub_options, json);
   if (locate->parsed()) return RunLocate(common, fnso, fno, offset, count, type_name, json);
   if (report->parsed()) {
     return RunPlacementReport(report_map, report_osds, files, objects, strategy, fnso, json);

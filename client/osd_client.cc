@@ -347,7 +347,10 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
           const Status& b = outcome->status[1];
           if (a.ok() && b.ok()) return done(Status::Ok());
           const int failed = a.ok() ? 1 : 0;
-          if (a.ok() == b.ok() || !IsOsdFailure(outcome->status[failed])) {
+          // A damaged copy refuses ranged writes; like a down one, the repair record brings
+          // it back from the live copy (an OSD replaces a damaged record whole).
+          const Status& lost = outcome->status[failed];
+          if (a.ok() == b.ok() || !(IsOsdFailure(lost) || lost.Is(StatusCode::kCorruption))) {
             return done(a.ok() ? b : a);
           }
           const int live = 1 - failed;
@@ -410,10 +413,11 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
       ORTHOFS_RETURN_IF_ERROR(RecordRepair(original_copy, meta->version(), false));
       return meta;
     }
-    if (!IsOsdFailure(meta.status())) return meta;
+    if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;
   }
-  // The original's OSD is down. Both copies carry the same version, so the replica can be the
-  // commit point (the same condition), with a repair record for the original.
+  // The original's OSD is down (or its record damaged). Both copies carry the same version, so
+  // the replica can be the commit point (the same condition), with a repair record for the
+  // original.
   how.record_repair = true;
   return Write(replica_copy, data, how);
 }

@@ -245,6 +245,20 @@ Result<StoredObject> ObjectStore::Get(const std::string& key) const {
                       record->tombstone};
 }
 
+Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
+  if (s.IsNotFound()) return Status::NotFound("no such object");
+  if (!s.ok()) return FromRocks(s, "store read");
+  return value;
+}
+
+Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(db_->Put(wo, key, record), "store write");
+}
+
 Status ObjectStore::Commit(Batch* batch, bool sync) {
   if (batch->objects_delta_ != 0) {
     batch->batch_.Merge(kObjectsCounterKey, EncodeDelta(batch->objects_delta_));
@@ -263,7 +277,7 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
 
 Status ObjectStore::Scan(const std::string& begin, const std::string& end,
                          const std::string& start_after, const Visitor& visit,
-                         uint64_t* corrupt) const {
+                         const CorruptVisitor& visit_corrupt) const {
   rocksdb::ReadOptions ro;
   rocksdb::Slice upper(end);
   if (!end.empty()) ro.iterate_upper_bound = &upper;
@@ -277,7 +291,7 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
     if (key.size() != kStoreKeySize) continue;  // counters and meta sort after objects
     Result<ObjectRecordView> record = DecodeObjectRecord(it->value().ToStringView());
     if (!record.ok()) {
-      if (corrupt) ++*corrupt;
+      if (visit_corrupt && !visit_corrupt(key.ToString())) break;
       continue;
     }
     if (record->tombstone) continue;

@@ -73,12 +73,17 @@ class ObjectStore {
   Status Commit(Batch* batch, bool sync);
 
   // Visits objects with begin <= key < end in key order, after `start_after` if non-empty,
-  // until visit returns false. Tombstones are skipped. Records that fail to decode are skipped
-  // and counted in
-  // *corrupt (if given), so a listing never stops on one bad object.
+  // until a visitor returns false. Tombstones are skipped. Records that fail to decode go to
+  // visit_corrupt (skipped when it is empty), so a listing never stops on one bad object.
   using Visitor = std::function<bool(const std::string& key, const StoredObject& object)>;
+  using CorruptVisitor = std::function<bool(const std::string& key)>;
   Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,
-              const Visitor& visit, uint64_t* corrupt = nullptr) const;
+              const Visitor& visit, const CorruptVisitor& visit_corrupt = {}) const;
+
+  // The stored record of a key exactly as it is on disk, and a raw replacement of it: for
+  // tests that damage a record the way a bad disk would (common/object_record.h's format).
+  Result<std::string> GetRecordBytes(const std::string& key) const;
+  Status PutRecordBytes(const std::string& key, const std::string& record);
 
   // Every object with begin <= key < end, read as ONE request (the prefetcher's sequential
   // range read): with a disk model it costs one positioning and the transfer of all of it.

@@ -10,6 +10,7 @@
 
 #include "client/wire.h"
 #include "common/checksum.h"
+#include "common/object_record.h"
 
 #ifndef ORTHOFS_VERSION
 #define ORTHOFS_VERSION "unknown"
@@ -219,12 +220,26 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
   Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
-  if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
+  // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
+  // update, repair or scrub): a ranged write needs its bytes, a version check its header.
+  const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption);
+  if (damaged && !(request->replace() && request->has_set_version())) {
+    return Finish(kWrite, current.status());
+  }
+  if (!current.ok() && !current.status().Is(StatusCode::kNotFound) && !damaged) {
     return Finish(kWrite, current.status());
   }
   const bool existed = current.ok();
   const uint64_t old_version = existed ? (*current)->version : 0;
-  const uint64_t old_length = existed ? (*current)->data.size() : 0;
+  uint64_t old_length = existed ? (*current)->data.size() : 0;
+  if (damaged) {
+    Result<std::string> raw = store_->GetRecordBytes(key);
+    if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
+      old_length = raw->size() - kObjectRecordHeaderSize;
+    }
+    spdlog::warn("replacing damaged record of {} with the other copy's version {}", oid->ToString(),
+                 request->set_version());
+  }
   // Versions only grow, also across a delete: the tombstone's version counts.
   const uint64_t stored_version = existed ? old_version : tombstone_version;
   if (request->has_set_version() && request->set_version() <= stored_version) {
@@ -260,7 +275,7 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   const uint64_t version = request->has_set_version() ? request->set_version() : stored_version + 1;
   std::shared_ptr<const CachedObject> updated = MakeObject(version, std::move(new_data));
   ObjectStore::Batch batch;
-  batch.Put(key, version, updated->checksum, updated->data, existed, old_length);
+  batch.Put(key, version, updated->checksum, updated->data, existed || damaged, old_length);
   if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), version);
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kWrite, st);
   if (request->record_repair()) RepairRecorded();
@@ -484,12 +499,14 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
   bool more = false;
   uint64_t page_bytes = 0;
   uint64_t corrupt = 0;
+  auto page_full = [&] {
+    return static_cast<uint32_t>(response->objects_size() + response->corrupt_size()) >= limit;
+  };
   Status st = store_->Scan(
       prefix, PrefixSuccessor(prefix), token,
       [&](const std::string& key, const StoredObject& object) {
-        if (static_cast<uint32_t>(response->objects_size()) == limit ||
-            (request->with_data() && page_bytes > 0 &&
-             page_bytes + object.data.size() > kMaxListPageBytes)) {
+        if (page_full() || (request->with_data() && page_bytes > 0 &&
+                            page_bytes + object.data.size() > kMaxListPageBytes)) {
           more = true;
           return false;
         }
@@ -507,8 +524,19 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
         last_key = key;
         return true;
       },
-      &corrupt);
-  if (corrupt > 0) spdlog::warn("list skipped {} corrupt object record(s)", corrupt);
+      [&](const std::string& key) {
+        if (page_full()) {
+          more = true;
+          return false;
+        }
+        Result<Oid> oid = DecodeStoreKey(key);
+        if (!oid.ok()) return true;
+        *response->add_corrupt() = ToWire(*oid);
+        ++corrupt;
+        last_key = key;
+        return true;
+      });
+  if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
   if (!st.ok()) return Finish(kList, st);
   if (more) response->set_next_page_token(last_key);
   return Finish(kList, Status::Ok());

@@ -37,18 +37,6 @@ uint64_t ClusterCounter(TestCluster& cluster, const std::string& name) {
   return total;
 }
 
-// Both copies of every object of the file exist with the same version and checksum.
-void ExpectTwoEqualCopies(TestCluster& cluster, uint64_t fno, uint64_t objects) {
-  for (uint64_t i = 0; i < objects; ++i) {
-    Result<wire::ObjectMeta> original = cluster.client().Stat(DataOid(fno, i));
-    Result<wire::ObjectMeta> replica = cluster.client().Stat(DataOid(fno, i, CopyFlag::kReplica));
-    ASSERT_TRUE(original.ok()) << "object " << i << ": " << original.status().ToString();
-    ASSERT_TRUE(replica.ok()) << "object " << i << ": " << replica.status().ToString();
-    EXPECT_EQ(original->version(), replica->version()) << "object " << i;
-    EXPECT_EQ(original->checksum(), replica->checksum()) << "object " << i;
-  }
-}
-
 void ExpectSameBytes(const std::string& got, const std::string& want) {
   EXPECT_TRUE(got == want) << Mismatch(got, want, kObjectSize);
 }
@@ -83,7 +71,7 @@ TEST(FailoverTest, KillingAnOsdWhileWritingLosesNothing) {
     // The restarted OSD asked the others to replay their records before serving reads; what
     // is left (none) is forced by orthofs repair.
     EXPECT_EQ(RunRepair(cluster), 0);
-    ExpectTwoEqualCopies(cluster, fno, objects);
+    ExpectTwoEqualCopies(cluster, kFnso, fno, objects);
     ExpectSameBytes(ReadFile(path), data);
   }
   EXPECT_GT(ClusterCounter(cluster, "repair_records_written"), 0u);

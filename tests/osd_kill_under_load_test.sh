@@ -2,7 +2,8 @@
 # A storage engineer kills an OSD in the middle of a benchmark: for each of the 3 OSDs in
 # turn, kill -9 during `fio --verify=md5` (write, then verify) and during bonnie++ on the mount.
 # Both runs complete without an I/O error; after the OSD restarts, `orthofs repair` leaves no
-# record, and the fio data verifies again through a fresh mount (cold client cache).
+# record, `orthofs scrub` finds two matching copies of every object, and the fio data verifies
+# again through a fresh mount (cold client cache).
 #   osd_kill_under_load_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" osdkill
@@ -43,6 +44,14 @@ for victim in 0 1 2; do
   # A pass pushes every record with a synced write: allow it time on a loaded machine.
   "$bin/orthofs" repair --timeout-ms 120000 > "$work/repair.out" ||
     fail "records left: $(cat "$work/repair.out")"
+  # Nothing for scrub to do: the records brought every copy back.
+  "$bin/orthofs" scrub --fnso 1 --json --timeout-ms 60000 > "$work/scrub.out" ||
+    fail "scrub failed: $(cat "$work/scrub.out")"
+  python3 - "$work/scrub.out" <<'PY' || fail "copies differ after repair: $(cat "$work/scrub.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["objects"] > 0 and r["matched"] == r["objects"] else 1)
+PY
   fusermount3 -u "$mnt"
   "$bin/orthofs-mount" --map "$ORTHOFS_MAP" "$mnt"
   fio_job "$mnt/fio$victim" --verify_only ||

@@ -1,6 +1,7 @@
 #include "tests/test_cluster.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -279,5 +280,17 @@ void TestMount::Unmount() {
 }
 
 TestMount::~TestMount() { Unmount(); }
+
+void ExpectTwoEqualCopies(TestCluster& cluster, uint32_t fnso, uint64_t fno, uint64_t objects) {
+  for (uint64_t i = 0; i < objects; ++i) {
+    const Oid original{fnso, fno, i, ObjectType::kData, CopyFlag::kOriginal};
+    Result<wire::ObjectMeta> o = cluster.client().Stat(original);
+    Result<wire::ObjectMeta> r = cluster.client().Stat(original.OtherCopy());
+    ASSERT_TRUE(o.ok()) << "object " << i << ": " << o.status().ToString();
+    ASSERT_TRUE(r.ok()) << "object " << i << ": " << r.status().ToString();
+    EXPECT_EQ(o->version(), r->version()) << "object " << i;
+    EXPECT_EQ(o->checksum(), r->checksum()) << "object " << i;
+  }
+}
 
 }  // namespace orthofs::testing

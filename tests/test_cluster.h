@@ -83,6 +83,10 @@ class TestCluster {
   std::unique_ptr<ClusterClient> client_;
 };
 
+// Both copies of each of the file's first `objects` data objects exist with the same version
+// and checksum (gtest expectations).
+void ExpectTwoEqualCopies(TestCluster& cluster, uint32_t fnso, uint64_t fno, uint64_t objects);
+
 // A namespace of a TestCluster mounted through orthofs-mount; unmounted by the destructor
 // (lazily, if a test left something busy).
 class TestMount {
