@@ -181,5 +181,25 @@ TEST(FailoverTest, MetadataChangesWhileAnOsdIsDown) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+// The durability policy through a mount: once fsync returned, kill -9 of every OSD at once
+// (each copy's process dies with whatever it had not flushed) loses none of it.
+TEST(FailoverTest, FsyncedDataSurvivesEveryOsdKilledAtOnce) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  const std::string data = RandomBytes(3 * kMiB + 12345, 21);
+  {
+    TestMount mount(&cluster, kFnso);
+    Fd fd(open((mount / "f").c_str(), O_CREAT | O_WRONLY, 0644));
+    ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+    ASSERT_TRUE(WriteFull(fd.get(), data, 0)) << std::strerror(errno);
+    ASSERT_EQ(fsync(fd.get()), 0) << std::strerror(errno);
+    for (uint32_t id = 0; id < 3; ++id) cluster.Stop(id, SIGKILL);
+    ASSERT_EQ(fd.Close(), 0) << std::strerror(errno);  // nothing left to flush
+  }
+  for (uint32_t id = 0; id < 3; ++id) cluster.Start(id);
+  TestMount mount(&cluster, kFnso);
+  ExpectSameBytes(ReadFile(mount / "f"), data);
+  EXPECT_EQ(RunCommand({BinDir() + "/orthofs", "scrub", "--map", cluster.map_path()}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace orthofs::testing
