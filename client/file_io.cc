@@ -24,6 +24,14 @@ WriteBackOptions CacheOptionsFor(const FileIoOptions& options, uint64_t object_s
 constexpr std::chrono::milliseconds kAgeCheckInterval{200};
 // A window the client has not used for this long is forgotten (the OSD forgets it too).
 constexpr std::chrono::minutes kWindowExpiry{1};
+// A flush thread whose write-back failed waits this long before the next one.
+constexpr std::chrono::milliseconds kWriteBackRetryDelay{500};
+
+// Worth retrying: an OSD that did not answer (down, or recovering) may soon. Anything else, a
+// full disk above all, would fail the same way again.
+bool IsRetryableWriteBackError(const Status& status) {
+  return ClusterClient::IsOsdFailure(status) || ClusterClient::IsRecovering(status);
+}
 
 }  // namespace
 
@@ -166,6 +174,12 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, data.size(), object_size_);
   {
     std::lock_guard lock(mu_);
+    // The OSDs refused this file's bytes for lack of space: more would be dropped too. The
+    // error stays until fsync or close reports it.
+    if (auto error = write_back_errors_.find(fno);
+        error != write_back_errors_.end() && error->second.Is(StatusCode::kNoSpace)) {
+      return error->second;
+    }
     for (const ObjectSpan& span : spans) {
       cache_.Write({fno, span.index}, span.offset, data.substr(span.buffer_offset, span.length),
                    now);
@@ -173,26 +187,28 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   }
   // Each object written whole is due at once: one flush thread per object.
   for (size_t i = 0; i < spans.size(); ++i) work_cv_.notify_one();
-  RelievePressure();
-  return Status::Ok();
+  return RelievePressure();
 }
 
-void FileIo::RelievePressure() {
+Status FileIo::RelievePressure() {
   std::unique_lock lock(mu_);
   while (cache_.UnderPressure()) {
     if (std::optional<FlushJob> job = cache_.TakeOldestFlush()) {
       ++synchronous_write_backs_;
       lock.unlock();
-      (void)WriteBackNow(std::move(*job));  // a failure stays dirty and is reported by Flush
+      // The writer that must wait for room hears why there is none (both copies' OSDs down, a
+      // full OSD) instead of waiting forever; what failed is retried or reported by Flush.
+      ORTHOFS_RETURN_IF_ERROR(WriteBackNow(std::move(*job)));
       lock.lock();
     } else if (cache_.Full()) {
       // Everything pinned is already being written back: wait for some of it.
       ++writer_waits_;
       written_back_cv_.wait(lock);
     } else {
-      return;
+      return Status::Ok();
     }
   }
+  return Status::Ok();
 }
 
 void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done) {
@@ -217,10 +233,20 @@ void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(St
     const Status result = *first_error;
     {
       std::lock_guard lock(mu_);
-      cache_.FlushDone(*job, result.ok());
-      if (!result.ok()) {
+      if (result.ok()) {
+        cache_.FlushDone(*job, true);
+      } else if (IsRetryableWriteBackError(result)) {
+        cache_.FlushDone(*job, false);
         spdlog::warn("write-back of file {} object {} failed (kept, will retry): {}", job->key.fno,
                      job->key.index, result.ToString());
+      } else {
+        // Retrying cannot help (a full OSD): the bytes are dropped, and the file's next write,
+        // fsync or close reports why.
+        cache_.FlushRefused(*job);
+        spdlog::warn("write-back of file {} object {} refused (dropped): {}", job->key.fno,
+                     job->key.index, result.ToString());
+      }
+      if (!result.ok()) {
         Status& recorded = write_back_errors_[job->key.fno];
         if (recorded.ok()) recorded = result;
       }
@@ -255,8 +281,11 @@ void FileIo::FlushThread() {
       continue;
     }
     lock.unlock();
-    (void)WriteBackNow(std::move(*job));  // failures stay dirty and are reported by Flush
+    const Status st = WriteBackNow(std::move(*job));  // a failure is reported by Flush
     lock.lock();
+    // Both copies' OSDs unreachable: what stays dirty is overdue at once, so pause before
+    // trying again rather than spin.
+    if (!st.ok()) work_cv_.wait_for(lock, kWriteBackRetryDelay, [this] { return stopping_; });
   }
 }
 

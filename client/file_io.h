@@ -85,8 +85,9 @@ class FileIo {
   void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done);
   Status WriteBackNow(FlushJob job);
   void FlushThread();
-  // Under memory pressure the writer writes back the oldest dirty objects itself.
-  void RelievePressure();
+  // Under memory pressure the writer writes back the oldest dirty objects itself; a failure
+  // is the writer's error.
+  Status RelievePressure();
   // COR: the replica OSD announced a new window for one of this client's files.
   void ApplyWindowUpdate(const wire::WindowUpdate& update);
   Oid OriginalOf(const ObjectKey& key) const {

@@ -318,10 +318,21 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
     // One copy's OSD is known down: the other copy, with a repair record, in one round trip.
     ObjectWrite degraded = how;
     degraded.record_repair = true;
-    const Oid& live = down[0] ? copies[1] : copies[0];
+    const Oid live = down[0] ? copies[1] : copies[0];
+    const Oid believed_down = live.OtherCopy();
+    // The belief is a hint that may outlive the outage: if the live copy's OSD fails now, the
+    // other one may well be back, and takes the write (with the record) instead.
     Osd(placement_.OsdFor(live))
-        ->WriteAsync(MakeWrite(live, data, degraded),
-                     [done](Result<wire::WriteResponse> r) { done(r.status()); });
+        ->WriteAsync(
+            MakeWrite(live, data, degraded),
+            [this, done, believed_down,
+             request = MakeWrite(believed_down, data, degraded)](Result<wire::WriteResponse> r) {
+              if (r.ok() || !IsOsdFailure(r.status())) return done(r.status());
+              Osd(placement_.OsdFor(believed_down))
+                  ->WriteAsync(request, [done](Result<wire::WriteResponse> second) {
+                    done(second.status());
+                  });
+            });
     return;
   }
   // Both at once; when exactly one fails at the transport, the other (already written) gets a
@@ -349,14 +360,20 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
           const int failed = a.ok() ? 1 : 0;
           // A damaged copy refuses ranged writes; like a down one, the repair record brings
           // it back from the live copy (an OSD replaces a damaged record whole).
-          const Status& lost = outcome->status[failed];
-          if (a.ok() == b.ok() || !(IsOsdFailure(lost) || lost.Is(StatusCode::kCorruption))) {
+          const Status lost = outcome->status[failed];
+          const bool full = lost.Is(StatusCode::kNoSpace);
+          if (a.ok() == b.ok() ||
+              !(IsOsdFailure(lost) || lost.Is(StatusCode::kCorruption) || full)) {
             return done(a.ok() ? b : a);
           }
+          // A full OSD fails the write (the application hears ENOSPC), but the copy that took
+          // it gets a repair record too, so the two copies agree once space is back.
           const int live = 1 - failed;
           Osd(placement_.OsdFor(copies[live]))
               ->WriteAsync(RecordRepairRequest(copies[live], outcome->version[live], sync),
-                           [done](Result<wire::WriteResponse> r) { done(r.status()); });
+                           [done, full, lost](Result<wire::WriteResponse> r) {
+                             done(full ? lost : r.status());
+                           });
         });
   }
 }

@@ -187,18 +187,31 @@ std::optional<FlushJob> WriteBackCache::TakeOldestFlush() {
 }
 
 void WriteBackCache::FlushDone(const FlushJob& job, bool ok) {
+  FinishFlush(job, ok ? FlushOutcome::kWritten : FlushOutcome::kRetry);
+}
+
+void WriteBackCache::FlushRefused(const FlushJob& job) { FinishFlush(job, FlushOutcome::kRefused); }
+
+void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
   auto it = entries_.find(job.key);
   if (it == entries_.end()) return;
   Entry& e = it->second;
   Unaccount(e);
   e.in_flight = false;
   e.writing.Clear();
-  if (ok) {
+  if (outcome == FlushOutcome::kWritten) {
     ++stats_.flushes;
     stats_.flushed_bytes += job.bytes();
   } else {
     ++stats_.flush_failures;
-    if (job.incarnation == e.incarnation) {
+    if (job.incarnation != e.incarnation) {
+      // A truncation cut the bytes off meanwhile: nothing to retry or drop.
+    } else if (outcome == FlushOutcome::kRefused && e.dirty.empty()) {
+      ++stats_.refused_flushes;
+      stats_.refused_bytes += job.bytes();
+      e.data.clear();
+      e.valid.Clear();
+    } else {
       // Newer writes to these bytes are in the buffer and dirty anyway: retrying the ranges
       // writes the newest bytes. Bytes a truncation cut off meanwhile are not retried.
       if (!e.dirty.empty()) dirty_order_.erase({e.dirty_seq, job.key});

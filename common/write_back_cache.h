@@ -63,6 +63,8 @@ struct WriteBackStats {
   uint64_t flushes = 0;
   uint64_t flushed_bytes = 0;
   uint64_t flush_failures = 0;
+  uint64_t refused_flushes = 0;  // dropped for good (FlushRefused)
+  uint64_t refused_bytes = 0;
   uint64_t evictions = 0;
   uint64_t entries = 0;
   uint64_t bytes = 0;              // cached bytes
@@ -101,6 +103,10 @@ class WriteBackCache {
   std::optional<FlushJob> TakeOldestFlush();                         // synchronous write-back
   // A failed write-back leaves its bytes dirty, to be retried.
   void FlushDone(const FlushJob& job, bool ok);
+  // A write-back the OSDs refused for good (a full disk): retrying cannot help, so its bytes
+  // leave the cache, dirty and cached alike, and later reads see what the OSDs hold. If newer
+  // writes re-dirtied the object meanwhile, the job's bytes are retried with them instead.
+  void FlushRefused(const FlushJob& job);
 
   // Drops every byte of the file, dirty ones too (the file is gone). Write-backs in flight
   // finish, but nothing of them is kept.
@@ -148,6 +154,8 @@ class WriteBackCache {
   FlushJob Take(Entries::iterator it);
   void Drop(Entries::iterator it);  // dropped now, or emptied and dropped after its write-back
   void EvictClean();
+  enum class FlushOutcome { kWritten, kRetry, kRefused };
+  void FinishFlush(const FlushJob& job, FlushOutcome outcome);
 
   const WriteBackOptions options_;
   Entries entries_;

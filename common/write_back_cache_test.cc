@@ -496,6 +496,36 @@ TEST(WriteBackCacheTest, FailedFlushLeavesBytesDirty) {
   EXPECT_EQ(cache.stats().flush_failures, 1u);
 }
 
+TEST(WriteBackCacheTest, RefusedFlushDropsItsBytesFromTheCache) {
+  WriteBackCache cache(Options());
+  cache.Write({1, 0}, 2, "abc", T(0));
+  std::optional<FlushJob> job = cache.TakeFlushOf(1);
+  ASSERT_TRUE(job.has_value());
+  cache.FlushRefused(*job);
+  EXPECT_EQ(cache.stats().refused_flushes, 1u);
+  EXPECT_EQ(cache.stats().refused_bytes, 3u);
+  EXPECT_EQ(cache.stats().dirty_bytes, 0u);
+  EXPECT_FALSE(cache.HasUnwritten(1));
+  EXPECT_FALSE(cache.TakeFlushOf(1).has_value());
+  // Not served from the cache: a read goes to the OSDs, which never took the bytes.
+  EXPECT_FALSE(ReadBytes(cache, {1, 0}, 2, 3).has_value());
+}
+
+TEST(WriteBackCacheTest, RefusedFlushOfAReDirtiedObjectIsRetriedWithTheNewerWrites) {
+  WriteBackCache cache(Options());
+  cache.Write({1, 0}, 0, "abcd", T(0));
+  std::optional<FlushJob> job = cache.TakeFlushOf(1);
+  ASSERT_TRUE(job.has_value());
+  cache.Write({1, 0}, 8, "efgh", T(1));
+  cache.FlushRefused(*job);
+  std::optional<FlushJob> retry = cache.TakeFlushOf(1);
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->ranges, Ranges({{0, 4}, {8, 12}}));
+  cache.FlushRefused(*retry);
+  EXPECT_FALSE(cache.HasUnwritten(1));
+  EXPECT_FALSE(ReadBytes(cache, {1, 0}, 0, 4).has_value());
+}
+
 TEST(WriteBackCacheTest, FailedFlushMergesWithNewerWrites) {
   WriteBackCache cache(Options());
   cache.Write({1, 0}, 0, "abcd", T(0));

@@ -28,6 +28,7 @@ struct Flags {
   std::string data_dir;
   std::string listen;
   uint64_t cache_mb = 256;
+  uint64_t reserve_mb = 256;
   int threads = 16;
   std::string log_level = "info";
   bool sync_writes = false;
@@ -88,6 +89,11 @@ int main(int argc, char** argv) {
   app.add_option("--cache-mb", flags.cache_mb, "object cache size in MiB")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--reserve-mb", flags.reserve_mb,
+                 "refuse writes (NO_SPACE) that would leave less free space on the data dir's "
+                 "file system; the store needs room for its log, flushes and compactions (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30));
   app.add_option("--threads", flags.threads, "request polling threads (busy calls get more)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -169,6 +175,7 @@ int main(int argc, char** argv) {
   service_options.osd_id = flags.id;
   service_options.cache_bytes = flags.cache_mb << 20;
   service_options.data_dir = flags.data_dir;
+  service_options.reserve_bytes = flags.reserve_mb << 20;
   service_options.prefetch.osd_id = flags.id;
   service_options.prefetch.serial = flags.serial;
   service_options.prefetch.threads = flags.prefetch_threads;

@@ -4,6 +4,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/table.h>
+#include <spdlog/spdlog.h>
 
 #include <thread>
 
@@ -128,6 +129,33 @@ Result<uint64_t> ObjectStore::GetRepairRecord(const std::string& other_copy_key)
 ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
     : db_(std::move(db)), options_(options) {
   if (options_.disk_model) disk_ = std::make_unique<DiskModel>(*options_.disk_model);
+  compaction_thread_ = std::thread([this] { CompactionThread(); });
+}
+
+void ObjectStore::RequestCompaction() {
+  {
+    std::lock_guard lock(compaction_mu_);
+    compaction_requested_ = true;
+  }
+  compaction_cv_.notify_one();
+}
+
+void ObjectStore::CompactionThread() {
+  std::unique_lock lock(compaction_mu_);
+  while (true) {
+    compaction_cv_.wait(lock, [this] { return compaction_requested_ || closing_; });
+    if (closing_) return;
+    compaction_requested_ = false;
+    lock.unlock();
+    rocksdb::Status s = db_->Flush(rocksdb::FlushOptions());
+    if (s.ok()) s = db_->CompactRange(rocksdb::CompactRangeOptions(), nullptr, nullptr);
+    if (s.ok()) {
+      ++compactions_;
+    } else {
+      spdlog::warn("store compaction (to reclaim deleted objects' space) failed: {}", s.ToString());
+    }
+    lock.lock();
+  }
 }
 
 void ObjectStore::EmulateDiskRead(std::string_view first_key, std::string_view last_key,
@@ -179,6 +207,13 @@ uint64_t ObjectStore::disk_seeks() const {
 }
 
 ObjectStore::~ObjectStore() {
+  {
+    std::lock_guard lock(compaction_mu_);
+    closing_ = true;
+  }
+  compaction_cv_.notify_one();
+  if (db_) db_->DisableManualCompaction();  // a running CompactRange returns early
+  if (compaction_thread_.joinable()) compaction_thread_.join();
   if (db_) {
     rocksdb::Status s = db_->Close();
     (void)s;  // nothing left to do with a failed close at shutdown

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -107,6 +108,13 @@ class ObjectStore {
   uint64_t disk_reads() const;
   uint64_t disk_seeks() const;
 
+  // Gives the space of deleted objects back to the file system soon: a background thread
+  // flushes the memtable and compacts the whole store (a full OSD asks after deletes, since
+  // RocksDB frees space only when compactions drop what deletes covered). Requests made while
+  // one runs coalesce into the next.
+  void RequestCompaction();
+  uint64_t compactions() const { return compactions_.load(); }
+
   uint64_t object_count() const { return objects_.load(); }
   uint64_t byte_count() const { return bytes_.load(); }
   bool sync_writes() const { return options_.sync_writes; }
@@ -127,6 +135,13 @@ class ObjectStore {
   mutable std::unique_ptr<DiskModel> disk_;
   std::atomic<int64_t> objects_{0};
   std::atomic<int64_t> bytes_{0};
+  void CompactionThread();
+  std::mutex compaction_mu_;
+  std::condition_variable compaction_cv_;
+  bool compaction_requested_ = false;  // guarded by compaction_mu_
+  bool closing_ = false;               // guarded by compaction_mu_
+  std::atomic<uint64_t> compactions_{0};
+  std::thread compaction_thread_;
 };
 
 // Maps a RocksDB status to ours (no-space errors become kNoSpace).

@@ -41,9 +41,11 @@ OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServi
       store_(store),
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
+      reserve_bytes_(options.reserve_bytes),
       started_(std::chrono::steady_clock::now()),
       prefetch_(map, store, &cache_, &locks_, options.prefetch),
-      repair_(options.osd_id, map, store, &locks_, options.repair) {}
+      repair_(options.osd_id, map, store, &locks_, options.repair),
+      space_(options.reserve_bytes, std::chrono::seconds(1)) {}
 
 OsdService::~OsdService() { StopBackgroundWork(); }
 
@@ -120,12 +122,46 @@ grpc::Status OsdService::Finish(Method method, const Status& status) {
   ++counters_[method].calls;
   if (!status.ok()) {
     ++counters_[method].errors;
+    // A full disk refuses every write: CheckSpaceFor logs that once per episode instead.
     bool serious = status.Is(StatusCode::kIoError) || status.Is(StatusCode::kCorruption) ||
-                   status.Is(StatusCode::kInternal) || status.Is(StatusCode::kNoSpace);
+                   status.Is(StatusCode::kInternal);
     spdlog::log(serious ? spdlog::level::warn : spdlog::level::debug, "{} refused: {}",
                 kMethodNames[method], status.ToString());
   }
   return ToGrpc(status);
+}
+
+void OsdService::ReclaimSpaceIfFull() {
+  std::lock_guard lock(space_mu_);
+  if (full_) store_->RequestCompaction();
+}
+
+Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
+  if (reserve_bytes_ == 0 || data_dir_.empty()) return Status::Ok();
+  std::lock_guard lock(space_mu_);
+  const auto now = SpaceReserve::Clock::now();
+  if (space_.NeedsProbe(now)) {
+    struct statvfs fs {};
+    if (statvfs(data_dir_.c_str(), &fs) != 0) return Status::Ok();  // cannot tell: let RocksDB
+    space_.Probed(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize, now);
+  }
+  if (space_.Admits(bytes, use)) {
+    if (full_) {
+      full_ = false;
+      spdlog::info("OSD {} takes writes again: {} MiB free", osd_id_,
+                   space_.estimated_available() >> 20);
+    }
+    return Status::Ok();
+  }
+  const std::string message =
+      "OSD " + std::to_string(osd_id_) +
+      " is full: " + std::to_string(space_.estimated_available() >> 20) + " MiB free on " +
+      data_dir_ + ", " + std::to_string(reserve_bytes_ >> 20) +
+      " MiB kept in reserve for its store (--reserve-mb); free space or add OSDs";
+  ++writes_refused_full_;
+  if (!full_) spdlog::warn("{}", message);
+  full_ = true;
+  return Status::NoSpace(message);
 }
 
 Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const std::string& key,
@@ -214,6 +250,11 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   }
   if (request->has_set_version() && request->set_version() == 0) {
     return Finish(kWrite, Status::InvalidArgument("set_version must be at least 1"));
+  }
+  const auto use =
+      oid->type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
+  if (Status st = CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use); !st.ok()) {
+    return Finish(kWrite, st);
   }
   bytes_in_ += data.size();
   const std::string key = EncodeStoreKey(*oid);
@@ -328,6 +369,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), new_version);
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
   if (request->record_repair()) RepairRecorded();
+  ReclaimSpaceIfFull();
   cache_.Erase(key);
   locks_.Committed(key);
   response->set_existed(existed);
@@ -369,6 +411,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   std::vector<Oid> oids;
   std::vector<std::string> keys;
   std::set<size_t> stripe_indexes;
+  uint64_t put_bytes = 0;
   for (int i = 0; i < n; ++i) {
     const wire::TxnOp& op = request->ops(i);
     const std::string where = "op " + std::to_string(i) + ": ";
@@ -396,6 +439,11 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     stripe_indexes.insert(ObjectLocks::StripeOf(key));
     oids.push_back(*oid);
     keys.push_back(std::move(key));
+    if (op.kind() == wire::TxnOp::PUT) put_bytes += kObjectRecordHeaderSize + op.data().size();
+  }
+  // Transactions carry namespace changes (creates, renames, unlinks).
+  if (Status st = CheckSpaceFor(put_bytes, SpaceReserve::Use::kMetadata); !st.ok()) {
+    return Finish(kTransact, st);
   }
   // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
   std::vector<std::unique_lock<std::mutex>> locks;
@@ -565,6 +613,8 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
     counters[std::string(kMethodNames[m]) + "_errors"] = counters_[m].errors.load();
   }
   counters["bytes_in"] = bytes_in_.load();
+  counters["writes_refused_full"] = writes_refused_full_.load();
+  counters["store_compactions"] = store_->compactions();
   counters["bytes_out"] = bytes_out_.load();
   ObjectCacheStats cache = cache_.stats();
   counters["cache_hits"] = cache.hits;
@@ -620,6 +670,7 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
   response->set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
+  response->set_recovering(recovering_.load());
   return grpc::Status::OK;
 }
 

@@ -15,6 +15,7 @@
 #include "common/limits.h"
 #include "common/object_cache.h"
 #include "common/placement.h"
+#include "common/space_reserve.h"
 #include "orthofs.grpc.pb.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
@@ -26,7 +27,10 @@ namespace orthofs {
 struct OsdServiceOptions {
   uint32_t osd_id = 0;
   uint64_t cache_bytes = 256ull << 20;
-  std::string data_dir;  // for capacity reporting
+  std::string data_dir;  // for capacity reporting and the free-space guard
+  // Writes are refused (NO_SPACE) when they would leave less free space than this on the data
+  // dir's file system (common/space_reserve.h); 0 turns the guard off.
+  uint64_t reserve_bytes = 0;
   PrefetchEngineOptions prefetch;
   RepairWorkerOptions repair;
 };
@@ -111,6 +115,10 @@ class OsdService final : public wire::Osd::Service {
   Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;
   Status CheckEpoch(uint64_t epoch) const;
   grpc::Status Finish(Method method, const Status& status);
+  // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
+  Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
+  // After a delete on a full OSD: compact so that the deleted bytes' space comes back.
+  void ReclaimSpaceIfFull();
 
   // The current object (cache, then store); kNotFound if absent or deleted, and then
   // *tombstone_version (if given) is the deleted object's last version, else 0.
@@ -128,6 +136,7 @@ class OsdService final : public wire::Osd::Service {
   ObjectStore* const store_;
   ObjectCache cache_;
   const std::string data_dir_;
+  const uint64_t reserve_bytes_;
   const std::chrono::steady_clock::time_point started_;
   ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
   std::array<MethodCounters, kMethodCount> counters_;
@@ -141,6 +150,10 @@ class OsdService final : public wire::Osd::Service {
   RepairWorker repair_;  // after store_ and locks_, which it uses
   std::atomic<bool> recovering_{false};
   std::thread recovery_;
+  std::mutex space_mu_;
+  SpaceReserve space_;  // guarded by space_mu_
+  bool full_ = false;   // guarded by space_mu_: refusing writes now (logged once per episode)
+  std::atomic<uint64_t> writes_refused_full_{0};
 };
 
 }  // namespace orthofs

@@ -2,6 +2,8 @@
 # fresh directory that is torn down (unmount, processes, files) however the test ends.
 #   source mounted_cluster.sh SOURCE_DIR BIN_DIR NAME
 # Sets src, bin, work, cluster, mnt, ORTHOFS_BIN and ORTHOFS_MAP; defines fail and step.
+# Optional, set before sourcing: before_cluster_up (a function run before the cluster starts,
+# e.g. to mount a small file system as an OSD's data dir) and cluster_osd_flags.
 src=$1
 export ORTHOFS_BIN=$2
 bin=$2
@@ -13,11 +15,15 @@ cleanup() {
   "$src/deploy/local-cluster" down --dir "$cluster" > /dev/null 2>&1 || true
   grep -q " $mnt fuse" /proc/mounts && fusermount3 -uz "$mnt"
   pkill -KILL -f "$work" 2> /dev/null || true
+  # File systems a test mounted under its directory (deepest first).
+  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l
   rm -rf "$work"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 
-"$src/deploy/local-cluster" up --osds 3 --dir "$cluster" --mount "$mnt" > /dev/null
+if declare -F before_cluster_up > /dev/null; then before_cluster_up; fi
+"$src/deploy/local-cluster" up --osds 3 --dir "$cluster" --mount "$mnt" \
+  ${cluster_osd_flags:+--osd-flags "$cluster_osd_flags"} > /dev/null
 export ORTHOFS_MAP=$cluster/cluster.yaml

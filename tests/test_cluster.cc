@@ -211,7 +211,9 @@ void TestCluster::WaitHealthy(uint32_t osd_id) {
       OsdClient probe(info, RpcOptions{std::chrono::milliseconds(2000)});
       wire::HealthRequest request;
       request.set_epoch(map_.epoch);
-      if (probe.Health(request).ok()) return;
+      // Serving reads: recovery (the others replaying what it missed) is done.
+      Result<wire::HealthResponse> health = probe.Health(request);
+      if (health.ok() && !health->recovering()) return;
     }
     int status = 0;
     if (waitpid(pids_[osd_id], &status, WNOHANG) == pids_[osd_id]) {

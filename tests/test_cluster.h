@@ -63,7 +63,8 @@ class TestCluster {
   std::string DataDir(uint32_t osd_id) const;
   ClusterClient& client() { return *client_; }
 
-  // Starts OSD osd_id (if not running) and waits until it answers Health.
+  // Starts OSD osd_id (if not running) and waits until it answers Health and has recovered
+  // (serves reads).
   void Start(uint32_t osd_id);
   // Sends sig and waits for the process to exit.
   void Stop(uint32_t osd_id, int sig = SIGTERM);
