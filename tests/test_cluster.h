@@ -69,6 +69,7 @@ class TestCluster {
   // Sends sig and waits for the process to exit.
   void Stop(uint32_t osd_id, int sig = SIGTERM);
   bool Running(uint32_t osd_id) const;
+  pid_t Pid(uint32_t osd_id) const { return pids_[osd_id]; }
   // The exit status of the last stopped process (128 + signal if killed).
   int LastExitCode(uint32_t osd_id) const;
 
