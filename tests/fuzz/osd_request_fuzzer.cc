@@ -55,6 +55,7 @@ enum Rpc : uint8_t {
   kHealth,
   kPrefetchNotify,
   kPrefetch,
+  kRepair,
   kRpcCount
 };
 
@@ -104,6 +105,8 @@ struct FuzzOsd {
     options.prefetch.osd_id = kSelf;
     options.prefetch.serial = true;  // no executor threads: each request's work is done on return
     options.prefetch.window_expiry = std::chrono::milliseconds(1000);
+    // Repair pushes go to closed ports: fail at once instead of waiting for the peer.
+    options.repair.rpc = RpcOptions{std::chrono::milliseconds(100), /*wait_for_ready=*/false};
     service = std::make_unique<OsdService>(map, store.get(), options);
     requests = 0;
   }
@@ -239,6 +242,11 @@ void Dispatch(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
     case kPrefetch:
       return Call(s, &OsdService::Prefetch, rpc, data, size, [](const auto& q, const auto& r) {
         Require(r.loaded() == static_cast<uint32_t>(q.oids_size()), "prefetch miscounted");
+      });
+    case kRepair:
+      return Call(s, &OsdService::Repair, rpc, data, size, [](const auto&, const auto& r) {
+        Require(r.repaired() <= r.records() && r.remaining() <= r.records(),
+                "repair counted more copies than it had records");
       });
     case kRpcCount:
       break;
@@ -399,6 +407,17 @@ void WriteSeeds(const std::string& dir) {
   prefetch.mutable_marker()->set_window_start(prefetch.oids(0).offset());
   prefetch.mutable_marker()->set_window_size(4);
   WriteSeed(dir, "prefetch-spa", kPrefetch, kModeSpa, prefetch);
+
+  // A degraded write leaves a repair record; a repair pass then tries to push it.
+  wire::WriteRequest degraded = write;
+  degraded.clear_expected_version();
+  degraded.set_record_repair(true);
+  WriteSeed(dir, "write-record-repair", kWrite, kModeNone, degraded);
+  wire::RepairRequest repair;
+  repair.set_epoch(kEpoch);
+  WriteSeed(dir, "repair", kRepair, kModeNone, repair);
+  repair.set_for_osd(1);
+  WriteSeed(dir, "repair-for-osd", kRepair, kModeNone, repair);
 }
 
 }  // namespace
