@@ -27,11 +27,9 @@ constexpr std::chrono::minutes kWindowExpiry{1};
 // A flush thread whose write-back failed waits this long before the next one.
 constexpr std::chrono::milliseconds kWriteBackRetryDelay{500};
 
-// Worth retrying: an OSD that did not answer (down, or recovering) may soon. Anything else, a
-// full disk above all, would fail the same way again.
-bool IsRetryableWriteBackError(const Status& status) {
-  return ClusterClient::IsOsdFailure(status) || ClusterClient::IsRecovering(status);
-}
+// A write-back that can never succeed: the OSD has no room for the bytes. Anything else (OSDs
+// down or recovering, a map change) may pass on a retry, so the bytes stay dirty.
+bool IsRefusedForGood(const Status& status) { return status.Is(StatusCode::kNoSpace); }
 
 }  // namespace
 
@@ -235,15 +233,14 @@ void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(St
       std::lock_guard lock(mu_);
       if (result.ok()) {
         cache_.FlushDone(*job, true);
-      } else if (IsRetryableWriteBackError(result)) {
-        cache_.FlushDone(*job, false);
-        spdlog::warn("write-back of file {} object {} failed (kept, will retry): {}", job->key.fno,
-                     job->key.index, result.ToString());
-      } else {
-        // Retrying cannot help (a full OSD): the bytes are dropped, and the file's next write,
-        // fsync or close reports why.
+      } else if (IsRefusedForGood(result)) {
+        // The bytes are dropped, and the file's next write, fsync or close reports why.
         cache_.FlushRefused(*job);
         spdlog::warn("write-back of file {} object {} refused (dropped): {}", job->key.fno,
+                     job->key.index, result.ToString());
+      } else {
+        cache_.FlushDone(*job, false);
+        spdlog::warn("write-back of file {} object {} failed (kept, will retry): {}", job->key.fno,
                      job->key.index, result.ToString());
       }
       if (!result.ok()) {
@@ -283,8 +280,8 @@ void FileIo::FlushThread() {
     lock.unlock();
     const Status st = WriteBackNow(std::move(*job));  // a failure is reported by Flush
     lock.lock();
-    // Both copies' OSDs unreachable: what stays dirty is overdue at once, so pause before
-    // trying again rather than spin.
+    // A failed write-back that stays dirty is overdue at once: pause before trying again
+    // rather than spin.
     if (!st.ok()) work_cv_.wait_for(lock, kWriteBackRetryDelay, [this] { return stopping_; });
   }
 }

@@ -156,6 +156,12 @@ int main(int argc, char** argv) {
 
   orthofs::StoreOptions store_options;
   store_options.sync_writes = flags.sync_writes;
+  if (flags.reserve_mb > 0 && flags.reserve_mb < 128) {
+    spdlog::warn(
+        "--reserve-mb {} is under twice the store's 64 MiB write buffer: a memtable flush on a "
+        "nearly full disk may still run out of space",
+        flags.reserve_mb);
+  }
   store_options.direct_reads = flags.direct_reads;
   store_options.disk_model = *orthofs::ParseDiskModel(flags.disk_model);  // checked by CLI11
   auto store = orthofs::ObjectStore::Open(flags.data_dir, store_options);

@@ -41,7 +41,6 @@ OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServi
       store_(store),
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
-      reserve_bytes_(options.reserve_bytes),
       started_(std::chrono::steady_clock::now()),
       prefetch_(map, store, &cache_, &locks_, options.prefetch),
       repair_(options.osd_id, map, store, &locks_, options.repair),
@@ -137,7 +136,7 @@ void OsdService::ReclaimSpaceIfFull() {
 }
 
 Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
-  if (reserve_bytes_ == 0 || data_dir_.empty()) return Status::Ok();
+  if (space_.reserve_bytes() == 0 || data_dir_.empty()) return Status::Ok();
   std::lock_guard lock(space_mu_);
   const auto now = SpaceReserve::Clock::now();
   if (space_.NeedsProbe(now)) {
@@ -156,7 +155,7 @@ Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
   const std::string message =
       "OSD " + std::to_string(osd_id_) +
       " is full: " + std::to_string(space_.estimated_available() >> 20) + " MiB free on " +
-      data_dir_ + ", " + std::to_string(reserve_bytes_ >> 20) +
+      data_dir_ + ", " + std::to_string(space_.reserve_bytes() >> 20) +
       " MiB kept in reserve for its store (--reserve-mb); free space or add OSDs";
   ++writes_refused_full_;
   if (!full_) spdlog::warn("{}", message);
@@ -263,10 +262,8 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
   // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
   // update, repair or scrub): a ranged write needs its bytes, a version check its header.
-  const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption);
-  if (damaged && !(request->replace() && request->has_set_version())) {
-    return Finish(kWrite, current.status());
-  }
+  const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption) &&
+                       request->replace() && request->has_set_version();
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound) && !damaged) {
     return Finish(kWrite, current.status());
   }

@@ -136,7 +136,6 @@ class OsdService final : public wire::Osd::Service {
   ObjectStore* const store_;
   ObjectCache cache_;
   const std::string data_dir_;
-  const uint64_t reserve_bytes_;
   const std::chrono::steady_clock::time_point started_;
   ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
   std::array<MethodCounters, kMethodCount> counters_;
