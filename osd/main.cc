@@ -15,6 +15,7 @@
 
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
+#include "client/metrics_server.h"
 #include "client/osd_client.h"
 #include "client/process_tuning.h"
 #include "osd/object_store.h"
@@ -27,6 +28,7 @@ struct Flags {
   std::string map_path;
   std::string data_dir;
   std::string listen;
+  std::string metrics;
   uint64_t cache_mb = 256;
   uint64_t reserve_mb = 256;
   int threads = 16;
@@ -84,6 +86,8 @@ int main(int argc, char** argv) {
   CLI::Option* map_option =
       app.add_option("--map", flags.map_path, "cluster map file, YAML (required)");
   app.add_option("--data-dir", flags.data_dir, "store directory (default /var/lib/orthofs/osd-ID)");
+  app.add_option("--metrics", flags.metrics,
+                 "serve Prometheus metrics at http://HOST:PORT/metrics (default: off)");
   app.add_option("--listen", flags.listen,
                  "listen address host:port (default: this OSD's address in the map)");
   app.add_option("--cache-mb", flags.cache_mb, "object cache size in MiB")
@@ -186,6 +190,14 @@ int main(int argc, char** argv) {
   service_options.prefetch.serial = flags.serial;
   service_options.prefetch.threads = flags.prefetch_threads;
   orthofs::OsdService service(*map, store->get(), service_options);
+  std::unique_ptr<orthofs::MetricsServer> metrics;
+  if (!flags.metrics.empty()) {
+    auto started = orthofs::MetricsServer::Start(flags.metrics,
+                                                 [&service] { return service.RenderMetrics(); });
+    if (!started.ok()) return Fail(started.status().message());
+    metrics = std::move(*started);
+    spdlog::info("metrics at http://{}/metrics", flags.metrics);
+  }
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
@@ -219,6 +231,7 @@ int main(int argc, char** argv) {
   }
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
+  metrics.reset();
   service.StopBackgroundWork();
   store->reset();
   spdlog::info("OSD {} stopped cleanly", flags.id);

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/object_record.h"
+#include "common/prometheus_text.h"
 
 #ifndef ORTHOFS_VERSION
 #define ORTHOFS_VERSION "unknown"
@@ -66,7 +68,16 @@ void OsdService::StartRecovery() {
   });
 }
 
+namespace {
+
+// When the request this thread serves was admitted (the sync server runs a call on one
+// thread), for Finish's latency histogram.
+thread_local std::chrono::steady_clock::time_point request_admitted;
+
+}  // namespace
+
 OsdService::RequestScope::RequestScope(OsdService* service) : service_(service) {
+  request_admitted = std::chrono::steady_clock::now();
   ++service_->in_flight_;
   admitted_ = !service_->draining_.load();
 }
@@ -119,6 +130,7 @@ Result<Oid> OsdService::CheckObject(uint64_t epoch, const wire::Oid& wire_oid) c
 
 grpc::Status OsdService::Finish(Method method, const Status& status) {
   ++counters_[method].calls;
+  counters_[method].latency.Observe(std::chrono::steady_clock::now() - request_admitted);
   if (!status.ok()) {
     ++counters_[method].errors;
     // A full disk refuses every write: CheckSpaceFor logs that once per episode instead.
@@ -634,6 +646,51 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
   prefetch_.AddCounters(&prefetch);
   for (const auto& [name, value] : prefetch) counters[name] = value;
   return grpc::Status::OK;
+}
+
+std::string OsdService::RenderMetrics() {
+  wire::StatsRequest request;
+  wire::StatsResponse stats;
+  Stats(nullptr, &request, &stats);
+  const std::string id = std::to_string(osd_id_);
+  const MetricLabels osd = {{"osd", id}};
+  PrometheusText out;
+  out.Gauge("orthofs_osd_objects", "Object copies stored", stats.objects(), osd);
+  out.Gauge("orthofs_osd_store_bytes", "Bytes of object copies stored", stats.bytes(), osd);
+  out.Gauge("orthofs_osd_capacity_bytes", "Size of the data dir's file system",
+            stats.capacity_bytes(), osd);
+  out.Gauge("orthofs_osd_available_bytes", "Free space on the data dir's file system",
+            stats.available_bytes(), osd);
+  out.Gauge("orthofs_osd_map_epoch", "Cluster map epoch", stats.epoch(), osd);
+  out.Gauge("orthofs_osd_recovering", "1 while waiting for the others to replay missed writes",
+            recovering_.load() ? 1 : 0, osd);
+  for (int m = 0; m < kMethodCount; ++m) {
+    out.Counter("orthofs_osd_requests_total", "RPCs answered", counters_[m].calls.load(),
+                {{"osd", id}, {"method", kMethodNames[m]}});
+  }
+  for (int m = 0; m < kMethodCount; ++m) {
+    out.Counter("orthofs_osd_request_errors_total", "RPCs refused or failed",
+                counters_[m].errors.load(), {{"osd", id}, {"method", kMethodNames[m]}});
+  }
+  for (int m = 0; m < kMethodCount; ++m) {
+    out.Histogram("orthofs_osd_request_duration_seconds", "Time from admission to answer",
+                  counters_[m].latency.Snapshot(), {{"osd", id}, {"method", kMethodNames[m]}});
+  }
+  // The remaining Stats counters, one family each. Levels (bytes held, records left, windows
+  // open, ...) are gauges; the rest only grow.
+  const std::map<std::string, uint64_t> sorted(stats.counters().begin(), stats.counters().end());
+  for (const auto& [name, value] : sorted) {
+    if (name.ends_with("_calls") || name.ends_with("_errors")) continue;  // per method above
+    const bool level = name.ends_with("_bytes") || name.ends_with("_left") ||
+                       name.starts_with("windows_active") || name == "subscribers" ||
+                       name == "prefetch_quantity" || name.starts_with("prefetch_mode_");
+    if (level) {
+      out.Gauge("orthofs_osd_" + name, "orthofs stats counter " + name, value, osd);
+    } else {
+      out.Counter("orthofs_osd_" + name + "_total", "orthofs stats counter " + name, value, osd);
+    }
+  }
+  return out.text();
 }
 
 Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/latency_histogram.h"
 #include "common/limits.h"
 #include "common/object_cache.h"
 #include "common/placement.h"
@@ -62,6 +63,10 @@ class OsdService final : public wire::Osd::Service {
   grpc::Status Subscribe(grpc::ServerContext*, const wire::SubscribeRequest*,
                          grpc::ServerWriter<wire::WindowUpdate>*) override;
 
+  // Prometheus text (orthofs-osd --metrics): the Stats counters, store and disk gauges, and
+  // per-RPC request counts and latency histograms, labelled with this OSD's id.
+  std::string RenderMetrics();
+
   // Shutdown, step 1: refuse new requests (UNAVAILABLE, so clients fail over), then wait up to
   // `timeout` for the ones in flight. True if none is left. gRPC's own Shutdown(deadline) would
   // wait out the whole deadline while clients merely hold idle connections.
@@ -92,6 +97,7 @@ class OsdService final : public wire::Osd::Service {
   struct MethodCounters {
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> errors{0};
+    LatencyHistogram latency;  // admission to answer
   };
   enum Method {
     kRead,

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -150,6 +151,17 @@ TestCluster::TestCluster(const TestClusterOptions& options) : options_(options) 
   std::ofstream(map_path_) << FormatClusterMap(map_);
   pids_.assign(options.osds, -1);
   exit_codes_.assign(options.osds, -1);
+  if (options.metrics) {
+    std::set<int> taken;
+    for (const OsdInfo& osd : map_.osds) {
+      taken.insert(std::stoi(osd.address.substr(osd.address.rfind(':') + 1)));
+    }
+    for (int i = 0; i < options.osds; ++i) {
+      int port = FreePort();
+      while (!taken.insert(port).second) port = FreePort();
+      metrics_ports_.push_back(port);
+    }
+  }
   client_ = std::make_unique<ClusterClient>(map_);
   for (int i = 0; i < options.osds; ++i) Start(i);
 }
@@ -178,6 +190,9 @@ void TestCluster::Start(uint32_t osd_id) {
                                    "--log-level",
                                    "warn"};
   argv.insert(argv.end(), options_.extra_osd_flags.begin(), options_.extra_osd_flags.end());
+  if (options_.metrics) {
+    argv.insert(argv.end(), {"--metrics", "127.0.0.1:" + std::to_string(metrics_ports_[osd_id])});
+  }
   std::string log = dir_.path() + "/osd-" + std::to_string(osd_id) + ".log";
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pids_[osd_id] = Spawn(argv, -1, log_fd, log_fd);

@@ -48,6 +48,7 @@ struct TestClusterOptions {
   uint64_t cache_mb = 64;
   PrefetchConfig prefetch;  // written into the cluster map (default: mode none)
   std::vector<std::string> extra_osd_flags;
+  bool metrics = false;  // each OSD serves Prometheus metrics on a port of its own
 };
 
 class TestCluster {
@@ -70,6 +71,8 @@ class TestCluster {
   void Stop(uint32_t osd_id, int sig = SIGTERM);
   bool Running(uint32_t osd_id) const;
   pid_t Pid(uint32_t osd_id) const { return pids_[osd_id]; }
+  // With options.metrics: where OSD osd_id serves http://127.0.0.1:PORT/metrics.
+  int MetricsPort(uint32_t osd_id) const { return metrics_ports_[osd_id]; }
   // The exit status of the last stopped process (128 + signal if killed).
   int LastExitCode(uint32_t osd_id) const;
 
@@ -82,6 +85,7 @@ class TestCluster {
   std::string map_path_;
   std::vector<pid_t> pids_;
   std::vector<int> exit_codes_;
+  std::vector<int> metrics_ports_;
   std::unique_ptr<ClusterClient> client_;
 };
 

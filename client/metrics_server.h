@@ -1,0 +1,40 @@
+// A minimal HTTP/1.0 responder for Prometheus scrapes: GET /metrics answers with whatever the
+// render callback returns (common/prometheus_text.h), from one thread of its own. One request
+// per connection, small requests only (8 KiB, 2 s to send them): it serves a scraper, not a
+// browser. Used by orthofs-osd --metrics (and, later, the mount).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+
+namespace orthofs {
+
+class MetricsServer {
+ public:
+  using Render = std::function<std::string()>;
+
+  // Listens on "host:port" (port 0: any free one, see port()).
+  static Result<std::unique_ptr<MetricsServer>> Start(const std::string& address, Render render);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  MetricsServer(int listen_fd, int port, Render render);
+  void Serve();
+  void Answer(int fd);
+
+  int listen_fd_;
+  int port_;
+  int wake_fds_[2] = {-1, -1};  // a byte written here ends Serve
+  Render render_;
+  std::thread thread_;
+};
+
+}  // namespace orthofs
