@@ -64,6 +64,9 @@ class [[nodiscard]] Status {
   static Status IsADirectory(std::string m) { return {StatusCode::kIsADirectory, std::move(m)}; }
   static Status NotEmpty(std::string m) { return {StatusCode::kNotEmpty, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
