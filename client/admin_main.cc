@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include "client/namespace.h"
 #include "client/osd_client.h"
 #include "client/scrub.h"
+#include "client/tls_flags_cli.h"
+#include "common/peer_role.h"
 #include "common/placement_report.h"
 #include "common/thrashing_control.h"
 
@@ -55,6 +58,7 @@ std::string HumanBytes(uint64_t bytes) {
 struct CommonFlags {
   std::string map_path = DefaultMapPath();
   int timeout_ms = 5000;
+  TlsFlags tls;
 };
 
 void AddCommonFlags(CLI::App* cmd, CommonFlags* flags) {
@@ -63,6 +67,7 @@ void AddCommonFlags(CLI::App* cmd, CommonFlags* flags) {
   cmd->add_option("--timeout-ms", flags->timeout_ms, "deadline of each RPC")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
+  AddTlsFlags(cmd, &flags->tls, std::string(kAdminCertificateName));
 }
 
 Result<std::unique_ptr<ClusterClient>> Connect(const CommonFlags& flags) {
@@ -70,6 +75,10 @@ Result<std::unique_ptr<ClusterClient>> Connect(const CommonFlags& flags) {
   if (!map.ok()) return map.status();
   RpcOptions options;
   options.deadline = std::chrono::milliseconds(flags.timeout_ms);
+  Result<std::shared_ptr<const TlsIdentity>> tls =
+      LoadTlsIdentity(flags.tls, std::string(kAdminCertificateName));
+  if (!tls.ok()) return tls.status();
+  options.tls = std::move(*tls);
   return std::make_unique<ClusterClient>(*map, options);
 }
 
@@ -124,6 +133,34 @@ int RunStatus(const CommonFlags& common, bool json) {
                 down);
   }
   return down == 0 ? kExitOk : kExitDegraded;
+}
+
+// ---- log-level ----
+
+int RunLogLevel(const CommonFlags& common, const std::string& level,
+                const std::vector<uint32_t>& only) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  for (uint32_t id : only) {
+    if ((*cluster)->Osd(id) == nullptr)
+      return Error("OSD " + std::to_string(id) + " is not in the map");
+  }
+  int failed = 0;
+  for (const auto& osd : (*cluster)->osds()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), osd->osd_id()) == only.end()) {
+      continue;
+    }
+    wire::LogLevelRequest request;
+    request.set_level(level);
+    Result<wire::LogLevelResponse> r = osd->SetLogLevel(request);
+    if (!r.ok()) {
+      ++failed;
+      std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
+    } else {
+      std::printf("osd %-3u %s -> %s\n", osd->osd_id(), r->previous().c_str(), level.c_str());
+    }
+  }
+  return failed == 0 ? kExitOk : kExitDegraded;
 }
 
 // ---- repair ----
@@ -513,7 +550,7 @@ int RunPlacementReport(const std::string& map_path, int osd_count, uint64_t file
 
 // Every OSD's counters side by side with the cluster total, and the figures the papers judge
 // prefetching by.
-int RunStats(const CommonFlags& common, bool json) {
+int RunStats(const CommonFlags& common, bool json, bool reset) {
   auto cluster = Connect(common);
   if (!cluster.ok()) return Error(cluster.status().message());
   std::vector<std::pair<uint32_t, std::optional<std::map<std::string, uint64_t>>>> per_osd;
@@ -522,6 +559,7 @@ int RunStats(const CommonFlags& common, bool json) {
   for (const auto& osd : (*cluster)->osds()) {
     wire::StatsRequest request;
     request.set_epoch((*cluster)->map().epoch);
+    request.set_reset(reset);
     Result<wire::StatsResponse> stats = osd->Stats(request);
     if (!stats.ok()) {
       ++down;
@@ -604,6 +642,19 @@ int main(int argc, char** argv) {
       "stats", "every OSD's counters (requests, cache, prefetching) and the cluster's totals");
   AddCommonFlags(stats, &common);
   stats->add_flag("--json", json, "one JSON object");
+  bool reset = false;
+  stats->add_flag("--reset", reset,
+                  "then count from zero (admin certificate; the metrics endpoints never reset)");
+
+  std::string level;
+  std::vector<uint32_t> level_osds;
+  CLI::App* log_level =
+      app.add_subcommand("log-level", "change OSDs' log level while they run (admin certificate)");
+  AddCommonFlags(log_level, &common);
+  log_level->add_option("level", level, "trace|debug|info|warn|error|critical|off")
+      ->required()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  log_level->add_option("--osd", level_osds, "only these OSDs (default: all)");
 
   CLI::App* repair = app.add_subcommand(
       "repair",
@@ -723,7 +774,8 @@ int main(int argc, char** argv) {
   }
 
   if (status->parsed()) return RunStatus(common, json);
-  if (stats->parsed()) return RunStats(common, json);
+  if (stats->parsed()) return RunStats(common, json, reset);
+  if (log_level->parsed()) return RunLogLevel(common, level, level_osds);
   if (repair->parsed()) return RunRepair(common, json);
   if (put->parsed()) return RunPut(common, oid_text, file, offset, copies, sync);
   if (get->parsed()) return RunGet(common, oid_text, out_path, offset, length);

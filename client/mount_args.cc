@@ -63,6 +63,18 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(opt.substr(9), args));
     } else if (opt.rfind("flush_threads=", 0) == 0) {
       ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(opt.substr(14), args));
+    } else if (opt.rfind("metrics=", 0) == 0) {
+      args->metrics = opt.substr(8);
+    } else if (opt.rfind("tls_dir=", 0) == 0) {
+      args->tls.dir = opt.substr(8);
+    } else if (opt.rfind("tls_ca=", 0) == 0) {
+      args->tls.ca = opt.substr(7);
+    } else if (opt.rfind("tls_cert=", 0) == 0) {
+      args->tls.cert = opt.substr(9);
+    } else if (opt.rfind("tls_key=", 0) == 0) {
+      args->tls.key = opt.substr(8);
+    } else if (opt == "insecure") {
+      args->tls.insecure = true;
     } else {
       args->fuse_options.push_back(opt);
     }
@@ -82,7 +94,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       return argv[++i];
     };
     if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "--cache-mb" ||
-        a == "--flush-threads" || a == "--prefetch" || a == "-o") {
+        a == "--flush-threads" || a == "--prefetch" || a == "--metrics" || a == "--tls-dir" ||
+        a == "--tls-ca" || a == "--tls-cert" || a == "--tls-key" || a == "-o") {
       Result<std::string> v = value(a);
       if (!v.ok()) return v.status();
       if (a == "--map") {
@@ -93,6 +106,16 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
         args.log_level = *v;
       } else if (a == "--prefetch") {
         args.expected_prefetch = *v;
+      } else if (a == "--metrics") {
+        args.metrics = *v;
+      } else if (a == "--tls-dir") {
+        args.tls.dir = *v;
+      } else if (a == "--tls-ca") {
+        args.tls.ca = *v;
+      } else if (a == "--tls-cert") {
+        args.tls.cert = *v;
+      } else if (a == "--tls-key") {
+        args.tls.key = *v;
       } else if (a == "--cache-mb") {
         ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(*v, &args));
       } else if (a == "--flush-threads") {
@@ -110,6 +133,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       args.help = true;
     } else if (a == "-f") {
       args.foreground = true;
+    } else if (a == "--insecure") {
+      args.tls.insecure = true;
     } else if (a == "-d" || a == "-s") {
       args.fuse_flags.push_back(a);
       if (a == "-d") args.foreground = true;  // libfuse's debug mode stays in the foreground

@@ -2,8 +2,8 @@
 //   orthofs-mount --map FILE [--fnso N] MOUNTPOINT [-f] [-o opts]      (by hand)
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
-// Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, prefetch=) are
-// taken out;
+// Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, prefetch=,
+// metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are taken out;
 // fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "client/tls.h"
 #include "common/status.h"
 
 namespace orthofs {
@@ -22,6 +23,8 @@ struct MountArgs {
   uint64_t cache_mb = 256;        // the client object cache (write-back and reads)
   uint32_t flush_threads = 4;     // write-back threads
   std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
+  std::string metrics;            // serve Prometheus text at http://HOST:PORT/metrics
+  TlsFlags tls;                   // identity "client" by default
   std::string mountpoint;
   bool foreground = false;
   bool help = false;

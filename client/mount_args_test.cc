@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace orthofs {
 namespace {
 
@@ -74,6 +76,36 @@ TEST(MountArgsTest, ExpectedPrefetchMode) {
   EXPECT_EQ(Parse({"--map", "m", "/x"}).expected_prefetch, "");
   EXPECT_EQ(Parse({"--map", "m", "--prefetch", "cor", "/x"}).expected_prefetch, "cor");
   EXPECT_EQ(Parse({"m", "/x", "-o", "prefetch=spa"}).expected_prefetch, "spa");
+}
+
+TEST(MountArgsTest, TlsAndMetrics) {
+  MountArgs defaults = Parse({"--map", "m", "/x"});
+  EXPECT_FALSE(defaults.tls.insecure);  // TLS unless asked otherwise
+  EXPECT_EQ(defaults.tls.dir, DefaultTlsDir());
+  ::setenv("ORTHOFS_TLS_DIR", "/from/env", 1);
+  EXPECT_EQ(Parse({"--map", "m", "/x"}).tls.dir, "/from/env");
+  ::unsetenv("ORTHOFS_TLS_DIR");
+  EXPECT_EQ(Parse({"--map", "m", "/x"}).tls.dir, "/etc/orthofs/tls");
+  EXPECT_EQ(defaults.metrics, "");
+  MountArgs a = Parse({"--map", "m", "--tls-dir", "/t", "--tls-cert", "/t/c.crt", "--tls-key",
+                       "/t/c.key", "--tls-ca", "/t/ca.crt", "--metrics", "127.0.0.1:9300", "/x"});
+  EXPECT_EQ(a.tls.dir, "/t");
+  EXPECT_EQ(a.tls.cert, "/t/c.crt");
+  EXPECT_EQ(a.tls.key, "/t/c.key");
+  EXPECT_EQ(a.tls.ca, "/t/ca.crt");
+  EXPECT_EQ(a.metrics, "127.0.0.1:9300");
+  EXPECT_TRUE(Parse({"--map", "m", "--insecure", "/x"}).tls.insecure);
+  // The fstab form.
+  MountArgs b = Parse(
+      {"m", "/x", "-o", "tls_dir=/d,tls_cert=/d/n.crt,tls_key=/d/n.key,metrics=:9301,allow_other"});
+  EXPECT_EQ(b.tls.dir, "/d");
+  EXPECT_EQ(b.tls.cert, "/d/n.crt");
+  EXPECT_EQ(b.tls.key, "/d/n.key");
+  EXPECT_EQ(b.metrics, ":9301");
+  EXPECT_EQ(b.fuse_options, (std::vector<std::string>{"allow_other"}));
+  EXPECT_TRUE(Parse({"m", "/x", "-o", "insecure"}).tls.insecure);
+  EXPECT_NE(ErrorOf({"--map", "m", "/x", "--tls-dir"}).find("--tls-dir needs a value"),
+            std::string::npos);
 }
 
 TEST(MountArgsTest, Help) { EXPECT_TRUE(Parse({"--help"}).help); }

@@ -23,12 +23,15 @@
 #include <optional>
 #include <random>
 
+#include "client/client_metrics.h"
 #include "client/file_io.h"
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
+#include "client/metrics_server.h"
 #include "client/mount_args.h"
 #include "client/namespace.h"
 #include "client/process_tuning.h"
+#include "client/tls.h"
 
 namespace orthofs {
 namespace {
@@ -85,6 +88,10 @@ class OrthoFs {
 
   Namespace& ns() { return ns_; }
   FileIo& io() { return io_; }
+  // orthofs-mount --metrics.
+  std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes) {
+    return RenderMountMetrics(fnso, cache_bytes, io_.stats(), *cluster_);
+  }
 
   void FillStat(const InodeRef& ref, struct stat* st) {
     std::memset(st, 0, sizeof *st);
@@ -728,7 +735,8 @@ std::string NewClientId() {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--log-level LEVEL]\n"
-               "       [--prefetch MODE] MOUNTPOINT [-f] [-d] [-o opts]\n"
+               "       [--prefetch MODE] [--metrics HOST:PORT] [--tls-dir DIR | --insecure]\n"
+               "       MOUNTPOINT [-f] [-d] [-o opts]\n"
                "       "
             << prog
             << " FILE MOUNTPOINT -o fnso=N[,opts]   (mount(8), fstab)\n"
@@ -739,6 +747,10 @@ void Usage(const char* prog) {
                "  (default 4). -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=,\n"
                "  cache_mb=, flush_threads= and log_level= may also be given there.\n"
                "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
+               "  --metrics HOST:PORT (-o metrics=) serves Prometheus text at /metrics.\n"
+               "  Mutual TLS with --tls-dir DIR (default /etc/orthofs/tls: ca.crt, client.crt,\n"
+               "  client.key), or --tls-ca/--tls-cert/--tls-key FILE (-o tls_dir=, tls_ca=,\n"
+               "  tls_cert=, tls_key=); --insecure (-o insecure) for plaintext.\n"
                "  fstab: /etc/orthofs/cluster.yaml /mnt/orthofs fuse.orthofs fnso=1,_netdev 0 0\n";
 }
 
@@ -773,6 +785,11 @@ int main(int argc, char** argv) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     return 1;
   }
+  Result<std::shared_ptr<const TlsIdentity>> tls = LoadTlsIdentity(cli.tls, "client");
+  if (!tls.ok()) {
+    std::cerr << "orthofs-mount: " << tls.status().message() << "\n";
+    return 1;
+  }
   // libfuse gets its own arguments; the kernel enforces permissions from our attributes.
   std::vector<std::string> fuse_argv = {argv[0]};
   fuse_argv.insert(fuse_argv.end(), cli.fuse_flags.begin(), cli.fuse_flags.end());
@@ -794,13 +811,28 @@ int main(int argc, char** argv) {
   FileIoOptions io_options;
   io_options.cache_bytes = cli.cache_mb << 20;
   io_options.flush_threads = static_cast<int>(cli.flush_threads);
-  auto cluster = std::make_unique<ClusterClient>(*map);
+  RpcOptions rpc;
+  rpc.tls = *tls;
+  auto cluster = std::make_unique<ClusterClient>(*map, rpc);
   cluster->set_client_id(NewClientId());
   auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     ReportMount(&report_fd, false);
     return 1;
+  }
+  std::unique_ptr<MetricsServer> metrics;
+  if (!cli.metrics.empty()) {
+    auto started =
+        MetricsServer::Start(cli.metrics, [&fs, fnso, cache_bytes = io_options.cache_bytes] {
+          return fs->RenderMetrics(fnso, cache_bytes);
+        });
+    if (!started.ok()) {
+      std::cerr << "orthofs-mount: --metrics: " << started.status().message() << "\n";
+      ReportMount(&report_fd, false);
+      return 1;
+    }
+    metrics = std::move(*started);
   }
   fuse_lowlevel_ops ops = MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());
@@ -821,6 +853,7 @@ int main(int argc, char** argv) {
     fuse_session_destroy(se);
   }
   if (rc != 0) ReportMount(&report_fd, false);  // no-op once reported
+  metrics.reset();                              // it renders from fs
   fuse_opt_free_args(&args);
   return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "client/wire.h"
 #include "common/checksum.h"
+#include "common/peer_role.h"
 
 namespace orthofs {
 
@@ -22,13 +23,23 @@ grpc::ChannelArguments OrthoChannelArguments() {
   return args;
 }
 
+namespace {
+
+grpc::ChannelArguments ChannelArgumentsFor(const OsdInfo& osd, const RpcOptions& options) {
+  grpc::ChannelArguments args = OrthoChannelArguments();
+  SetExpectedServerName(options.tls.get(), OsdCertificateName(osd.id), &args);
+  return args;
+}
+
+}  // namespace
+
 OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
     : osd_id_(osd.id),
       address_(osd.address),
       name_("OSD " + std::to_string(osd.id) + " (" + osd.address + ")"),
       options_(options),
-      channel_(grpc::CreateCustomChannel(osd.address, grpc::InsecureChannelCredentials(),
-                                         OrthoChannelArguments())),
+      channel_(grpc::CreateCustomChannel(osd.address, ChannelCredentialsFor(options.tls.get()),
+                                         ChannelArgumentsFor(osd, options))),
       stub_(wire::Osd::NewStub(channel_)) {}
 
 template <typename Request, typename Response, typename Method>
@@ -73,12 +84,22 @@ Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
 Result<wire::RepairResponse> OsdClient::Repair(const wire::RepairRequest& r) {
   return Call<wire::RepairRequest, wire::RepairResponse>(&wire::Osd::Stub::Repair, r);
 }
+Result<wire::PrefetchNotifyResponse> OsdClient::PrefetchNotify(
+    const wire::PrefetchNotifyRequest& r) {
+  return Call<wire::PrefetchNotifyRequest, wire::PrefetchNotifyResponse>(
+      &wire::Osd::Stub::PrefetchNotify, r);
+}
+Result<wire::LogLevelResponse> OsdClient::SetLogLevel(const wire::LogLevelRequest& r) {
+  return Call<wire::LogLevelRequest, wire::LogLevelResponse>(&wire::Osd::Stub::SetLogLevel, r);
+}
 
 void OsdClient::Observe(const grpc::Status& status) {
   if (health_ == nullptr) return;
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    ++transport_failures_;
     if (health_->RecordFailure(osd_id_, OsdHealth::Clock::now())) {
+      ++marked_down_;
       spdlog::warn("{} marked down ({}): the other copies serve until it answers again", name_,
                    status.error_message());
     }
@@ -260,6 +281,7 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
   if (how.expected_version) r.set_expected_version(*how.expected_version);
   r.set_sync(how.sync);
   r.set_record_repair(how.record_repair);
+  if (how.record_repair) ++degraded_writes_;
   return r;
 }
 
@@ -275,6 +297,7 @@ wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t v
   r.set_set_version(version);  // not newer than what is stored: changes nothing
   r.set_record_repair(true);
   r.set_sync(sync);
+  ++degraded_writes_;
   return r;
 }
 

@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/tls.h"
 #include "common/cluster_map.h"
 #include "common/osd_health.h"
 #include "common/placement.h"
@@ -29,6 +31,9 @@ struct RpcOptions {
   // Wait (within the deadline) for an OSD that is reconnecting instead of failing at once:
   // for background work that must reach an OSD just back (repair), not for the data path.
   bool wait_for_ready = false;
+  // Mutual TLS with this identity; plaintext when null (--insecure). An OSD's server must
+  // present the certificate name OsdCertificateName(id).
+  std::shared_ptr<const TlsIdentity> tls;
 };
 
 // Channel arguments every OrthoFS channel uses (message sizes fit the largest object).
@@ -48,6 +53,8 @@ class OsdClient {
   Result<wire::SyncResponse> Sync(const wire::SyncRequest& request);
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
   Result<wire::RepairResponse> Repair(const wire::RepairRequest& request);
+  Result<wire::LogLevelResponse> SetLogLevel(const wire::LogLevelRequest& request);
+  Result<wire::PrefetchNotifyResponse> PrefetchNotify(const wire::PrefetchNotifyRequest& request);
 
   // Start a call and return at once; `done` runs on a gRPC thread when it completes.
   void ReadAsync(wire::ReadRequest request, std::function<void(Result<wire::ReadResponse>)> done);
@@ -65,6 +72,9 @@ class OsdClient {
   // Every call's outcome is reported here (ClusterClient's view of which OSDs are down).
   void set_health(OsdHealth* health) { health_ = health; }
   // Inside its backoff after a transport failure: the other copy serves instead.
+  // Calls that failed at the transport, and the times this OSD was marked down (metrics).
+  uint64_t transport_failures() const { return transport_failures_.load(); }
+  uint64_t marked_down() const { return marked_down_.load(); }
   bool down() const {
     return health_ != nullptr && health_->IsDown(osd_id_, OsdHealth::Clock::now());
   }
@@ -93,6 +103,8 @@ class OsdClient {
   std::string name_;
   RpcOptions options_;
   OsdHealth* health_ = nullptr;
+  std::atomic<uint64_t> transport_failures_{0};
+  std::atomic<uint64_t> marked_down_{0};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
   std::mutex queue_mu_;
@@ -152,6 +164,8 @@ class ClusterClient {
   }
   static constexpr std::string_view kRecoveringMessage = "is recovering";
   std::vector<uint32_t> DownOsds() const { return health_.DownOsds(OsdHealth::Clock::now()); }
+  // Writes that reached one copy only and left a repair record for the other.
+  uint64_t degraded_writes() const { return degraded_writes_.load(); }
   const std::vector<std::unique_ptr<OsdClient>>& osds() const { return osds_; }
 
   // Each operates on the copy oid.flag names, at the OSD placement says holds it.
@@ -218,6 +232,7 @@ class ClusterClient {
 
   Placement placement_;
   OsdHealth health_;
+  mutable std::atomic<uint64_t> degraded_writes_{0};
   std::string client_id_;
   std::vector<std::unique_ptr<OsdClient>> osds_;
 };

@@ -39,7 +39,7 @@ cold_start() {
 }
 
 osd_messages() {
-  "$bin/orthofs" stats --map "$cluster/cluster.yaml" --json |
+  "$bin/orthofs" stats --map "$cluster/cluster.yaml" --tls-dir "$cluster/tls" --json |
     grep -o '"cluster":{[^}]*}' | grep -o '"osd_messages_out":[0-9]*' | cut -d: -f2
 }
 

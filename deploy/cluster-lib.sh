@@ -1,5 +1,6 @@
 # Shell functions shared by deploy/local-cluster and deploy/emulated-cluster (sourced; they
-# expect $bin, the directory of the OrthoFS binaries). A cluster directory DIR holds the map
+# expect $bin, the directory of the OrthoFS binaries, and the array tool_tls: the security
+# flags of `orthofs` commands, (--tls-dir DIR) or (--insecure)). A cluster directory DIR holds the map
 # (DIR/cluster.yaml), one data dir per OSD (DIR/osd-ID), its log (DIR/osd-ID.log) and the pid
 # file of the process we started (DIR/osd-ID.pid).
 
@@ -37,9 +38,12 @@ cluster_osd_pid() {
   local pidfile=$1/osd-$2.pid pid
   [ -f "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
-  # Only our process: the pid must still be an orthofs-osd using this directory's map.
-  if [ -r "/proc/$pid/cmdline" ] &&
-    tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "orthofs-osd .*--map $1/cluster.yaml"; then
+  [ -r "/proc/$pid/cmdline" ] || return 0
+  # Only our process: an orthofs-osd using this directory's map, or started from its unit on
+  # host DIR/hosts/oID (deploy/run-unit marks it with ORTHOFS_UNIT_ROOT).
+  if tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "orthofs-osd .*--map $1/cluster.yaml" ||
+    { tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "orthofs-osd --id $2 " &&
+      tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "ORTHOFS_UNIT_ROOT=$1/hosts/o$2"; }; then
     echo "$pid"
   fi
 }
@@ -69,7 +73,8 @@ cluster_wait_healthy() {
   local dir=$1 id
   shift
   for _ in $(seq 1 150); do
-    if "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" --timeout-ms 500 > /dev/null 2>&1; then
+    if "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" "${tool_tls[@]}" --timeout-ms 500 \
+      > /dev/null 2>&1; then
       return 0
     fi
     for id in $(cluster_osd_ids "$dir/cluster.yaml"); do
@@ -82,7 +87,7 @@ cluster_wait_healthy() {
     sleep 0.2
   done
   echo "$(basename "$0"): OSDs not healthy after 30 s" >&2
-  "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" >&2 || true
+  "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" "${tool_tls[@]}" >&2 || true
   return 1
 }
 
@@ -92,10 +97,17 @@ cluster_is_mounted() { grep -q " $1 fuse.orthofs " /proc/mounts 2>/dev/null; }
 cluster_mkfs_once() {
   local map=$1 out
   shift
-  if ! out=$("$@" "$bin/orthofs" mkfs --map "$map" --fnso 1 2>&1); then
+  if ! out=$("$@" "$bin/orthofs" mkfs --map "$map" "${tool_tls[@]}" --fnso 1 2>&1); then
     case "$out" in
       *"already exists"*) ;;
       *) echo "$out" >&2; echo "$(basename "$0"): mkfs failed" >&2; return 1 ;;
     esac
   fi
+}
+
+# cluster_make_certs TLS_DIR OSD_COUNT: the cluster CA and certificates for every OSD, admin
+# and client, made on first use (kept afterwards).
+cluster_make_certs() {
+  "$here/make-certs.sh" --dir "$1" --osds "$2" admin client > /dev/null ||
+    { echo "$(basename "$0"): making certificates in $1 failed" >&2; return 1; }
 }

@@ -8,11 +8,11 @@ packages=(
   libfuse3-dev fuse3
   librocksdb-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libssl-dev libspdlog-dev libfmt-dev
+  libssl-dev openssl libspdlog-dev libfmt-dev
   libyaml-cpp-dev libcli11-dev libxxhash-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev llvm-14
-  iproute2 procps psmisc fio bonnie++ ethtool gnuplot-nox python3
+  iproute2 procps psmisc fio bonnie++ ethtool gnuplot-nox python3 systemd
 )
 
 SUDO=""

@@ -18,6 +18,9 @@
 #include "client/metrics_server.h"
 #include "client/osd_client.h"
 #include "client/process_tuning.h"
+#include "client/tls.h"
+#include "client/tls_flags_cli.h"
+#include "common/peer_role.h"
 #include "osd/object_store.h"
 #include "osd/osd_service.h"
 
@@ -39,6 +42,7 @@ struct Flags {
   bool serial = false;
   int prefetch_threads = 1;
   std::string disk_model = "none";
+  orthofs::TlsFlags tls;
 };
 
 // One plain line on stderr (the log is stderr too; no second, timestamped copy).
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_option("--prefetch", flags.expected_prefetch,
                  "none|spa|cor: refuse to start unless the cluster map prefetches this way");
+  orthofs::AddTlsFlags(&app, &flags.tls, "osd.ID");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -150,6 +155,16 @@ int main(int argc, char** argv) {
   const orthofs::OsdInfo* self = map->FindOsd(flags.id);
   if (self == nullptr) {
     return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map " + flags.map_path);
+  }
+  // Mutual TLS unless --insecure: this OSD's certificate must carry its id, the name clients
+  // and other OSDs expect of it.
+  orthofs::Result<std::shared_ptr<const orthofs::TlsIdentity>> tls =
+      orthofs::LoadTlsIdentity(flags.tls, orthofs::OsdCertificateName(flags.id));
+  if (!tls.ok()) return Fail(tls.status().message());
+  if (*tls != nullptr && (*tls)->name != orthofs::OsdCertificateName(flags.id)) {
+    return Fail("TLS certificate names '" + (*tls)->name + "', but this is OSD " +
+                std::to_string(flags.id) + " (its certificate must name " +
+                orthofs::OsdCertificateName(flags.id) + ")");
   }
   if (flags.listen.empty()) flags.listen = self->address;
   if (orthofs::Status st = orthofs::ValidateAddress(flags.listen); !st.ok()) {
@@ -189,6 +204,9 @@ int main(int argc, char** argv) {
   service_options.prefetch.osd_id = flags.id;
   service_options.prefetch.serial = flags.serial;
   service_options.prefetch.threads = flags.prefetch_threads;
+  service_options.prefetch.tls = *tls;
+  service_options.repair.rpc.tls = *tls;
+  service_options.authorize_callers = *tls != nullptr;
   orthofs::OsdService service(*map, store->get(), service_options);
   std::unique_ptr<orthofs::MetricsServer> metrics;
   if (!flags.metrics.empty()) {
@@ -201,7 +219,7 @@ int main(int argc, char** argv) {
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(flags.listen, orthofs::ServerCredentialsFor(tls->get()), &bound_port);
   builder.RegisterService(&service);
   // gRPC would otherwise let a second OSD bind the same port (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -218,9 +236,11 @@ int main(int argc, char** argv) {
     return Fail("cannot listen on " + flags.listen + " (address in use or not local?)");
   }
   spdlog::info(
-      "OSD {} serving {} objects ({} bytes) from {} on {}, map epoch {}, {} OSDs, prefetch {}",
+      "OSD {} serving {} objects ({} bytes) from {} on {} ({}), map epoch {}, {} OSDs, prefetch {}",
       flags.id, (*store)->object_count(), (*store)->byte_count(), flags.data_dir, flags.listen,
-      map->epoch, map->osds.size(), orthofs::PrefetchModeName(map->prefetch.mode));
+      *tls ? "mutual TLS" : "plaintext", map->epoch, map->osds.size(),
+      orthofs::PrefetchModeName(map->prefetch.mode));
+  if (*tls == nullptr) spdlog::warn("--insecure: plaintext gRPC, any peer may call anything");
   service.StartRecovery();
 
   int sig = 0;

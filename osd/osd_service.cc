@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "client/tls.h"
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/object_record.h"
@@ -39,6 +40,7 @@ std::string OtherCopyKey(const Oid& oid) {
 
 OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
+      authorize_callers_(options.authorize_callers),
       placement_(map),
       store_(store),
       cache_(options.cache_bytes),
@@ -128,6 +130,19 @@ Result<Oid> OsdService::CheckObject(uint64_t epoch, const wire::Oid& wire_oid) c
   return oid;
 }
 
+Status OsdService::Authorize(grpc::ServerContext* context, CallClass call,
+                             std::string_view what) const {
+  if (!authorize_callers_ || context == nullptr) return Status::Ok();  // plaintext, or internal
+  const std::string name = PeerCertificateName(*context);
+  const PeerRole role = RoleOfCertificateName(name);
+  if (RoleMayMake(role, call)) return Status::Ok();
+  spdlog::warn("refused {} from '{}' ({}): {}", what, name, PeerRoleName(role), context->peer());
+  return Status::PermissionDenied(
+      std::string(what) + " needs " +
+      (call == CallClass::kAdmin ? "the admin certificate" : "an OSD or admin certificate") +
+      "; the caller's certificate is '" + name + "'");
+}
+
 grpc::Status OsdService::Finish(Method method, const Status& status) {
   ++counters_[method].calls;
   counters_[method].latency.Observe(std::chrono::steady_clock::now() - request_admitted);
@@ -149,20 +164,30 @@ void OsdService::ReclaimSpaceIfFull() {
 
 Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
   if (space_.reserve_bytes() == 0 || data_dir_.empty()) return Status::Ok();
-  std::lock_guard lock(space_mu_);
-  const auto now = SpaceReserve::Clock::now();
-  if (space_.NeedsProbe(now)) {
-    struct statvfs fs {};
-    if (statvfs(data_dir_.c_str(), &fs) != 0) return Status::Ok();  // cannot tell: let RocksDB
-    space_.Probed(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize, now);
-  }
-  if (space_.Admits(bytes, use)) {
-    if (full_) {
-      full_ = false;
-      spdlog::info("OSD {} takes writes again: {} MiB free", osd_id_,
-                   space_.estimated_available() >> 20);
+  // A memtable flush holds its data twice (WAL and the new table) until it ends: on a nearly
+  // full disk free space dips for a moment. Metadata (an rm, a rename) waits that out rather
+  // than fail; data is refused at once.
+  const auto give_up = SpaceReserve::Clock::now() + std::chrono::seconds(2);
+  std::unique_lock lock(space_mu_);
+  for (bool fresh = false;; fresh = true) {
+    const auto now = SpaceReserve::Clock::now();
+    if (fresh || space_.NeedsProbe(now)) {
+      struct statvfs fs {};
+      if (statvfs(data_dir_.c_str(), &fs) != 0) return Status::Ok();  // cannot tell: let RocksDB
+      space_.Probed(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize, now);
     }
-    return Status::Ok();
+    if (space_.Admits(bytes, use)) {
+      if (full_) {
+        full_ = false;
+        spdlog::info("OSD {} takes writes again: {} MiB free", osd_id_,
+                     space_.estimated_available() >> 20);
+      }
+      return Status::Ok();
+    }
+    if (use != SpaceReserve::Use::kMetadata || now >= give_up) break;
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    lock.lock();
   }
   const std::string message =
       "OSD " + std::to_string(osd_id_) +
@@ -604,9 +629,40 @@ grpc::Status OsdService::Sync(grpc::ServerContext*, const wire::SyncRequest*, wi
   return Finish(kSync, store_->SyncWal());
 }
 
-grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
+namespace {
+
+// Stats counters that are levels (bytes held, records left, windows open, ...) rather than
+// totals: a reset leaves them alone, and Prometheus sees them as gauges.
+bool IsLevelCounter(const std::string& name) {
+  return name.ends_with("_bytes") || name.ends_with("_left") ||
+         name.starts_with("windows_active") || name == "subscribers" ||
+         name == "prefetch_quantity" || name.starts_with("prefetch_mode_");
+}
+
+}  // namespace
+
+grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRequest* request,
                                wire::StatsResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
+  if (request->reset()) {
+    if (Status st = Authorize(context, CallClass::kAdmin, "stats reset"); !st.ok()) {
+      return ToGrpc(st);
+    }
+  }
+  FillStats(response);
+  std::lock_guard lock(stats_baseline_mu_);
+  for (auto& [name, value] : *response->mutable_counters()) {
+    if (IsLevelCounter(name)) continue;
+    auto base = stats_baseline_.find(name);
+    const uint64_t raw = value;
+    if (base != stats_baseline_.end()) value = raw >= base->second ? raw - base->second : 0;
+    if (request->reset()) stats_baseline_[name] = raw;
+  }
+  if (request->reset()) spdlog::info("stats reset");
+  return grpc::Status::OK;
+}
+
+void OsdService::FillStats(wire::StatsResponse* response) {
   response->set_osd_id(osd_id_);
   response->set_epoch(placement_.map().epoch);
   response->set_objects(store_->object_count());
@@ -645,13 +701,11 @@ grpc::Status OsdService::Stats(grpc::ServerContext*, const wire::StatsRequest*,
   std::map<std::string, uint64_t> prefetch;
   prefetch_.AddCounters(&prefetch);
   for (const auto& [name, value] : prefetch) counters[name] = value;
-  return grpc::Status::OK;
 }
 
 std::string OsdService::RenderMetrics() {
-  wire::StatsRequest request;
   wire::StatsResponse stats;
-  Stats(nullptr, &request, &stats);
+  FillStats(&stats);
   const std::string id = std::to_string(osd_id_);
   const MetricLabels osd = {{"osd", id}};
   PrometheusText out;
@@ -681,10 +735,7 @@ std::string OsdService::RenderMetrics() {
   const std::map<std::string, uint64_t> sorted(stats.counters().begin(), stats.counters().end());
   for (const auto& [name, value] : sorted) {
     if (name.ends_with("_calls") || name.ends_with("_errors")) continue;  // per method above
-    const bool level = name.ends_with("_bytes") || name.ends_with("_left") ||
-                       name.starts_with("windows_active") || name == "subscribers" ||
-                       name == "prefetch_quantity" || name.starts_with("prefetch_mode_");
-    if (level) {
+    if (IsLevelCounter(name)) {
       out.Gauge("orthofs_osd_" + name, "orthofs stats counter " + name, value, osd);
     } else {
       out.Counter("orthofs_osd_" + name + "_total", "orthofs stats counter " + name, value, osd);
@@ -706,13 +757,37 @@ void OsdService::RepairRecorded() {
   repair_.RecordsAdded();
 }
 
-grpc::Status OsdService::Repair(grpc::ServerContext*, const wire::RepairRequest* request,
+grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::RepairRequest* request,
                                 wire::RepairResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kRepair]); !st.ok()) {
+    return Finish(kRepair, st);
+  }
   if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kRepair, st);
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
                                                      : std::nullopt);
   return Finish(kRepair, Status::Ok());
+}
+
+grpc::Status OsdService::SetLogLevel(grpc::ServerContext* context,
+                                     const wire::LogLevelRequest* request,
+                                     wire::LogLevelResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kSetLogLevel]); !st.ok()) {
+    return Finish(kSetLogLevel, st);
+  }
+  const spdlog::level::level_enum level = spdlog::level::from_str(request->level());
+  if (level == spdlog::level::off && request->level() != "off") {
+    return Finish(kSetLogLevel,
+                  Status::InvalidArgument("unknown log level '" + request->level().substr(0, 32) +
+                                          "' (trace|debug|info|warn|error|critical|off)"));
+  }
+  const auto previous = spdlog::get_level();
+  response->set_previous(std::string(spdlog::level::to_string_view(previous).data(),
+                                     spdlog::level::to_string_view(previous).size()));
+  spdlog::set_level(level);
+  spdlog::warn("log level {} -> {} (admin request)", response->previous(), request->level());
+  return Finish(kSetLogLevel, Status::Ok());
 }
 
 grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*,
@@ -732,10 +807,13 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
 
 namespace orthofs {
 
-grpc::Status OsdService::PrefetchNotify(grpc::ServerContext*,
+grpc::Status OsdService::PrefetchNotify(grpc::ServerContext* context,
                                         const wire::PrefetchNotifyRequest* request,
                                         wire::PrefetchNotifyResponse*) {
   ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kPrefetchNotify]); !st.ok()) {
+    return Finish(kPrefetchNotify, st);
+  }
   osd_bytes_in_ += request->ByteSizeLong();
   if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
   Result<Oid> oid = FromWire(request->oid());
@@ -756,9 +834,13 @@ grpc::Status OsdService::PrefetchNotify(grpc::ServerContext*,
   return Finish(kPrefetchNotify, prefetch_.OnNotify(request->client_id(), *oid));
 }
 
-grpc::Status OsdService::Prefetch(grpc::ServerContext*, const wire::PrefetchRequest* request,
+grpc::Status OsdService::Prefetch(grpc::ServerContext* context,
+                                  const wire::PrefetchRequest* request,
                                   wire::PrefetchResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kPrefetch]); !st.ok()) {
+    return Finish(kPrefetch, st);
+  }
   osd_bytes_in_ += request->ByteSizeLong();
   if (prefetch_.mode() != PrefetchMode::kSpa) {
     return Finish(kPrefetch, Status::InvalidArgument(

@@ -6,15 +6,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "common/latency_histogram.h"
 #include "common/limits.h"
 #include "common/object_cache.h"
+#include "common/peer_role.h"
 #include "common/placement.h"
 #include "common/space_reserve.h"
 #include "orthofs.grpc.pb.h"
@@ -34,6 +37,8 @@ struct OsdServiceOptions {
   uint64_t reserve_bytes = 0;
   PrefetchEngineOptions prefetch;
   RepairWorkerOptions repair;
+  // With TLS: every call is checked against the caller's certificate name (common/peer_role.h).
+  bool authorize_callers = false;
 };
 
 class OsdService final : public wire::Osd::Service {
@@ -62,6 +67,8 @@ class OsdService final : public wire::Osd::Service {
                         wire::PrefetchResponse*) override;
   grpc::Status Subscribe(grpc::ServerContext*, const wire::SubscribeRequest*,
                          grpc::ServerWriter<wire::WindowUpdate>*) override;
+  grpc::Status SetLogLevel(grpc::ServerContext*, const wire::LogLevelRequest*,
+                           wire::LogLevelResponse*) override;
 
   // Prometheus text (orthofs-osd --metrics): the Stats counters, store and disk gauges, and
   // per-RPC request counts and latency histograms, labelled with this OSD's id.
@@ -111,11 +118,18 @@ class OsdService final : public wire::Osd::Service {
     kPrefetch,
     kSubscribe,
     kRepair,
+    kSetLogLevel,
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
       "read", "write",           "delete",   "stat",      "transact", "list",
-      "sync", "prefetch_notify", "prefetch", "subscribe", "repair"};
+      "sync", "prefetch_notify", "prefetch", "subscribe", "repair",   "set_log_level"};
+
+  // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
+  // `what` names the call in the message and the log.
+  Status Authorize(grpc::ServerContext* context, CallClass call, std::string_view what) const;
+  // The Stats counters as they are (the Prometheus endpoint), not relative to a reset.
+  void FillStats(wire::StatsResponse* response);
 
   // The epoch and placement checks every object request passes.
   Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;
@@ -138,6 +152,9 @@ class OsdService final : public wire::Osd::Service {
   void RepairRecorded();
 
   const uint32_t osd_id_;
+  const bool authorize_callers_;
+  std::mutex stats_baseline_mu_;
+  std::map<std::string, uint64_t> stats_baseline_;  // counter values at the last Stats reset
   const Placement placement_;
   ObjectStore* const store_;
   ObjectCache cache_;

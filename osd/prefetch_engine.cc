@@ -106,6 +106,7 @@ OsdClient* PrefetchEngine::Peer(uint32_t osd_id) {
   if (info == nullptr) return nullptr;
   RpcOptions rpc;
   rpc.deadline = std::chrono::milliseconds(5000);
+  rpc.tls = options_.tls;
   return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
 }
 

@@ -48,6 +48,7 @@ struct PrefetchEngineOptions {
   int threads = 1;      // the prefetch executor
   size_t max_queued = 1024;
   std::chrono::milliseconds window_expiry{60000};
+  std::shared_ptr<const TlsIdentity> tls;  // for the calls to other OSDs; null: plaintext
 };
 
 class PrefetchEngine {

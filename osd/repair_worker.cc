@@ -36,7 +36,10 @@ void RepairWorker::AskPeersToReplay() {
     asks.emplace_back([this, osd] {
       // Not the pushing clients (they wait for a reconnecting OSD): a peer that is down now
       // holds nothing it could send us, so asking it fails at once.
-      OsdClient peer(osd, RpcOptions{options_.rpc.deadline * 2});
+      RpcOptions once;
+      once.deadline = options_.rpc.deadline * 2;
+      once.tls = options_.rpc.tls;
+      OsdClient peer(osd, once);
       const uint32_t id = osd.id;
       wire::RepairRequest r;
       r.set_epoch(placement_.map().epoch);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -165,8 +166,10 @@ class OsdBadInputTest : public ::testing::Test {
     WriteFile(path, yaml);
     return path;
   }
-  CommandResult RunOsd(std::vector<std::string> args) {
+  // Plaintext unless the test asks otherwise (these tests are about other bad input).
+  CommandResult RunOsd(std::vector<std::string> args, bool insecure = true) {
     args.insert(args.begin(), OsdBin());
+    if (insecure) args.push_back("--insecure");
     return RunDaemonExpectingExit(args, tmp_.path());
   }
   // Starts OSD 0 of `yaml` with a fresh data dir; map errors must stop it before it
@@ -283,6 +286,59 @@ TEST_F(OsdBadInputTest, DataDirCannotBeCreated) {
   EXPECT_TRUE(FailedWithOneLine(r, 1, Path("file/sub")));
 }
 
+// TLS is the default: missing or mismatched certificates stop the OSD with one line naming the
+// file and the fix, before it creates its data dir or listens.
+TEST_F(OsdBadInputTest, CertificateProblemsAreClearErrors) {
+  const std::string map = MapFile("ok.yaml", MapYaml(2));
+  const std::string tls = Path("tls");
+  auto run = [&](std::vector<std::string> tls_flags) {
+    std::vector<std::string> args = {"--id", "0", "--map", map, "--data-dir", Path("data")};
+    args.insert(args.end(), tls_flags.begin(), tls_flags.end());
+    return RunOsd(args, /*insecure=*/false);
+  };
+  CommandResult r = run({"--tls-dir", tls});
+  EXPECT_TRUE(FailedWithOneLine(r, 1, "TLS CA " + tls + "/ca.crt"));
+  EXPECT_TRUE(FailedWithOneLine(r, 1, "--insecure"));
+
+  ASSERT_EQ(
+      RunCommand({SourceDir() + "/deploy/make-certs.sh", "--dir", tls, "--osds", "2", "client"})
+          .exit_code,
+      0);
+  EXPECT_TRUE(FailedWithOneLine(
+      run({"--tls-dir", tls, "--tls-cert", tls + "/osd.1.crt", "--tls-key", tls + "/osd.1.key"}), 1,
+      "its certificate must name osd.0"));
+  EXPECT_TRUE(FailedWithOneLine(run({"--tls-dir", tls, "--tls-key", tls + "/client.key"}), 1,
+                                "does not belong to certificate " + tls + "/osd.0.crt"));
+  const std::string other = Path("other-ca");
+  ASSERT_EQ(RunCommand({SourceDir() + "/deploy/make-certs.sh", "--dir", other, "osd.0"}).exit_code,
+            0);
+  EXPECT_TRUE(FailedWithOneLine(run({"--tls-dir", tls, "--tls-ca", other + "/ca.crt"}), 1,
+                                "is not valid for CA " + other + "/ca.crt"));
+  WriteFile(Path("garbage.crt"), "not a certificate\n");
+  EXPECT_TRUE(FailedWithOneLine(run({"--tls-dir", tls, "--tls-cert", Path("garbage.crt")}), 1,
+                                "TLS certificate " + Path("garbage.crt")));
+  EXPECT_FALSE(std::filesystem::exists(Path("data")));
+}
+
+TEST(MakeCertsTest, BadArgumentsAreRefused) {
+  TempDir tmp;
+  const std::string script = SourceDir() + "/deploy/make-certs.sh";
+  EXPECT_EQ(RunCommand({script, "--dir", tmp.path(), "--osds", "x"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({script, "--dir", tmp.path(), "bad name"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({script, "--dir", tmp.path(), "--frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({script, "--help"}).exit_code, 0);
+  // Idempotent: a second run keeps the CA and the certificates.
+  ASSERT_EQ(RunCommand({script, "--dir", tmp.path(), "admin"}).exit_code, 0);
+  std::ifstream first(tmp.path() + "/ca.crt");
+  const std::string ca((std::istreambuf_iterator<char>(first)), std::istreambuf_iterator<char>());
+  CommandResult again = RunCommand({script, "--dir", tmp.path(), "admin", "client"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "made " + tmp.path() + "/client.crt\n");
+  std::ifstream second(tmp.path() + "/ca.crt");
+  EXPECT_EQ(
+      ca, std::string((std::istreambuf_iterator<char>(second)), std::istreambuf_iterator<char>()));
+}
+
 // ---------------------------------------------------------------------------------------
 // orthofs: usage errors.
 
@@ -371,7 +427,9 @@ class ClusterTest : public ::testing::Test {
   }
 
   CommandResult Cli(std::vector<std::string> args, const std::string& input = "") {
-    args.insert(args.begin() + 1, {"--map", cluster_->map_path(), "--timeout-ms", "5000"});
+    const std::vector<std::string> flags = cluster_->ToolFlags();
+    args.insert(args.begin() + 1, flags.begin(), flags.end());
+    args.insert(args.begin() + 1, {"--timeout-ms", "5000"});
     args.insert(args.begin(), CliBin());
     return RunCommand(args, input);
   }
@@ -586,8 +644,8 @@ std::string StatusRow(const std::string& out, const OsdInfo& osd) {
 TEST_F(ClusterTest, StatusUpThenDown) {
   RequireAllUp();
   TestCluster& cluster = *cluster_;
-  const std::vector<std::string> status = {CliBin(),           "status",       "--map",
-                                           cluster.map_path(), "--timeout-ms", "3000"};
+  std::vector<std::string> status = {CliBin(), "status", "--timeout-ms", "3000"};
+  for (const std::string& f : cluster.ToolFlags()) status.push_back(f);
   CommandResult r = RunCommand(status);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   for (const OsdInfo& osd : cluster.map().osds) {
@@ -637,6 +695,7 @@ TEST_F(ClusterTest, OsdRefusesPortDataDirAndIdentityConflicts) {
   const std::string& map = cluster.map_path();
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), OsdBin());
+    for (const std::string& f : cluster.SecurityFlags("osd.0")) args.push_back(f);
     return RunDaemonExpectingExit(args, scratch.path());
   };
 
@@ -657,7 +716,9 @@ TEST_F(ClusterTest, OsdRefusesPortDataDirAndIdentityConflicts) {
                                 1, "belongs to OSD 1"));
 
   // None of the failed attempts disturbed the running OSDs.
-  CommandResult status = RunCommand({CliBin(), "status", "--map", map, "--timeout-ms", "3000"});
+  std::vector<std::string> status_argv = {CliBin(), "status", "--timeout-ms", "3000"};
+  for (const std::string& f : cluster.ToolFlags()) status_argv.push_back(f);
+  CommandResult status = RunCommand(status_argv);
   EXPECT_EQ(status.exit_code, 3) << Describe(status);
   EXPECT_NE(status.out.find("3 OSDs, 1 down"), std::string::npos) << status.out;
   EXPECT_NE(StatusRow(status.out, *cluster.map().FindOsd(0)).find(" up "), std::string::npos)

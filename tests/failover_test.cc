@@ -9,11 +9,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/oid.h"
+#include "tests/metrics_scrape.h"
 #include "tests/posix_files.h"
 #include "tests/test_cluster.h"
 
@@ -41,9 +43,7 @@ void ExpectSameBytes(const std::string& got, const std::string& want) {
   EXPECT_TRUE(got == want) << Mismatch(got, want, kObjectSize);
 }
 
-int RunRepair(TestCluster& cluster) {
-  return RunCommand({BinDir() + "/orthofs", "repair", "--map", cluster.map_path()}).exit_code;
-}
+int RunRepair(TestCluster& cluster) { return cluster.Orthofs("repair").exit_code; }
 
 // For each OSD that holds originals of the file in turn: killed in the middle of writing it;
 // the writes, fsync and close succeed, the file reads back whole while the OSD is down, and
@@ -176,8 +176,7 @@ TEST(FailoverTest, MetadataChangesWhileAnOsdIsDown) {
   EXPECT_EQ(ListDir(again / "a", false), a_before);
   EXPECT_EQ(ListDir(again / "b", false), b_before);
   for (const std::string& name : b_before) EXPECT_EQ(ReadFile(again / ("b/" + name)), name);
-  CommandResult fsck = RunCommand(
-      {BinDir() + "/orthofs", "fsck", "--map", cluster.map_path(), "--fnso", "1", "--dry-run"});
+  CommandResult fsck = cluster.Orthofs("fsck", {"--fnso", "1", "--dry-run"});
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
@@ -198,7 +197,80 @@ TEST(FailoverTest, FsyncedDataSurvivesEveryOsdKilledAtOnce) {
   for (uint32_t id = 0; id < 3; ++id) cluster.Start(id);
   TestMount mount(&cluster, kFnso);
   ExpectSameBytes(ReadFile(mount / "f"), data);
-  EXPECT_EQ(RunCommand({BinDir() + "/orthofs", "scrub", "--map", cluster.map_path()}).exit_code, 0);
+  EXPECT_EQ(cluster.Orthofs("scrub").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace orthofs::testing
+
+namespace orthofs::testing {
+namespace {
+
+double Sample(const std::map<std::string, double>& samples, const std::string& name) {
+  auto it = samples.find(name);
+  EXPECT_NE(it, samples.end()) << name << " missing";
+  return it == samples.end() ? -1 : it->second;
+}
+
+// orthofs-mount --metrics: Prometheus text whose cache, flush and failover counters move with
+// what the mount did, scraped from a real mount while an OSD is killed under it.
+TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  const std::string data = RandomBytes(2 * kMiB, 11);
+  uint64_t fno = 0;
+  {
+    TestMount writer(&cluster, kFnso);
+    CreateFile(writer / "f", data);
+    fno = FreshStat(writer / "f").st_ino;
+  }
+  const int port = FreePort();
+  TestMount mount(&cluster, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
+  const std::string ns = "{fnso=\"1\"}";
+  auto scrape = [&] {
+    auto [code, text] = HttpGet(port, "/metrics");
+    EXPECT_EQ(code, 200) << text;
+    return ParsePrometheus(text);
+  };
+  std::map<std::string, double> before = scrape();
+  EXPECT_EQ(Sample(before, "orthofs_client_cache_capacity_bytes" + ns), 256.0 * kMiB);
+  EXPECT_EQ(Sample(before, "orthofs_client_flushes_total" + ns), 0);
+
+  // A cold read: every object fetched from its original's OSD, each a cache miss.
+  ExpectSameBytes(ReadFile(mount / "f"), data);
+  std::map<std::string, double> read = scrape();
+  const double objects = static_cast<double>(data.size() / kObjectSize);
+  EXPECT_GE(Sample(read, "orthofs_client_object_reads_total{fnso=\"1\",copy=\"original\"}"),
+            objects);
+  EXPECT_GE(Sample(read, "orthofs_client_cache_misses_total" + ns), objects);
+  EXPECT_GT(Sample(read, "orthofs_client_cache_bytes" + ns), 0);
+
+  // Writes reach both copies through write-backs.
+  CreateFile(mount / "g", data);
+  std::map<std::string, double> wrote = scrape();
+  EXPECT_GE(Sample(wrote, "orthofs_client_flushes_total" + ns), objects);
+  EXPECT_GE(Sample(wrote, "orthofs_client_flushed_bytes_total" + ns), 2.0 * kMiB);
+  EXPECT_GT(Sample(wrote, "orthofs_client_writes_total" + ns), 0);
+  EXPECT_EQ(Sample(wrote, "orthofs_client_degraded_writes_total" + ns), 0);
+
+  // Kill the OSD of object 0's original: reads fail over, writes go degraded, and the mount
+  // says so.
+  const uint32_t victim = cluster.client().placement().OsdFor(DataOid(fno, 0));
+  const std::string osd = "{fnso=\"1\",osd=\"" + std::to_string(victim) + "\"}";
+  EXPECT_EQ(Sample(wrote, "orthofs_client_osd_marked_down_total" + osd), 0);
+  cluster.Stop(victim, SIGKILL);
+  CreateFile(mount / "h", data);
+  std::map<std::string, double> failed = scrape();
+  EXPECT_GE(Sample(failed, "orthofs_client_osd_marked_down_total" + osd), 1);
+  EXPECT_GE(Sample(failed, "orthofs_client_osd_transport_failures_total" + osd), 1);
+  EXPECT_GT(Sample(failed, "orthofs_client_degraded_writes_total" + ns), 0);
+  // Counters never go down.
+  for (const auto& [name, value] : wrote) {
+    if (name.find("_total") != std::string::npos) {
+      EXPECT_GE(failed[name], value) << name;
+    }
+  }
+  EXPECT_EQ(HttpGet(port, "/other").first, 404);
+  cluster.Start(victim);
 }
 
 }  // namespace

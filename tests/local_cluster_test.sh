@@ -18,6 +18,7 @@ cli=$ORTHOFS_BIN/orthofs
 D=$(mktemp -d "${TMPDIR:-/tmp}/orthofs-local-cluster-test.XXXXXX")
 W=$D/work  # test files, inside D so that cleanup removes them too
 cluster=$D/cluster
+export ORTHOFS_TLS_DIR=$cluster/tls  # the certificates up makes (mutual TLS by default)
 
 cleanup() {
   local rc=$? pid
@@ -64,6 +65,14 @@ pass "status shows 3 running"
 out=$("$cli" status --map "$cluster/cluster.yaml") || fail "orthofs status exited $?: $out"
 [ "$(grep -c ' up ' <<< "$out")" -eq 3 ] || fail "orthofs status does not list 3 OSDs up: $out"
 pass "orthofs status exits 0"
+
+for f in ca.crt osd.0.crt osd.2.key admin.crt client.key; do
+  [ -s "$cluster/tls/$f" ] || fail "up made no $cluster/tls/$f"
+done
+out=$("$cli" status --map "$cluster/cluster.yaml" --insecure --timeout-ms 1000) &&
+  fail "a plaintext client was served: $out"
+[ "$(grep -c ' down ' <<< "$out")" -eq 3 ] || fail "plaintext status should see 3 OSDs down: $out"
+pass "mutual TLS by default: certificates made, plaintext refused"
 
 # ---- put/get round trip (binary, with NUL bytes) ----
 { seq 1 5000; printf 'nul\0bytes\0\377\n'; } > "$W/in"

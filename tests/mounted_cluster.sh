@@ -1,7 +1,8 @@
 # Sourced by the shell integration tests: a 3-OSD local cluster with namespace 1 mounted, in a
 # fresh directory that is torn down (unmount, processes, files) however the test ends.
 #   source mounted_cluster.sh SOURCE_DIR BIN_DIR NAME
-# Sets src, bin, work, cluster, mnt, ORTHOFS_BIN and ORTHOFS_MAP; defines fail and step.
+# Sets src, bin, work, cluster, mnt, ORTHOFS_BIN, ORTHOFS_MAP and ORTHOFS_TLS_DIR (the cluster
+# runs mutual TLS, as local-cluster does by default); defines fail and step.
 # Optional, set before sourcing: before_cluster_up (a function run before the cluster starts,
 # e.g. to mount a small file system as an OSD's data dir) and cluster_osd_flags.
 src=$1
@@ -27,3 +28,4 @@ if declare -F before_cluster_up > /dev/null; then before_cluster_up; fi
 "$src/deploy/local-cluster" up --osds 3 --dir "$cluster" --mount "$mnt" \
   ${cluster_osd_flags:+--osd-flags "$cluster_osd_flags"} > /dev/null
 export ORTHOFS_MAP=$cluster/cluster.yaml
+export ORTHOFS_TLS_DIR=$cluster/tls

@@ -40,7 +40,8 @@ grep -q "No space left on device" "$work/dd.err" || fail "not ENOSPC: $(cat "$wo
 step "OSD 0 stays up, old data reads back, deleting works"
 "$bin/orthofs" status > "$work/status.out" || fail "an OSD is down: $(cat "$work/status.out")"
 cmp "$work/before" "$mnt/before" || fail "data written before the disk filled is damaged"
-rm "$mnt/big" || fail "cannot delete a file on a full cluster"
+rm "$mnt/big" || fail "cannot delete a file on a full cluster: $(df -m "$disk" | tail -1);
+  OSD 0 log: $(tail -n 3 "$cluster/osd-0.log")"
 
 step "space freed: writes succeed again"
 rm "$disk/ballast"

@@ -1,10 +1,7 @@
 // Real orthofs-osd processes: object round trips, ranged and conditional writes,
 // transactions, listing, refusals (wrong OSD, stale epoch, malformed, oversized) and
 // durability across kill -9.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -13,13 +10,13 @@
 #include <map>
 #include <mutex>
 #include <random>
-#include <regex>
-#include <sstream>
 #include <thread>
 
 #include "client/osd_client.h"
 #include "client/wire.h"
 #include "common/limits.h"
+#include "common/peer_role.h"
+#include "tests/metrics_scrape.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {
@@ -417,8 +414,11 @@ TEST_F(OsdTest, MalformedAndOversizedRequestsGetErrorsAndTheDaemonStaysUp) {
 TEST_F(OsdTest, BadRequestsGetTheirGrpcCodesOnEveryRpc) {
   const Oid oid = Data(504, 0);
   OsdClient* holder = client().Osd(client().placement().OsdFor(oid));
-  auto channel = grpc::CreateCustomChannel(holder->address(), grpc::InsecureChannelCredentials(),
-                                           OrthoChannelArguments());
+  const RpcOptions rpc = cluster_->Rpc("client");
+  grpc::ChannelArguments args = OrthoChannelArguments();
+  SetExpectedServerName(rpc.tls.get(), OsdCertificateName(holder->osd_id()), &args);
+  auto channel =
+      grpc::CreateCustomChannel(holder->address(), ChannelCredentialsFor(rpc.tls.get()), args);
   std::unique_ptr<wire::Osd::Stub> stub = wire::Osd::NewStub(channel);
   const uint64_t epoch = client().map().epoch;
   const uint32_t object_size = cluster_->map().object_size;
@@ -663,7 +663,8 @@ std::pair<int, int> Overload(const TestCluster& cluster, uint32_t osd_id, int cl
   Placement placement(cluster.map());
   std::vector<std::unique_ptr<OsdClient>> osds;
   for (int i = 0; i < clients; ++i) {
-    osds.push_back(std::make_unique<OsdClient>(info, RpcOptions{std::chrono::seconds(30)}));
+    osds.push_back(
+        std::make_unique<OsdClient>(info, cluster.Rpc("client", std::chrono::seconds(30))));
   }
   const std::string data = RandomBytes(128 * 1024, 5);
   std::mutex mu;
@@ -724,73 +725,6 @@ TEST(OsdOverloadTest, ConcurrentWritersBeyondCapacityAreRefusedNotBuffered) {
   wire::HealthRequest health;
   health.set_epoch(cluster.map().epoch);
   EXPECT_TRUE(cluster.client().Osd(0)->Health(health).ok());
-}
-
-// GET path on 127.0.0.1:port: "CODE BODY".
-std::pair<int, std::string> HttpGet(int port, const std::string& path,
-                                    const std::string& method = "GET") {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return {-1, ""};
-  }
-  const std::string request = method + " " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
-  (void)!write(fd, request.data(), request.size());
-  std::string response;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) response.append(buf, static_cast<size_t>(n));
-  close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.0 ", 0) != 0 || body == std::string::npos) return {-1, response};
-  return {std::stoi(response.substr(9, 3)), response.substr(body + 4)};
-}
-
-// Checks the Prometheus text format (families typed before their samples, well-formed sample
-// lines, histogram buckets cumulative up to +Inf = _count) and returns every sample's value by
-// its full name with labels, e.g. orthofs_osd_requests_total{osd="0",method="write"}.
-std::map<std::string, double> ParsePrometheus(const std::string& text) {
-  std::map<std::string, std::string> types;
-  std::map<std::string, double> samples;
-  const std::regex sample_line(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$)");
-  const std::regex type_line(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram)$)");
-  std::istringstream in(text);
-  std::string line;
-  std::map<std::string, double> last_bucket;  // histogram series -> last cumulative count
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (line.rfind("# HELP ", 0) == 0) continue;
-    if (line.rfind("# TYPE ", 0) == 0) {
-      EXPECT_TRUE(std::regex_match(line, m, type_line)) << line;
-      if (!m.empty()) {
-        EXPECT_TRUE(types.emplace(m[1], m[2]).second) << "typed twice: " << line;
-      }
-      continue;
-    }
-    EXPECT_TRUE(std::regex_match(line, m, sample_line)) << "malformed: " << line;
-    if (m.empty()) continue;
-    std::string family = m[1];
-    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
-      const std::string base = family.substr(0, family.size() - std::strlen(suffix));
-      if (family.ends_with(suffix) && types.count(base) && types[base] == "histogram") {
-        family = base;
-      }
-    }
-    EXPECT_TRUE(types.count(family)) << "sample before its TYPE: " << line;
-    const double value = std::stod(m[3]);
-    samples[std::string(m[1]) + std::string(m[2])] = value;
-    if (std::string(m[1]).ends_with("_bucket")) {
-      std::string series = m[2];
-      series = series.substr(0, series.find(",le="));
-      EXPECT_GE(value, last_bucket[m[1].str() + series]) << "buckets not cumulative: " << line;
-      last_bucket[m[1].str() + series] = value;
-    }
-  }
-  return samples;
 }
 
 // orthofs-osd --metrics: the endpoint speaks Prometheus text, and its counters and latency

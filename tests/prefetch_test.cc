@@ -280,8 +280,7 @@ TEST_F(PrefetchTest, SmallOsdCacheTriggersThrashingControl) {
   // CorSequentialReadIsServedByTheReplicaOsd.)
 
   // orthofs stats computes the degree of thrashing from the same counters.
-  CommandResult stats =
-      RunCommand({BinDir() + "/orthofs", "stats", "--map", cluster_->map_path(), "--json"});
+  CommandResult stats = cluster_->Orthofs("stats", {"--json"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_NE(stats.out.find("\"degree_of_thrashing\":"), std::string::npos) << stats.out;
   EXPECT_NE(stats.out.find("\"synchronous_read_ratio\":"), std::string::npos) << stats.out;

@@ -65,8 +65,7 @@ struct Scrub {
 };
 
 Scrub RunScrub(TestCluster& cluster) {
-  CommandResult r = RunCommand(
-      {BinDir() + "/orthofs", "scrub", "--map", cluster.map_path(), "--fnso", "1", "--json"});
+  CommandResult r = cluster.Orthofs("scrub", {"--fnso", "1", "--json"});
   Scrub scrub{r.exit_code, {}};
   EXPECT_FALSE(r.out.empty()) << "scrub printed nothing; stderr: " << r.err;
   if (!r.out.empty()) scrub.report = nlohmann::json::parse(r.out);
@@ -155,8 +154,7 @@ TEST(ScrubTest, AWriteOverADamagedCopyHealsIt) {
     ASSERT_EQ(fd.Close(), 0) << std::strerror(errno);
     data.replace(kObjectSize + 10, patch.size(), patch);
   }
-  EXPECT_EQ(RunCommand({BinDir() + "/orthofs", "repair", "--map", cluster.map_path()}).exit_code,
-            0);
+  EXPECT_EQ(cluster.Orthofs("repair").exit_code, 0);
   ExpectTwoEqualCopies(cluster, kFnso, fno, 4);
   Scrub scrub = RunScrub(cluster);
   EXPECT_EQ(scrub.report["repaired"], 0) << scrub.report.dump();

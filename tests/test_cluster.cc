@@ -18,13 +18,16 @@
 #include <stdexcept>
 #include <thread>
 
-#ifndef ORTHOFS_BIN_DIR
-#error "ORTHOFS_BIN_DIR must point at build/bin"
+#include "common/peer_role.h"
+
+#if !defined(ORTHOFS_BIN_DIR) || !defined(ORTHOFS_SOURCE_DIR)
+#error "ORTHOFS_BIN_DIR must point at build/bin, ORTHOFS_SOURCE_DIR at the source tree"
 #endif
 
 namespace orthofs::testing {
 
 std::string BinDir() { return ORTHOFS_BIN_DIR; }
+std::string SourceDir() { return ORTHOFS_SOURCE_DIR; }
 
 TempDir::TempDir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -162,8 +165,53 @@ TestCluster::TestCluster(const TestClusterOptions& options) : options_(options) 
       metrics_ports_.push_back(port);
     }
   }
-  client_ = std::make_unique<ClusterClient>(map_);
+  if (options.tls) {
+    MakeCertificate("admin");
+    MakeCertificate("client");
+    for (int i = 0; i < options.osds; ++i) MakeCertificate(OsdCertificateName(i));
+  }
+  client_ = std::make_unique<ClusterClient>(map_, Rpc("admin"));
   for (int i = 0; i < options.osds; ++i) Start(i);
+}
+
+void TestCluster::MakeCertificate(const std::string& name) const {
+  CommandResult made =
+      RunCommand({SourceDir() + "/deploy/make-certs.sh", "--dir", tls_dir(), name});
+  if (made.exit_code != 0) throw std::runtime_error("make-certs.sh failed: " + made.err);
+}
+
+std::vector<std::string> TestCluster::SecurityFlags(const std::string& identity) const {
+  if (!options_.tls) return {"--insecure"};
+  return {"--tls-dir",  tls_dir(),
+          "--tls-cert", tls_dir() + "/" + identity + ".crt",
+          "--tls-key",  tls_dir() + "/" + identity + ".key"};
+}
+
+std::vector<std::string> TestCluster::ToolFlags() const {
+  std::vector<std::string> flags = {"--map", map_path_};
+  for (const std::string& f : SecurityFlags("admin")) flags.push_back(f);
+  return flags;
+}
+
+CommandResult TestCluster::Orthofs(const std::string& command,
+                                   const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {BinDir() + "/orthofs", command};
+  for (const std::string& f : ToolFlags()) argv.push_back(f);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+RpcOptions TestCluster::Rpc(const std::string& identity, std::chrono::milliseconds deadline) const {
+  RpcOptions rpc;
+  rpc.deadline = deadline;
+  if (options_.tls) {
+    TlsFlags flags;
+    flags.dir = tls_dir();
+    Result<std::shared_ptr<const TlsIdentity>> tls = LoadTlsIdentity(flags, identity);
+    if (!tls.ok()) throw std::runtime_error(tls.status().ToString());
+    rpc.tls = *tls;
+  }
+  return rpc;
 }
 
 TestCluster::~TestCluster() {
@@ -190,6 +238,7 @@ void TestCluster::Start(uint32_t osd_id) {
                                    "--log-level",
                                    "warn"};
   argv.insert(argv.end(), options_.extra_osd_flags.begin(), options_.extra_osd_flags.end());
+  for (const std::string& f : SecurityFlags(OsdCertificateName(osd_id))) argv.push_back(f);
   if (options_.metrics) {
     argv.insert(argv.end(), {"--metrics", "127.0.0.1:" + std::to_string(metrics_ports_[osd_id])});
   }
@@ -223,7 +272,7 @@ void TestCluster::WaitHealthy(uint32_t osd_id) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
     if (Accepting(port)) {
-      OsdClient probe(info, RpcOptions{std::chrono::milliseconds(2000)});
+      OsdClient probe(info, Rpc("admin", std::chrono::milliseconds(2000)));
       wire::HealthRequest request;
       request.set_epoch(map_.epoch);
       // Serving reads: recovery (the others replaying what it missed) is done.
@@ -272,14 +321,14 @@ TestMount::TestMount(TestCluster* cluster, uint32_t fnso,
   static int counter = 0;
   path_ = cluster->dir() + "/mnt-" + std::to_string(fnso) + "-" + std::to_string(counter++);
   std::filesystem::create_directories(path_);
-  CommandResult mkfs = RunCommand({BinDir() + "/orthofs", "mkfs", "--map", cluster->map_path(),
-                                   "--fnso", std::to_string(fnso)});
+  CommandResult mkfs = cluster->Orthofs("mkfs", {"--fnso", std::to_string(fnso)});
   if (mkfs.exit_code != 0 && mkfs.err.find("already exists") == std::string::npos) {
     throw std::runtime_error("mkfs failed: " + mkfs.err);
   }
   std::vector<std::string> argv = {BinDir() + "/orthofs-mount", "--map",
                                    cluster->map_path(),         "--fnso",
                                    std::to_string(fnso),        path_};
+  for (const std::string& f : cluster->SecurityFlags("client")) argv.push_back(f);
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   CommandResult mount = RunCommand(argv);
   if (mount.exit_code != 0 || !IsMounted(path_)) {

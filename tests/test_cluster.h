@@ -15,8 +15,9 @@
 
 namespace orthofs::testing {
 
-// Directory of the built binaries (build/bin).
+// Directory of the built binaries (build/bin), and the source tree (deploy/ scripts).
 std::string BinDir();
+std::string SourceDir();
 
 // A fresh directory under $TMPDIR, removed by the destructor.
 class TempDir {
@@ -49,6 +50,9 @@ struct TestClusterOptions {
   PrefetchConfig prefetch;  // written into the cluster map (default: mode none)
   std::vector<std::string> extra_osd_flags;
   bool metrics = false;  // each OSD serves Prometheus metrics on a port of its own
+  // Mutual TLS everywhere, as deployed (deploy/make-certs.sh makes a CA and certificates for
+  // every OSD, "admin" and "client" in DIR/tls); false runs everything --insecure.
+  bool tls = true;
 };
 
 class TestCluster {
@@ -62,7 +66,24 @@ class TestCluster {
   const std::string& map_path() const { return map_path_; }
   const std::string& dir() const { return dir_.path(); }
   std::string DataDir(uint32_t osd_id) const;
+  // Connected as "admin" (may call everything).
   ClusterClient& client() { return *client_; }
+
+  // The TLS flags a program of the cluster runs with as `identity` (an OSD "osd.N", "admin",
+  // "client", or any name made with MakeCertificate): --tls-dir/--tls-cert/--tls-key, or
+  // --insecure without TLS.
+  std::vector<std::string> SecurityFlags(const std::string& identity) const;
+  // "--map MAP" and the admin's security flags: what every `orthofs` command needs.
+  std::vector<std::string> ToolFlags() const;
+  // Runs `orthofs COMMAND ARGS...` against this cluster as admin.
+  CommandResult Orthofs(const std::string& command,
+                        const std::vector<std::string>& args = {}) const;
+  // RPC options connecting as `identity` (nullptr TLS without TLS).
+  RpcOptions Rpc(const std::string& identity,
+                 std::chrono::milliseconds deadline = std::chrono::milliseconds(10000)) const;
+  // Certificates: DIR/tls/NAME.crt/.key signed by the cluster CA (tls only).
+  std::string tls_dir() const { return dir_.path() + "/tls"; }
+  void MakeCertificate(const std::string& name) const;
 
   // Starts OSD osd_id (if not running) and waits until it answers Health and has recovered
   // (serves reads).
