@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Integration test of deploy/emulated-cluster: OSDs and a client in network namespaces behind
-# shaped links. Checks the links (tbf, no offload), data through the mount, reconfigure and
-# cold restarts keeping the data, traffic counters, bad flags, a failed up cleaning up after
-# itself, and that down leaves no namespace, process or mount behind.
+# shaped links, each host installed by deploy/install.sh and its daemons started from the
+# installed systemd units (deploy/run-unit), over mutual TLS. Checks the links (tbf, no
+# offload), the units' command lines, data through the mount, reconfigure and cold restarts
+# keeping the data, traffic counters, bad flags, a failed up cleaning up after itself, and that
+# down leaves no namespace, process or mount behind.
 #
 #   emulated_cluster_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
@@ -22,13 +24,22 @@ cleanup() {
   set +e
   "$emu" down --dir "$cluster" --name "$name" --purge > /dev/null 2>&1
   fusermount3 -uz "$mnt" 2> /dev/null
-  for pid in $(pgrep -f -- "$D"); do kill -KILL "$pid" 2> /dev/null; done
+  for pid in $(ours); do kill -KILL "$pid" 2> /dev/null; done
   for ns in $(ip netns list | awk '{print $1}' | grep "^$name-"); do ip netns delete "$ns"; done
   rm -rf "$D"
   exit $rc
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Our processes: their command line names $D, or run-unit started them on one of our hosts.
+ours() {
+  local pid
+  pgrep -f -- "$D" || true
+  for pid in $(pgrep orthofs || true); do
+    tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -q "^ORTHOFS_UNIT_ROOT=$D/" &&
+      echo "$pid"
+  done
+}
 namespaces() { ip netns list | awk '{print $1}' | grep -c "^$name-" || true; }
 
 # Bad flags: a clear message and a non-zero exit, nothing made.
@@ -46,20 +57,33 @@ grep -q "no emulated cluster" <<< "$out" || fail "no message for cold without cl
   > "$D/failed-up.log" 2>&1 && fail "up with a bad OSD flag succeeded"
 grep -q "up failed" "$D/failed-up.log" || fail "no failure message: $(cat "$D/failed-up.log")"
 [ "$(namespaces)" -eq 0 ] || fail "a failed up left namespaces: $(ip netns list)"
-pgrep -f -- "$cluster" > /dev/null && fail "a failed up left processes"
+[ -z "$(ours)" ] || fail "a failed up left processes: $(ours | xargs)"
 
 "$emu" up --dir "$cluster" --name "$name" --osds 3 --rate 500mbit --mount "$mnt" \
   --prefetch spa > "$D/up.log" 2>&1 || fail "up: $(cat "$D/up.log")"
 [ "$(namespaces)" -eq 5 ] || fail "expected 5 namespaces (switch, client, 3 OSDs): $(ip netns list)"
+# Each OSD host is an installed node running its unit's command line over TLS.
+for id in 0 1 2; do
+  h=$cluster/hosts/o$id
+  [ -x "$h/usr/local/bin/orthofs-osd" ] && [ -s "$h/etc/orthofs/tls/osd.$id.key" ] &&
+    [ -f "$h/etc/systemd/system/orthofs-osd@.service" ] || fail "host o$id is not installed"
+  [ ! -e "$h/etc/orthofs/tls/ca.key" ] || fail "the CA key was installed on host o$id"
+  cmdline=$(tr '\0' ' ' < "/proc/$(cat "$cluster/osd-$id.pid")/cmdline")
+  [[ "$cmdline" == "/usr/local/bin/orthofs-osd --id $id --map /etc/orthofs/cluster.yaml --data-dir /var/lib/orthofs/osd-$id --tls-dir /etc/orthofs/tls "* ]] ||
+    fail "OSD $id was not started by its unit: $cmdline"
+  [ -d "$h/var/lib/orthofs/osd-$id" ] || fail "OSD $id's data is not on its host"
+done
+grep -q "fuse.orthofs" <(grep " $mnt " /proc/mounts) || fail "the client's mount unit did not mount $mnt"
 tc -n "$name-o1" qdisc show dev eth0 | grep -q "tbf.*rate 500Mbit" || fail "OSD link not shaped"
 tc -n "$name-sw" qdisc show dev o1 | grep -q "tbf.*rate 500Mbit" || fail "switch port not shaped"
 nsenter --net="/run/netns/$name-o1" ethtool -k eth0 | grep -q "tcp-segmentation-offload: off" ||
   fail "segmentation offload still on"
 # The OSDs are reachable only inside the emulated network, from the client's namespace.
 "$emu" exec --dir "$cluster" -- "$ORTHOFS_BIN/orthofs" status --map "$cluster/cluster.yaml" \
-  > "$D/status.txt" || fail "status from the client namespace"
+  --tls-dir "$cluster/tls" > "$D/status.txt" || fail "status from the client namespace"
 grep -q "3 OSDs, 0 down" "$D/status.txt" || fail "status: $(cat "$D/status.txt")"
-"$ORTHOFS_BIN/orthofs" status --map "$cluster/cluster.yaml" --timeout-ms 300 > /dev/null 2>&1 &&
+"$ORTHOFS_BIN/orthofs" status --map "$cluster/cluster.yaml" --tls-dir "$cluster/tls" \
+  --timeout-ms 300 > /dev/null 2>&1 &&
   fail "OSDs reachable from the host's namespace: the cluster is not isolated"
 
 head -c 5000000 /dev/urandom > "$D/data"
@@ -72,9 +96,11 @@ read -r _ tx0 _ < <("$emu" traffic --dir "$cluster" | awk '$1 == 0')
   --direct-reads --hdd > "$D/reconf.log" 2>&1 || fail "reconfigure: $(cat "$D/reconf.log")"
 grep -q "mode: cor" "$cluster/cluster.yaml" && grep -q "fixed_window: true" "$cluster/cluster.yaml" &&
   grep -q "max_window: 5" "$cluster/cluster.yaml" || fail "map not rewritten: $(cat "$cluster/cluster.yaml")"
-pgrep -f -- "--data-dir $cluster/osd-0 --cache-mb 16" > /dev/null || fail "OSD 0 not restarted with 16 MiB"
-pgrep -f -- "--data-dir $cluster/osd-0 --cache-mb 16 --disk-model hdd --direct-reads" > /dev/null ||
-  fail "OSD 0 not restarted with the hdd model and direct reads: $(pgrep -a orthofs-osd)"
+osd0=$(tr '\0' ' ' < "/proc/$(cat "$cluster/osd-0.pid")/cmdline")
+[ "$osd0" = "/usr/local/bin/orthofs-osd --id 0 --map /etc/orthofs/cluster.yaml --data-dir /var/lib/orthofs/osd-0 --tls-dir /etc/orthofs/tls --cache-mb 16 --disk-model hdd --direct-reads " ] ||
+  fail "OSD 0 not restarted by its unit with 16 MiB, the hdd model and direct reads: $osd0"
+grep -q '^ORTHOFS_OSD_FLAGS="--cache-mb 16 --disk-model hdd --direct-reads"$' \
+  "$cluster/hosts/o0/etc/orthofs/osd.env" || fail "osd.env: $(cat "$cluster/hosts/o0/etc/orthofs/osd.env")"
 out=$("$emu" reconfigure --dir "$cluster" --osds 4 2>&1) && fail "reconfigure --osds accepted"
 grep -q "cannot change --osds" <<< "$out" || fail "no message for reconfigure --osds: $out"
 "$emu" cold --dir "$cluster" > "$D/cold.log" 2>&1 || fail "cold: $(cat "$D/cold.log")"
@@ -90,6 +116,6 @@ read -r _ tx1 _ < <(awk '$1 == 0' "$D/traffic.txt")
 "$emu" down --dir "$cluster" --purge > "$D/down.log" 2>&1 || fail "down: $(cat "$D/down.log")"
 [ "$(namespaces)" -eq 0 ] || fail "down left namespaces: $(ip netns list)"
 grep -q " $mnt " /proc/mounts && fail "down left the mount"
-pgrep -f -- "$cluster" > /dev/null && fail "down left processes"
+[ -z "$(ours)" ] || fail "down left processes: $(ours | xargs)"
 [ ! -e "$cluster" ] || fail "down --purge left $cluster"
 echo "emulated_cluster_test: all checks passed"
