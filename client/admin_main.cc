@@ -20,8 +20,10 @@
 #include "client/osd_client.h"
 #include "client/scrub.h"
 #include "client/tls_flags_cli.h"
+#include "client/wire.h"
 #include "common/peer_role.h"
 #include "common/placement_report.h"
+#include "common/rebalance_plan.h"
 #include "common/thrashing_control.h"
 
 namespace orthofs {
@@ -445,6 +447,90 @@ int RunScrubCommand(const CommonFlags& common, uint32_t fnso, ScrubOptions optio
   return r->unrecoverable == 0 ? kExitOk : kExitDegraded;
 }
 
+// ---- plan-rebalance ----
+
+// Lists every copy on every OSD and counts what a move to `new_map_path` would move: the
+// moved fraction against the least any placement could move, originals and replicas, and the
+// flows between OSDs. Changes nothing. Exit 3 when an OSD could not be listed (incomplete).
+int RunPlanRebalance(const CommonFlags& common, const std::string& new_map_path, bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  Result<ClusterMap> new_map = LoadClusterMapFile(new_map_path);
+  if (!new_map.ok()) return Error(new_map.status().message());
+  const ClusterMap& old_map = (*cluster)->map();
+  if (Status st = CheckMapChange(old_map, *new_map); !st.ok()) {
+    return Error(new_map_path + ": " + st.message());
+  }
+  RebalancePlan plan(old_map, *new_map);
+  int unlisted = 0;
+  for (const auto& osd : (*cluster)->osds()) {
+    Status listed = Status::Ok();
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      std::string token;
+      do {
+        wire::ListRequest request;
+        request.set_epoch(old_map.epoch);
+        request.set_flag(static_cast<wire::CopyFlag>(flag));
+        request.set_page_token(token);
+        Result<wire::ListResponse> page = osd->List(request);
+        if (!page.ok()) {
+          listed = page.status();
+          break;
+        }
+        for (const wire::ObjectMeta& meta : page->objects()) {
+          if (Result<Oid> oid = FromWire(meta.oid()); oid.ok()) plan.Count(*oid, osd->osd_id());
+        }
+        token = page->next_page_token();
+      } while (!token.empty());
+      if (!listed.ok()) break;
+    }
+    if (!listed.ok()) {
+      ++unlisted;
+      std::cerr << "orthofs: " << listed.ToString() << "\n";
+    }
+  }
+  const RebalanceSummary& s = plan.summary();
+  const double ideal = IdealMovedFraction(old_map, *new_map);
+  if (json) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (const auto& [edge, n] : s.flows) {
+      flows.push_back({{"from", edge.first}, {"to", edge.second}, {"copies", n}});
+    }
+    std::cout << nlohmann::json{{"old_epoch", old_map.epoch},
+                                {"new_epoch", new_map->epoch},
+                                {"old_osds", old_map.osds.size()},
+                                {"new_osds", new_map->osds.size()},
+                                {"copies", s.copies},
+                                {"moved", s.moved},
+                                {"originals_moved", s.originals_moved},
+                                {"replicas_moved", s.replicas_moved},
+                                {"moved_fraction", s.moved_fraction()},
+                                {"ideal_fraction", ideal},
+                                {"misplaced", s.misplaced},
+                                {"unlisted_osds", unlisted},
+                                {"flows", flows}}
+                     .dump()
+              << "\n";
+  } else {
+    std::printf("epoch %llu -> %llu, %zu -> %zu OSDs: %llu of %llu copies move (%.1f%%; the least "
+                "any placement could move: %.1f%%)\n",
+                static_cast<unsigned long long>(old_map.epoch),
+                static_cast<unsigned long long>(new_map->epoch), old_map.osds.size(),
+                new_map->osds.size(), static_cast<unsigned long long>(s.moved),
+                static_cast<unsigned long long>(s.copies), 100 * s.moved_fraction(), 100 * ideal);
+    std::printf("originals moved %llu, replicas moved %llu, misplaced now %llu\n",
+                static_cast<unsigned long long>(s.originals_moved),
+                static_cast<unsigned long long>(s.replicas_moved),
+                static_cast<unsigned long long>(s.misplaced));
+    for (const auto& [edge, n] : s.flows) {
+      std::printf("  osd %u -> osd %u: %llu copies\n", edge.first, edge.second,
+                  static_cast<unsigned long long>(n));
+    }
+    if (unlisted > 0) std::printf("%d OSDs could not be listed: the plan is incomplete\n", unlisted);
+  }
+  return unlisted == 0 ? kExitOk : kExitDegraded;
+}
+
 // ---- locate ----
 
 int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t first,
@@ -735,6 +821,15 @@ int main(int argc, char** argv) {
   locate->add_option("--type", type_name, "object type")->capture_default_str();
   locate->add_flag("--json", json, "JSON lines");
 
+  std::string new_map_path;
+  CLI::App* plan_rebalance = app.add_subcommand(
+      "plan-rebalance",
+      "count which stored copies a new map would move (originals and replicas, OSD to OSD) "
+      "against the least any placement could move; changes nothing");
+  AddCommonFlags(plan_rebalance, &common);
+  plan_rebalance->add_option("--new-map", new_map_path, "the proposed cluster map")->required();
+  plan_rebalance->add_flag("--json", json, "one JSON object");
+
   std::string report_map;
   int report_osds = 6;
   uint64_t files = 10000, objects = 800;
@@ -784,6 +879,7 @@ int main(int argc, char** argv) {
   if (mkfs->parsed()) return RunMkfs(common, fnso);
   if (fsck->parsed()) return RunFsckCommand(common, fnso, fsck_options, json);
   if (scrub->parsed()) return RunScrubCommand(common, fnso, scrub_options, json);
+  if (plan_rebalance->parsed()) return RunPlanRebalance(common, new_map_path, json);
   if (locate->parsed()) return RunLocate(common, fnso, fno, offset, count, type_name, json);
   if (report->parsed()) {
     return RunPlacementReport(report_map, report_osds, files, objects, strategy, fnso, json);

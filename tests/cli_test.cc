@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "client/map_file.h"
+#include "client/wire.h"
 #include "common/placement.h"
 #include "tests/test_cluster.h"
 
@@ -639,6 +640,59 @@ std::string StatusRow(const std::string& out, const OsdInfo& osd) {
     if (id == std::to_string(osd.id) && address == osd.address) return line;
   }
   return "";
+}
+
+// plan-rebalance lists what the OSDs hold and counts exactly the copies a bigger map moves.
+TEST_F(ClusterTest, PlanRebalanceCountsTheCopiesANewMapMoves) {
+  RequireAllUp();
+  ClusterClient& client = cluster_->client();
+  for (uint64_t fno = 9000; fno < 9040; ++fno) {
+    for (uint64_t index = 0; index < 3; ++index) {
+      ASSERT_TRUE(client.WriteBothCopies(Oid{5, fno, index, ObjectType::kData, CopyFlag::kOriginal},
+                                         "x")
+                      .ok());
+    }
+  }
+  // Every stored copy, from the OSDs themselves, and where a 5-OSD map puts it.
+  ClusterMap bigger = cluster_->map();
+  bigger.epoch += 1;
+  bigger.osds.push_back({3, "127.0.0.1:1", 1});
+  bigger.osds.push_back({4, "127.0.0.1:2", 1});
+  const Placement after(bigger);
+  uint64_t copies = 0, moves = 0;
+  for (const auto& osd : client.osds()) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      wire::ListRequest request;
+      request.set_epoch(cluster_->map().epoch);
+      request.set_flag(static_cast<wire::CopyFlag>(flag));
+      request.set_limit(100000);
+      Result<wire::ListResponse> page = osd->List(request);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      ASSERT_TRUE(page->next_page_token().empty()) << "more than one page";
+      for (const wire::ObjectMeta& meta : page->objects()) {
+        ++copies;
+        if (after.OsdFor(*FromWire(meta.oid())) != osd->osd_id()) ++moves;
+      }
+    }
+  }
+  ASSERT_GE(copies, 240u);
+  const std::string new_map = cluster_->dir() + "/bigger.yaml";
+  WriteFile(new_map, FormatClusterMap(bigger));
+  CommandResult r = Cli({"plan-rebalance", "--new-map", new_map, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("\"copies\":" + std::to_string(copies) + ","), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"moved\":" + std::to_string(moves) + ","), std::string::npos) << r.out;
+  std::smatch ideal;
+  ASSERT_TRUE(std::regex_search(r.out, ideal, std::regex(R"("ideal_fraction":([0-9.e-]+))")))
+      << r.out;
+  EXPECT_NEAR(std::stod(ideal[1]), 0.4, 1e-9);  // 3 -> 5 equal OSDs
+  EXPECT_NE(r.out.find("\"misplaced\":0,"), std::string::npos) << r.out;
+
+  // A map that cannot follow the current one is refused with the reason.
+  bigger.epoch = cluster_->map().epoch;
+  WriteFile(new_map, FormatClusterMap(bigger));
+  EXPECT_TRUE(FailedWithOneLine(Cli({"plan-rebalance", "--new-map", new_map}), 1,
+                                "must be above the current"));
 }
 
 TEST_F(ClusterTest, StatusUpThenDown) {
