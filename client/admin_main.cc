@@ -512,12 +512,13 @@ int RunPlanRebalance(const CommonFlags& common, const std::string& new_map_path,
                      .dump()
               << "\n";
   } else {
-    std::printf("epoch %llu -> %llu, %zu -> %zu OSDs: %llu of %llu copies move (%.1f%%; the least "
-                "any placement could move: %.1f%%)\n",
-                static_cast<unsigned long long>(old_map.epoch),
-                static_cast<unsigned long long>(new_map->epoch), old_map.osds.size(),
-                new_map->osds.size(), static_cast<unsigned long long>(s.moved),
-                static_cast<unsigned long long>(s.copies), 100 * s.moved_fraction(), 100 * ideal);
+    std::printf(
+        "epoch %llu -> %llu, %zu -> %zu OSDs: %llu of %llu copies move (%.1f%%; the least "
+        "any placement could move: %.1f%%)\n",
+        static_cast<unsigned long long>(old_map.epoch),
+        static_cast<unsigned long long>(new_map->epoch), old_map.osds.size(), new_map->osds.size(),
+        static_cast<unsigned long long>(s.moved), static_cast<unsigned long long>(s.copies),
+        100 * s.moved_fraction(), 100 * ideal);
     std::printf("originals moved %llu, replicas moved %llu, misplaced now %llu\n",
                 static_cast<unsigned long long>(s.originals_moved),
                 static_cast<unsigned long long>(s.replicas_moved),
@@ -526,7 +527,8 @@ int RunPlanRebalance(const CommonFlags& common, const std::string& new_map_path,
       std::printf("  osd %u -> osd %u: %llu copies\n", edge.first, edge.second,
                   static_cast<unsigned long long>(n));
     }
-    if (unlisted > 0) std::printf("%d OSDs could not be listed: the plan is incomplete\n", unlisted);
+    if (unlisted > 0)
+      std::printf("%d OSDs could not be listed: the plan is incomplete\n", unlisted);
   }
   return unlisted == 0 ? kExitOk : kExitDegraded;
 }

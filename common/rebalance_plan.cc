@@ -25,10 +25,9 @@ Status CheckMapChange(const ClusterMap& old_map, const ClusterMap& new_map) {
                                    " must be above the current " + std::to_string(old_map.epoch));
   }
   if (new_map.object_size != old_map.object_size) {
-    return Status::InvalidArgument("the object size cannot change (" +
-                                   std::to_string(old_map.object_size) + " -> " +
-                                   std::to_string(new_map.object_size) +
-                                   "): every stored object is cut by it");
+    return Status::InvalidArgument(
+        "the object size cannot change (" + std::to_string(old_map.object_size) + " -> " +
+        std::to_string(new_map.object_size) + "): every stored object is cut by it");
   }
   return Status::Ok();
 }

@@ -648,9 +648,9 @@ TEST_F(ClusterTest, PlanRebalanceCountsTheCopiesANewMapMoves) {
   ClusterClient& client = cluster_->client();
   for (uint64_t fno = 9000; fno < 9040; ++fno) {
     for (uint64_t index = 0; index < 3; ++index) {
-      ASSERT_TRUE(client.WriteBothCopies(Oid{5, fno, index, ObjectType::kData, CopyFlag::kOriginal},
-                                         "x")
-                      .ok());
+      ASSERT_TRUE(
+          client.WriteBothCopies(Oid{5, fno, index, ObjectType::kData, CopyFlag::kOriginal}, "x")
+              .ok());
     }
   }
   // Every stored copy, from the OSDs themselves, and where a 5-OSD map puts it.
