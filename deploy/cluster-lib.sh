@@ -35,14 +35,17 @@ cluster_osd_ids() { sed -n 's/^  - id: \([0-9]*\)$/\1/p' "$1"; }
 
 # cluster_osd_pid DIR ID: the pid of OSD ID if the process we started is still alive.
 cluster_osd_pid() {
-  local pidfile=$1/osd-$2.pid pid
+  local pidfile=$1/osd-$2.pid pid cmd
   [ -f "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
   [ -r "/proc/$pid/cmdline" ] || return 0
-  # Only our process: an orthofs-osd using this directory's map, or started from its unit on
-  # host DIR/hosts/oID (deploy/run-unit marks it with ORTHOFS_UNIT_ROOT).
-  if tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "orthofs-osd .*--map $1/cluster.yaml" ||
-    { tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "orthofs-osd --id $2 " &&
+  cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline")
+  # Only our process: an orthofs-osd using this directory's map, or one started from its unit
+  # on host DIR/hosts/oID: deploy/run-unit, until it has exec'd, then the OSD it marked with
+  # ORTHOFS_UNIT_ROOT (the same pid throughout).
+  if grep -q -- "orthofs-osd .*--map $1/cluster.yaml" <<< "$cmd" ||
+    grep -q -- "run-unit --root $1/hosts/o$2 " <<< "$cmd" ||
+    { grep -q -- "orthofs-osd --id $2 " <<< "$cmd" &&
       tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "ORTHOFS_UNIT_ROOT=$1/hosts/o$2"; }; then
     echo "$pid"
   fi
