@@ -26,8 +26,8 @@ struct PerOsdFamily {
 
 }  // namespace
 
-std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, const FileIoStats& io,
-                               const ClusterClient& cluster) {
+std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
+                               const FileIoStats& io, const ClusterClient& cluster) {
   const std::string fnso_text = std::to_string(fnso);
   const MetricLabels ns = {{"fnso", fnso_text}};
   const WriteBackStats& c = io.cache;
@@ -81,6 +81,11 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, con
   };
   for (const Family& f : families) {
     emit(f.gauge, f.name, f.help, static_cast<double>(f.value), ns);
+  }
+  if (tls_not_after > 0) {
+    out.Gauge("orthofs_client_tls_certificate_expiry_timestamp_seconds",
+              "When this mount's TLS certificate expires (alert well before)",
+              static_cast<double>(tls_not_after), ns);
   }
   const char* kReadsHelp = "Objects fetched from OSDs, by copy";
   out.Counter("orthofs_client_object_reads_total", kReadsHelp,

@@ -11,7 +11,8 @@
 
 namespace orthofs {
 
-std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, const FileIoStats& io,
-                               const ClusterClient& cluster);
+// tls_not_after: the mount's certificate expiry (Unix seconds), 0 without TLS.
+std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
+                               const FileIoStats& io, const ClusterClient& cluster);
 
 }  // namespace orthofs

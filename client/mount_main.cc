@@ -89,8 +89,8 @@ class OrthoFs {
   Namespace& ns() { return ns_; }
   FileIo& io() { return io_; }
   // orthofs-mount --metrics.
-  std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes) {
-    return RenderMountMetrics(fnso, cache_bytes, io_.stats(), *cluster_);
+  std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
+    return RenderMountMetrics(fnso, cache_bytes, tls_not_after, io_.stats(), *cluster_);
   }
 
   void FillStat(const InodeRef& ref, struct stat* st) {
@@ -824,8 +824,9 @@ int main(int argc, char** argv) {
   std::unique_ptr<MetricsServer> metrics;
   if (!cli.metrics.empty()) {
     auto started =
-        MetricsServer::Start(cli.metrics, [&fs, fnso, cache_bytes = io_options.cache_bytes] {
-          return fs->RenderMetrics(fnso, cache_bytes);
+        MetricsServer::Start(cli.metrics, [&fs, fnso, cache_bytes = io_options.cache_bytes,
+                                           not_after = *tls ? (*tls)->not_after : 0] {
+          return fs->RenderMetrics(fnso, cache_bytes, not_after);
         });
     if (!started.ok()) {
       std::cerr << "orthofs-mount: --metrics: " << started.status().message() << "\n";

@@ -5,10 +5,12 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -62,8 +64,9 @@ Bio MemoryBio(const std::string& pem) {
 }
 
 // The certificate and key belong together, the CA signed the certificate, and it is valid now.
-Result<std::string> CheckIdentity(const TlsIdentity& id, const TlsFlags& files) {
-  Bio ca_bio = MemoryBio(id.ca_pem);
+// Fills in the certificate's name and expiry.
+Status CheckIdentity(TlsIdentity* id, const TlsFlags& files) {
+  Bio ca_bio = MemoryBio(id->ca_pem);
   std::unique_ptr<X509_STORE, StoreFree> store(X509_STORE_new());
   int cas = 0;
   while (X509* ca = PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)) {
@@ -74,12 +77,12 @@ Result<std::string> CheckIdentity(const TlsIdentity& id, const TlsFlags& files) 
   ERR_clear_error();  // the end of the file reads as an error
   if (cas == 0) return Status::InvalidArgument("TLS CA " + files.ca + " holds no certificate");
 
-  Bio cert_bio = MemoryBio(id.cert_pem);
+  Bio cert_bio = MemoryBio(id->cert_pem);
   Cert cert(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
   if (!cert) {
     return Status::InvalidArgument("TLS certificate " + files.cert + ": " + OpensslError());
   }
-  Bio key_bio = MemoryBio(id.key_pem);
+  Bio key_bio = MemoryBio(id->key_pem);
   std::unique_ptr<EVP_PKEY, KeyFree> key(
       PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
   if (!key) return Status::InvalidArgument("TLS key " + files.key + ": " + OpensslError());
@@ -101,7 +104,12 @@ Result<std::string> CheckIdentity(const TlsIdentity& id, const TlsFlags& files) 
                                 sizeof name) <= 0) {
     return Status::InvalidArgument("TLS certificate " + files.cert + " has no common name");
   }
-  return std::string(name);
+  id->name = name;
+  struct tm expiry {};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert.get()), &expiry) == 1) {
+    id->not_after = static_cast<int64_t>(timegm(&expiry));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -128,9 +136,10 @@ Result<std::shared_ptr<const TlsIdentity>> LoadTlsIdentity(const TlsFlags& flags
   id->ca_pem = std::move(*ca);
   id->cert_pem = std::move(*cert);
   id->key_pem = std::move(*key);
-  Result<std::string> name = CheckIdentity(*id, files);
-  if (!name.ok()) return name.status();
-  id->name = std::move(*name);
+  ORTHOFS_RETURN_IF_ERROR(CheckIdentity(id.get(), files));
+  if (id->not_after - std::time(nullptr) < 30 * 24 * 3600) {
+    spdlog::warn("TLS certificate {} expires in less than 30 days", files.cert);
+  }
   return std::shared_ptr<const TlsIdentity>(std::move(id));
 }
 

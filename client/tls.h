@@ -6,6 +6,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -30,7 +31,8 @@ struct TlsIdentity {
   std::string ca_pem;
   std::string cert_pem;
   std::string key_pem;
-  std::string name;  // the certificate's common name
+  std::string name;       // the certificate's common name
+  int64_t not_after = 0;  // when the certificate expires (Unix seconds)
 };
 
 // nullptr with flags.insecure. Otherwise the files, checked: readable PEM, the key belongs to

@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
   service_options.prefetch.tls = *tls;
   service_options.repair.rpc.tls = *tls;
   service_options.authorize_callers = *tls != nullptr;
+  if (*tls) service_options.tls_not_after = (*tls)->not_after;
   orthofs::OsdService service(*map, store->get(), service_options);
   std::unique_ptr<orthofs::MetricsServer> metrics;
   if (!flags.metrics.empty()) {

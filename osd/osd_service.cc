@@ -41,6 +41,7 @@ std::string OtherCopyKey(const Oid& oid) {
 OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
       authorize_callers_(options.authorize_callers),
+      tls_not_after_(options.tls_not_after),
       placement_(map),
       store_(store),
       cache_(options.cache_bytes),
@@ -718,6 +719,11 @@ std::string OsdService::RenderMetrics() {
   out.Gauge("orthofs_osd_map_epoch", "Cluster map epoch", stats.epoch(), osd);
   out.Gauge("orthofs_osd_recovering", "1 while waiting for the others to replay missed writes",
             recovering_.load() ? 1 : 0, osd);
+  if (tls_not_after_ > 0) {
+    out.Gauge("orthofs_osd_tls_certificate_expiry_timestamp_seconds",
+              "When this OSD's TLS certificate expires (alert well before)",
+              static_cast<double>(tls_not_after_), osd);
+  }
   for (int m = 0; m < kMethodCount; ++m) {
     out.Counter("orthofs_osd_requests_total", "RPCs answered", counters_[m].calls.load(),
                 {{"osd", id}, {"method", kMethodNames[m]}});

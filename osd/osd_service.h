@@ -39,6 +39,7 @@ struct OsdServiceOptions {
   RepairWorkerOptions repair;
   // With TLS: every call is checked against the caller's certificate name (common/peer_role.h).
   bool authorize_callers = false;
+  int64_t tls_not_after = 0;  // this OSD's certificate expiry (Unix seconds) for the metrics
 };
 
 class OsdService final : public wire::Osd::Service {
@@ -153,6 +154,7 @@ class OsdService final : public wire::Osd::Service {
 
   const uint32_t osd_id_;
   const bool authorize_callers_;
+  const int64_t tls_not_after_;
   std::mutex stats_baseline_mu_;
   std::map<std::string, uint64_t> stats_baseline_;  // counter values at the last Stats reset
   const Placement placement_;

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <set>
 #include <string>
@@ -234,6 +235,8 @@ TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
   std::map<std::string, double> before = scrape();
   EXPECT_EQ(Sample(before, "orthofs_client_cache_capacity_bytes" + ns), 256.0 * kMiB);
   EXPECT_EQ(Sample(before, "orthofs_client_flushes_total" + ns), 0);
+  EXPECT_GT(Sample(before, "orthofs_client_tls_certificate_expiry_timestamp_seconds" + ns),
+            static_cast<double>(std::time(nullptr)) + 3600.0 * 24 * 3600);
 
   // A cold read: every object fetched from its original's OSD, each a cache miss.
   ExpectSameBytes(ReadFile(mount / "f"), data);

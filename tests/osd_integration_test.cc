@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -742,6 +743,12 @@ TEST(OsdMetricsTest, PrometheusEndpointParsesAndCountersMove) {
   ASSERT_TRUE(before.count(writes)) << before_text;
   ASSERT_TRUE(before.count(timed));
   ASSERT_TRUE(before.count(R"(orthofs_osd_objects{osd="0"})"));
+  // make-certs.sh certificates last 3650 days: the expiry is years ahead.
+  const double now = static_cast<double>(std::time(nullptr));
+  const std::string expiry = R"(orthofs_osd_tls_certificate_expiry_timestamp_seconds{osd="0"})";
+  ASSERT_TRUE(before.count(expiry)) << before_text;
+  EXPECT_GT(before[expiry], now + 3600.0 * 24 * 3600);
+  EXPECT_LT(before[expiry], now + 3600.0 * 24 * 3660);
 
   ClusterClient& c = cluster.client();
   int on_osd0 = 0;
