@@ -2,15 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/cluster_map_testing.h"
+
 namespace orthofs {
 namespace {
-
-ClusterMap EqualMap(uint64_t epoch, std::vector<uint32_t> ids) {
-  ClusterMap map;
-  map.epoch = epoch;
-  for (uint32_t id : ids) map.osds.push_back({id, "10.0.0." + std::to_string(id + 1) + ":7000", 1});
-  return map;
-}
 
 TEST(RebalancePlanTest, MapChangeRules) {
   const ClusterMap four = EqualMap(1, {0, 1, 2, 3});
