@@ -69,6 +69,11 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
       {false, "orthofs_client_degraded_writes_total",
        "Writes that reached one copy only and left a repair record for the other",
        cluster.degraded_writes()},
+      {true, "orthofs_client_map_epoch", "Cluster map epoch this mount places by",
+       cluster.map().epoch},
+      {false, "orthofs_client_map_changes_total",
+       "Cluster maps switched to while mounted (an OSD answered with a later epoch)",
+       cluster.map_changes()},
   };
   PrometheusText out;
   auto emit = [&out](bool gauge, const char* name, const char* help, double value,

@@ -89,6 +89,21 @@ Result<wire::PrefetchNotifyResponse> OsdClient::PrefetchNotify(
   return Call<wire::PrefetchNotifyRequest, wire::PrefetchNotifyResponse>(
       &wire::Osd::Stub::PrefetchNotify, r);
 }
+Result<wire::MapResponse> OsdClient::GetMap(const wire::GetMapRequest& r) {
+  return Call<wire::GetMapRequest, wire::MapResponse>(&wire::Osd::Stub::GetMap, r);
+}
+Result<wire::SetMapResponse> OsdClient::SetMap(const wire::SetMapRequest& r) {
+  return Call<wire::SetMapRequest, wire::SetMapResponse>(&wire::Osd::Stub::SetMap, r);
+}
+Result<wire::FetchResponse> OsdClient::Fetch(const wire::FetchRequest& r) {
+  return Call<wire::FetchRequest, wire::FetchResponse>(&wire::Osd::Stub::Fetch, r);
+}
+Result<wire::DiscardResponse> OsdClient::Discard(const wire::DiscardRequest& r) {
+  return Call<wire::DiscardRequest, wire::DiscardResponse>(&wire::Osd::Stub::Discard, r);
+}
+Result<wire::MigrateResponse> OsdClient::Migrate(const wire::MigrateRequest& r) {
+  return Call<wire::MigrateRequest, wire::MigrateResponse>(&wire::Osd::Stub::Migrate, r);
+}
 Result<wire::LogLevelResponse> OsdClient::SetLogLevel(const wire::LogLevelRequest& r) {
   return Call<wire::LogLevelRequest, wire::LogLevelResponse>(&wire::Osd::Stub::SetLogLevel, r);
 }
@@ -206,18 +221,96 @@ std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> OsdClient::Subscribe(
   return stub_->Subscribe(context, request);
 }
 
-ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : placement_(map) {
-  for (const auto& osd : map.osds) {
-    osds_.push_back(std::make_unique<OsdClient>(osd, options));
-    osds_.back()->set_health(&health_);
+ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : options_(options) {
+  InstallMap(map);
+}
+
+OsdClient* ClusterClient::MapState::Osd(uint32_t osd_id) const {
+  for (OsdClient* c : osds) {
+    if (c->osd_id() == osd_id) return c;
+  }
+  return nullptr;
+}
+
+void ClusterClient::InstallMap(const ClusterMap& map) {
+  auto next = std::make_unique<MapState>(map);
+  for (const OsdInfo& osd : map.osds) {
+    // An OSD keeps its connection across maps unless its address changed.
+    OsdClient* existing = nullptr;
+    for (const auto& c : connections_) {
+      if (c->osd_id() == osd.id && c->address() == osd.address) existing = c.get();
+    }
+    if (existing == nullptr) {
+      connections_.push_back(std::make_unique<OsdClient>(osd, options_));
+      connections_.back()->set_health(&health_);
+      existing = connections_.back().get();
+    }
+    next->osds.push_back(existing);
+  }
+  states_.push_back(std::move(next));
+  state_.store(states_.back().get(), std::memory_order_release);
+}
+
+void ClusterClient::FollowMapChange(OsdClient* from, uint64_t seen_epoch) {
+  std::lock_guard lock(map_mu_);
+  const uint64_t running = state()->placement.map().epoch;
+  if (running > seen_epoch) return;  // another call switched already
+  Result<wire::MapResponse> answer = from->GetMap(wire::GetMapRequest());
+  Result<ClusterMap> map = answer.ok() ? ParseClusterMap(answer->map()) : answer.status();
+  if (map.ok() && map->epoch > running &&
+      map->object_size == state()->placement.map().object_size) {
+    spdlog::info("cluster map epoch {} -> {} (from {}), {} OSDs", running, map->epoch, from->name(),
+                 map->osds.size());
+    InstallMap(*map);
+    ++map_changes_;
+    if (on_map_change_) on_map_change_();
+    return;
+  }
+  if (!map.ok()) {
+    spdlog::warn("{} refused epoch {} as stale but gave no map: {}", from->name(), running,
+                 map.status().ToString());
+  }
+  // The OSD runs an older map than ours: it catches up from its peers in a moment.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+template <typename Request, typename Response>
+Result<Response> ClusterClient::SendForCopy(const Oid& oid, Request request,
+                                            Result<Response> (OsdClient::*call)(const Request&)) {
+  for (int attempt = 0;; ++attempt) {
+    const MapState* s = state();
+    request.set_epoch(s->placement.map().epoch);
+    OsdClient* osd = s->Osd(s->placement.OsdFor(oid));
+    Result<Response> result = (osd->*call)(request);
+    if (result.ok() || !result.status().Is(StatusCode::kStaleEpoch) || attempt >= kMaxMapRetries) {
+      return result;
+    }
+    FollowMapChange(osd, s->placement.map().epoch);
   }
 }
 
-OsdClient* ClusterClient::Osd(uint32_t osd_id) {
-  for (auto& c : osds_) {
-    if (c->osd_id() == osd_id) return c.get();
-  }
-  return nullptr;
+template <typename Request, typename Response>
+void ClusterClient::SendForCopyAsync(const Oid& oid, Request request,
+                                     void (OsdClient::*call)(Request,
+                                                             std::function<void(Result<Response>)>),
+                                     std::function<void(Result<Response>)> done, int attempt) {
+  const MapState* s = state();
+  const uint64_t epoch = s->placement.map().epoch;
+  request.set_epoch(epoch);
+  OsdClient* osd = s->Osd(s->placement.OsdFor(oid));
+  // A copy of the request stays for a resend: a map change is rare, but must not fail a write.
+  (osd->*call)(request, [this, oid, request, call, done = std::move(done), osd, epoch,
+                         attempt](Result<Response> result) mutable {
+    if (result.ok() || !result.status().Is(StatusCode::kStaleEpoch) || attempt >= kMaxMapRetries) {
+      return done(std::move(result));
+    }
+    // Not on the gRPC callback thread: fetching the map is a blocking call.
+    std::thread([this, oid, request = std::move(request), call, done = std::move(done), osd, epoch,
+                 attempt]() mutable {
+      FollowMapChange(osd, epoch);
+      SendForCopyAsync(oid, std::move(request), call, std::move(done), attempt + 1);
+    }).detach();
+  });
 }
 
 namespace {
@@ -239,7 +332,7 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
   if (!client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
-  Result<wire::ReadResponse> read = Osd(placement_.OsdFor(oid))->Read(r);
+  Result<wire::ReadResponse> read = SendForCopy(oid, std::move(r), &OsdClient::Read);
   if (read.ok()) ORTHOFS_RETURN_IF_ERROR(VerifyWholeObject(oid, *read));
   return read;
 }
@@ -286,7 +379,7 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
 }
 
 Status ClusterClient::RecordRepair(const Oid& oid, uint64_t version, bool sync) {
-  return Osd(placement_.OsdFor(oid))->Write(RecordRepairRequest(oid, version, sync)).status();
+  return SendForCopy(oid, RecordRepairRequest(oid, version, sync), &OsdClient::Write).status();
 }
 
 wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t version,
@@ -304,7 +397,7 @@ wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t v
 Result<wire::ObjectMeta> ClusterClient::Write(const Oid& oid, std::string_view data,
                                               const ObjectWrite& how) {
   Result<wire::WriteResponse> response =
-      Osd(placement_.OsdFor(oid))->Write(MakeWrite(oid, data, how));
+      SendForCopy(oid, MakeWrite(oid, data, how), &OsdClient::Write);
   if (!response.ok()) return response.status();
   return response->meta();
 }
@@ -345,17 +438,15 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
     const Oid believed_down = live.OtherCopy();
     // The belief is a hint that may outlive the outage: if the live copy's OSD fails now, the
     // other one may well be back, and takes the write (with the record) instead.
-    Osd(placement_.OsdFor(live))
-        ->WriteAsync(
-            MakeWrite(live, data, degraded),
-            [this, done, believed_down,
-             request = MakeWrite(believed_down, data, degraded)](Result<wire::WriteResponse> r) {
-              if (r.ok() || !IsOsdFailure(r.status())) return done(r.status());
-              Osd(placement_.OsdFor(believed_down))
-                  ->WriteAsync(request, [done](Result<wire::WriteResponse> second) {
-                    done(second.status());
-                  });
-            });
+    SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+        live, MakeWrite(live, data, degraded), &OsdClient::WriteAsync,
+        [this, done, believed_down,
+         request = MakeWrite(believed_down, data, degraded)](Result<wire::WriteResponse> r) {
+          if (r.ok() || !IsOsdFailure(r.status())) return done(r.status());
+          SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+              believed_down, request, &OsdClient::WriteAsync,
+              [done](Result<wire::WriteResponse> second) { done(second.status()); });
+        });
     return;
   }
   // Both at once; when exactly one fails at the transport, the other (already written) gets a
@@ -368,9 +459,9 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
   };
   auto outcome = std::make_shared<Outcome>();
   for (int i = 0; i < 2; ++i) {
-    Osd(placement_.OsdFor(copies[i]))
-        ->WriteAsync(MakeWrite(copies[i], data, how), [this, outcome, i, copies, sync = how.sync,
-                                                       done](Result<wire::WriteResponse> r) {
+    SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+        copies[i], MakeWrite(copies[i], data, how), &OsdClient::WriteAsync,
+        [this, outcome, i, copies, sync = how.sync, done](Result<wire::WriteResponse> r) {
           {
             std::lock_guard lock(outcome->mu);
             outcome->status[i] = r.status();
@@ -392,11 +483,11 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
           // A full OSD fails the write (the application hears ENOSPC), but the copy that took
           // it gets a repair record too, so the two copies agree once space is back.
           const int live = 1 - failed;
-          Osd(placement_.OsdFor(copies[live]))
-              ->WriteAsync(RecordRepairRequest(copies[live], outcome->version[live], sync),
-                           [done, full, lost](Result<wire::WriteResponse> r) {
-                             done(full ? lost : r.status());
-                           });
+          SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+              copies[live], RecordRepairRequest(copies[live], outcome->version[live], sync),
+              &OsdClient::WriteAsync, [done, full, lost](Result<wire::WriteResponse> r) {
+                done(full ? lost : r.status());
+              });
         });
   }
 }
@@ -416,8 +507,9 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
   if (!client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
-  Osd(placement_.OsdFor(oid))
-      ->ReadAsync(std::move(r), [oid, done = std::move(done)](Result<wire::ReadResponse> read) {
+  SendForCopyAsync<wire::ReadRequest, wire::ReadResponse>(
+      oid, std::move(r), &OsdClient::ReadAsync,
+      [oid, done = std::move(done)](Result<wire::ReadResponse> read) {
         if (read.ok()) {
           if (Status st = VerifyWholeObject(oid, *read); !st.ok()) return done(st);
         }
@@ -427,9 +519,9 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
 
 void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
                                std::function<void(Status)> done) {
-  Osd(placement_.OsdFor(oid))
-      ->WriteAsync(MakeWrite(oid, data, how),
-                   [done = std::move(done)](Result<wire::WriteResponse> r) { done(r.status()); });
+  SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+      oid, MakeWrite(oid, data, how), &OsdClient::WriteAsync,
+      [done = std::move(done)](Result<wire::WriteResponse> r) { done(r.status()); });
 }
 
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
@@ -447,7 +539,7 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
       wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
       r.set_replace(true);
       r.set_set_version(meta->version());
-      Status replica = Osd(placement_.OsdFor(replica_copy))->Write(r).status();
+      Status replica = SendForCopy(replica_copy, std::move(r), &OsdClient::Write).status();
       if (replica.ok()) return meta;
       if (!IsOsdFailure(replica)) return replica;
       ORTHOFS_RETURN_IF_ERROR(RecordRepair(original_copy, meta->version(), false));
@@ -464,13 +556,14 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
 
 Status ClusterClient::SyncAll() {
   std::vector<std::thread> threads;
-  std::vector<Status> results(osds_.size());
-  for (size_t i = 0; i < osds_.size(); ++i) {
-    if (osds_[i]->down()) continue;  // what it missed is recorded for repair on the others
+  const std::vector<OsdClient*>& osds = state()->osds;
+  std::vector<Status> results(osds.size());
+  for (size_t i = 0; i < osds.size(); ++i) {
+    if (osds[i]->down()) continue;  // what it missed is recorded for repair on the others
     threads.emplace_back([&, i] {
       wire::SyncRequest r;
       r.set_epoch(map().epoch);
-      results[i] = osds_[i]->Sync(r).status();
+      results[i] = osds[i]->Sync(r).status();
     });
   }
   for (auto& t : threads) t.join();
@@ -506,41 +599,58 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
 
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::ListFileObjects(
     CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit, bool with_data) {
-  // Replicas of a file all live on one OSD; originals are spread over the others.
-  std::vector<OsdClient*> targets;
-  if (flag == CopyFlag::kReplica) {
-    targets.push_back(Osd(placement_.ReplicaOsdFor(fnso, fno)));
-  } else {
-    for (auto& osd : osds_) {
-      if (osd->osd_id() != placement_.ReplicaOsdFor(fnso, fno)) targets.push_back(osd.get());
-    }
-  }
-  std::vector<std::pair<wire::ObjectMeta, std::string>> out;
-  for (OsdClient* osd : targets) {
-    std::string token;
-    do {
-      wire::ListRequest request;
-      request.set_epoch(map().epoch);
-      request.set_flag(static_cast<wire::CopyFlag>(flag));
-      request.set_fnso(fnso);
-      request.set_fno(fno);
-      request.set_type(static_cast<wire::ObjectType>(type));
-      request.set_with_data(with_data);
-      request.set_page_token(token);
-      if (limit != 0) request.set_limit(limit);
-      Result<wire::ListResponse> page = osd->List(request);
-      if (!page.ok()) return page.status();
-      for (int i = 0; i < page->objects_size(); ++i) {
-        out.emplace_back(page->objects(i), i < page->data_size() ? page->data(i) : "");
+  for (int attempt = 0;; ++attempt) {
+    const MapState* s = state();
+    const uint64_t epoch = s->placement.map().epoch;
+    // Replicas of a file all live on one OSD; originals are spread over the others.
+    const uint32_t replica_osd = s->placement.ReplicaOsdFor(fnso, fno);
+    std::vector<OsdClient*> targets;
+    if (flag == CopyFlag::kReplica) {
+      targets.push_back(s->Osd(replica_osd));
+    } else {
+      for (OsdClient* osd : s->osds) {
+        if (osd->osd_id() != replica_osd) targets.push_back(osd);
       }
-      token = page->next_page_token();
-      if (limit != 0 && out.size() >= limit) return out;
-    } while (!token.empty());
+    }
+    std::vector<std::pair<wire::ObjectMeta, std::string>> out;
+    OsdClient* stale = nullptr;
+    for (OsdClient* osd : targets) {
+      std::string token;
+      do {
+        wire::ListRequest request;
+        request.set_epoch(epoch);
+        request.set_flag(static_cast<wire::CopyFlag>(flag));
+        request.set_fnso(fnso);
+        request.set_fno(fno);
+        request.set_type(static_cast<wire::ObjectType>(type));
+        request.set_with_data(with_data);
+        request.set_page_token(token);
+        if (limit != 0) request.set_limit(limit);
+        Result<wire::ListResponse> page = osd->List(request);
+        if (!page.ok()) {
+          if (!page.status().Is(StatusCode::kStaleEpoch) || attempt >= kMaxMapRetries) {
+            return page.status();
+          }
+          stale = osd;
+          break;
+        }
+        for (int i = 0; i < page->objects_size(); ++i) {
+          out.emplace_back(page->objects(i), i < page->data_size() ? page->data(i) : "");
+        }
+        token = page->next_page_token();
+        if (limit != 0 && out.size() >= limit) return out;
+      } while (!token.empty());
+      if (stale) break;
+    }
+    if (stale) {  // the map changed: list again under the new one
+      FollowMapChange(stale, epoch);
+      continue;
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return a.first.oid().offset() < b.first.oid().offset();
+    });
+    return out;
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.first.oid().offset() < b.first.oid().offset();
-  });
-  return out;
 }
 
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>>
@@ -561,7 +671,7 @@ Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,
   if (expected_version) r.set_expected_version(*expected_version);
   if (set_version) r.set_set_version(*set_version);
   r.set_record_repair(record_repair);
-  return Osd(placement_.OsdFor(oid))->Delete(r);
+  return SendForCopy(oid, std::move(r), &OsdClient::Delete);
 }
 
 Result<bool> ClusterClient::Delete(const Oid& oid, std::optional<uint64_t> expected_version) {
@@ -574,7 +684,7 @@ Result<wire::ObjectMeta> ClusterClient::Stat(const Oid& oid) {
   wire::StatRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
-  Result<wire::StatResponse> response = Osd(placement_.OsdFor(oid))->Stat(r);
+  Result<wire::StatResponse> response = SendForCopy(oid, std::move(r), &OsdClient::Stat);
   if (!response.ok()) return response.status();
   return response->meta();
 }

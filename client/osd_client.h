@@ -55,6 +55,11 @@ class OsdClient {
   Result<wire::RepairResponse> Repair(const wire::RepairRequest& request);
   Result<wire::LogLevelResponse> SetLogLevel(const wire::LogLevelRequest& request);
   Result<wire::PrefetchNotifyResponse> PrefetchNotify(const wire::PrefetchNotifyRequest& request);
+  Result<wire::MapResponse> GetMap(const wire::GetMapRequest& request);
+  Result<wire::SetMapResponse> SetMap(const wire::SetMapRequest& request);
+  Result<wire::FetchResponse> Fetch(const wire::FetchRequest& request);
+  Result<wire::DiscardResponse> Discard(const wire::DiscardRequest& request);
+  Result<wire::MigrateResponse> Migrate(const wire::MigrateRequest& request);
 
   // Start a call and return at once; `done` runs on a gRPC thread when it completes.
   void ReadAsync(wire::ReadRequest request, std::function<void(Result<wire::ReadResponse>)> done);
@@ -134,19 +139,39 @@ struct ObjectWrite {
   bool record_repair = false;  // the other copy's OSD is down (proto WriteRequest)
 };
 
+// The map can change while a client runs (orthofs rebalance): an OSD that runs a later epoch
+// refuses a request with STALE_EPOCH, and the client fetches that map from it, switches to it
+// and sends the request again to the OSD the new map names, so callers see no failure.
 class ClusterClient {
  public:
   explicit ClusterClient(const ClusterMap& map, const RpcOptions& options = {});
 
-  const ClusterMap& map() const { return placement_.map(); }
-  const Placement& placement() const { return placement_; }
+  // The current map. References stay valid for the client's life (every map it ran is kept;
+  // a client sees a handful), but a later call may return a newer one.
+  const ClusterMap& map() const { return state()->placement.map(); }
+  const Placement& placement() const { return state()->placement; }
   // Stamped into every read: the OSDs keep prefetch windows per reader (COR).
   void set_client_id(std::string id) { client_id_ = std::move(id); }
   const std::string& client_id() const { return client_id_; }
-  // nullptr when the map has no OSD with this id.
-  OsdClient* Osd(uint32_t osd_id);
+  // nullptr when the current map has no OSD with this id.
+  OsdClient* Osd(uint32_t osd_id) { return state()->Osd(osd_id); }
   // The OSD holding this copy is inside its backoff after a transport failure.
-  bool CopyIsDown(const Oid& oid) { return Osd(placement_.OsdFor(oid))->down(); }
+  bool CopyIsDown(const Oid& oid) {
+    const MapState* s = state();
+    return s->Osd(s->placement.OsdFor(oid))->down();
+  }
+  // After `from` refused a request placed with `seen_epoch` as stale: switch to its map if it
+  // is later, or wait a moment for it to catch up if it is behind. Safe to call concurrently.
+  void FollowMapChange(OsdClient* from, uint64_t seen_epoch);
+  const RpcOptions& rpc_options() const { return options_; }
+  // Called (holding the client's map lock: it must not call back into map changes) after
+  // every switch to a new map; nullptr clears it.
+  void set_map_change_callback(std::function<void()> callback) {
+    std::lock_guard lock(map_mu_);
+    on_map_change_ = std::move(callback);
+  }
+  // Maps switched to since start.
+  uint64_t map_changes() const { return map_changes_.load(); }
   // A transport failure (unreachable, deadline, shutting down) rather than a refusal.
   static bool IsOsdFailure(const Status& status) {
     return status.Is(StatusCode::kUnavailable) || status.Is(StatusCode::kDeadlineExceeded);
@@ -166,7 +191,8 @@ class ClusterClient {
   std::vector<uint32_t> DownOsds() const { return health_.DownOsds(OsdHealth::Clock::now()); }
   // Writes that reached one copy only and left a repair record for the other.
   uint64_t degraded_writes() const { return degraded_writes_.load(); }
-  const std::vector<std::unique_ptr<OsdClient>>& osds() const { return osds_; }
+  // The current map's OSDs, in map order.
+  const std::vector<OsdClient*>& osds() const { return state()->osds; }
 
   // Each operates on the copy oid.flag names, at the OSD placement says holds it.
   Result<wire::ReadResponse> Read(const Oid& oid, uint64_t offset = 0, uint64_t length = 0);
@@ -230,11 +256,40 @@ class ClusterClient {
                                                 uint64_t length);
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;
 
-  Placement placement_;
+  // One map and its OSDs' connections. Immutable once installed.
+  struct MapState {
+    explicit MapState(const ClusterMap& map) : placement(map) {}
+    Placement placement;
+    std::vector<OsdClient*> osds;
+    OsdClient* Osd(uint32_t osd_id) const;
+  };
+  const MapState* state() const { return state_.load(std::memory_order_acquire); }
+  // Caller holds map_mu_ (or is the constructor).
+  void InstallMap(const ClusterMap& map);
+
+  // Sends a request about one copy to the OSD the current map names, stamped with its epoch;
+  // a stale epoch switches maps and sends it again (FollowMapChange).
+  template <typename Request, typename Response>
+  Result<Response> SendForCopy(const Oid& oid, Request request,
+                               Result<Response> (OsdClient::*call)(const Request&));
+  template <typename Request, typename Response>
+  void SendForCopyAsync(const Oid& oid, Request request,
+                        void (OsdClient::*call)(Request, std::function<void(Result<Response>)>),
+                        std::function<void(Result<Response>)> done, int attempt = 0);
+  static constexpr int kMaxMapRetries = 200;  // 10 s for an OSD to catch up
+
+  const RpcOptions options_;
   OsdHealth health_;
   mutable std::atomic<uint64_t> degraded_writes_{0};
+  std::atomic<uint64_t> map_changes_{0};
   std::string client_id_;
-  std::vector<std::unique_ptr<OsdClient>> osds_;
+  std::mutex map_mu_;
+  // Every map this client ran and every connection it made, kept for its life so that the
+  // references and pointers handed out stay valid.
+  std::vector<std::unique_ptr<MapState>> states_;        // guarded by map_mu_
+  std::vector<std::unique_ptr<OsdClient>> connections_;  // guarded by map_mu_
+  std::atomic<const MapState*> state_{nullptr};
+  std::function<void()> on_map_change_;  // guarded by map_mu_
 };
 
 }  // namespace orthofs

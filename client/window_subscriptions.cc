@@ -12,12 +12,24 @@ constexpr std::chrono::seconds kReconnectPause{1};
 
 WindowSubscriptions::WindowSubscriptions(ClusterClient* cluster, OnUpdate on_update)
     : cluster_(cluster), on_update_(std::move(on_update)) {
-  for (const auto& osd : cluster_->osds()) {
-    threads_.emplace_back([this, o = osd.get()] { Follow(o); });
+  {
+    std::lock_guard lock(mu_);
+    FollowNewOsds();
+  }
+  cluster_->set_map_change_callback([this] {
+    std::lock_guard lock(mu_);
+    if (!stopping_) FollowNewOsds();
+  });
+}
+
+void WindowSubscriptions::FollowNewOsds() {
+  for (OsdClient* osd : cluster_->osds()) {
+    if (followed_.insert(osd).second) threads_.emplace_back([this, osd] { Follow(osd); });
   }
 }
 
 WindowSubscriptions::~WindowSubscriptions() {
+  cluster_->set_map_change_callback(nullptr);
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -29,10 +41,10 @@ WindowSubscriptions::~WindowSubscriptions() {
 
 void WindowSubscriptions::Follow(OsdClient* osd) {
   wire::SubscribeRequest request;
-  request.set_epoch(cluster_->map().epoch);
   request.set_client_id(cluster_->client_id());
   while (true) {
-    grpc::ClientContext context;  // no deadline: the stream lives as long as the mount
+    request.set_epoch(cluster_->map().epoch);  // the map may have changed since the last try
+    grpc::ClientContext context;               // no deadline: the stream lives as long as the mount
     {
       std::lock_guard lock(mu_);
       if (stopping_) return;
@@ -46,6 +58,11 @@ void WindowSubscriptions::Follow(OsdClient* osd) {
     std::unique_lock lock(mu_);
     active_.erase(&context);
     if (stopping_) return;
+    if (cluster_->Osd(osd->osd_id()) != osd) {  // removed from the map (or moved address)
+      followed_.erase(osd);
+      spdlog::debug("{} left the map: no more window stream from it", osd->name());
+      return;
+    }
     spdlog::debug("window stream from {} ended ({}); reconnecting", osd->name(),
                   status.error_message());
     cv_.wait_for(lock, kReconnectPause, [this] { return stopping_; });

@@ -1,5 +1,6 @@
 // COR, client side: one Subscribe stream per OSD, each read by its own thread, reconnecting
 // with a pause when the OSD goes away. Every window change an OSD pushes goes to on_update.
+// A map change (rebalance) adds streams for new OSDs; a removed OSD's stream ends with it.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -28,6 +29,8 @@ class WindowSubscriptions {
 
  private:
   void Follow(OsdClient* osd);
+  // Starts a stream for every OSD of the current map that has none. Caller holds mu_.
+  void FollowNewOsds();
 
   ClusterClient* cluster_;
   OnUpdate on_update_;
@@ -35,6 +38,7 @@ class WindowSubscriptions {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::set<grpc::ClientContext*> active_;
+  std::set<OsdClient*> followed_;
   std::vector<std::thread> threads_;
 };
 

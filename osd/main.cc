@@ -78,6 +78,40 @@ orthofs::Status CheckIdentity(orthofs::ObjectStore* store, uint32_t id, const st
   return store->PutMeta("osd_id", std::to_string(id));
 }
 
+struct RunningMaps {
+  orthofs::ClusterMap map;
+  std::optional<orthofs::ClusterMap> previous;  // while a rebalance runs
+};
+
+// The maps to start with: the map file's, unless the store holds a later one (a rebalance
+// changed the map while the file stayed as it was).
+orthofs::Result<RunningMaps> ChooseMaps(orthofs::ObjectStore* store,
+                                        const orthofs::ClusterMap& file_map) {
+  orthofs::Result<std::string> stored = store->GetMeta(orthofs::OsdService::kMapMetaName);
+  if (!stored.ok()) {
+    if (stored.status().Is(orthofs::StatusCode::kNotFound)) return RunningMaps{file_map, {}};
+    return stored.status();
+  }
+  orthofs::Result<orthofs::ClusterMap> map = orthofs::ParseClusterMap(*stored);
+  if (!map.ok())
+    return orthofs::Status::Corruption("stored cluster map: " + map.status().message());
+  if (map->epoch < file_map.epoch) return RunningMaps{file_map, {}};
+  RunningMaps running{*map, {}};
+  orthofs::Result<std::string> previous = store->GetMeta(orthofs::OsdService::kPreviousMapMetaName);
+  if (previous.ok() && !previous->empty()) {
+    orthofs::Result<orthofs::ClusterMap> parsed = orthofs::ParseClusterMap(*previous);
+    if (!parsed.ok()) {
+      return orthofs::Status::Corruption("stored previous map: " + parsed.status().message());
+    }
+    running.previous = *parsed;
+  }
+  if (map->epoch > file_map.epoch) {
+    spdlog::info("starting with the stored map epoch {} (the map file has epoch {})", map->epoch,
+                 file_map.epoch);
+  }
+  return running;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,8 +186,9 @@ int main(int argc, char** argv) {
       !st.ok()) {
     return Fail(st.message());
   }
-  const orthofs::OsdInfo* self = map->FindOsd(flags.id);
-  if (self == nullptr) {
+  if (flags.data_dir.empty()) flags.data_dir = "/var/lib/orthofs/osd-" + std::to_string(flags.id);
+  // An OSD missing from the map file may still be in a later map its store holds.
+  if (map->FindOsd(flags.id) == nullptr && !std::filesystem::exists(flags.data_dir + "/CURRENT")) {
     return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map " + flags.map_path);
   }
   // Mutual TLS unless --insecure: this OSD's certificate must carry its id, the name clients
@@ -166,11 +201,11 @@ int main(int argc, char** argv) {
                 std::to_string(flags.id) + " (its certificate must name " +
                 orthofs::OsdCertificateName(flags.id) + ")");
   }
-  if (flags.listen.empty()) flags.listen = self->address;
-  if (orthofs::Status st = orthofs::ValidateAddress(flags.listen); !st.ok()) {
-    return Fail("--listen: " + st.message());
+  if (!flags.listen.empty()) {
+    if (orthofs::Status st = orthofs::ValidateAddress(flags.listen); !st.ok()) {
+      return Fail("--listen: " + st.message());
+    }
   }
-  if (flags.data_dir.empty()) flags.data_dir = "/var/lib/orthofs/osd-" + std::to_string(flags.id);
   if (orthofs::Status st = PrepareDataDir(flags.data_dir); !st.ok()) return Fail(st.message());
 
   orthofs::StoreOptions store_options;
@@ -188,6 +223,16 @@ int main(int argc, char** argv) {
   if (orthofs::Status st = CheckIdentity(store->get(), flags.id, flags.data_dir); !st.ok()) {
     return Fail(st.message());
   }
+  orthofs::Result<RunningMaps> maps = ChooseMaps(store->get(), *map);
+  if (!maps.ok()) return Fail(maps.status().message());
+  *map = maps->map;
+  const orthofs::MapView view(maps->map, maps->previous);
+  const orthofs::OsdInfo* self = view.FindOsd(flags.id);
+  if (self == nullptr) {
+    return Fail("OSD id " + std::to_string(flags.id) + " is not in cluster map epoch " +
+                std::to_string(map->epoch) + " (removed from the cluster?)");
+  }
+  if (flags.listen.empty()) flags.listen = self->address;
 
   // Signals go to sigwait below, not to whichever gRPC thread happens to run.
   sigset_t signals;
@@ -208,7 +253,7 @@ int main(int argc, char** argv) {
   service_options.repair.rpc.tls = *tls;
   service_options.authorize_callers = *tls != nullptr;
   if (*tls) service_options.tls_not_after = (*tls)->not_after;
-  orthofs::OsdService service(*map, store->get(), service_options);
+  orthofs::OsdService service(maps->map, maps->previous, store->get(), service_options);
   std::unique_ptr<orthofs::MetricsServer> metrics;
   if (!flags.metrics.empty()) {
     auto started = orthofs::MetricsServer::Start(flags.metrics,

@@ -38,23 +38,31 @@ std::string OtherCopyKey(const Oid& oid) {
 
 }  // namespace
 
-OsdService::OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options)
+OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
+                       ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
       authorize_callers_(options.authorize_callers),
       tls_not_after_(options.tls_not_after),
-      placement_(map),
+      object_size_(map.object_size),
+      maps_(std::make_shared<const MapView>(map, previous_map)),
       store_(store),
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()),
-      prefetch_(map, store, &cache_, &locks_, options.prefetch),
-      repair_(options.osd_id, map, store, &locks_, options.repair),
-      space_(options.reserve_bytes, std::chrono::seconds(1)) {}
+      prefetch_(map, &maps_, store, &cache_, &locks_, options.prefetch),
+      repair_(options.osd_id, &maps_, store, &locks_, options.repair),
+      space_(options.reserve_bytes, std::chrono::seconds(1)),
+      tls_(options.prefetch.tls) {}
 
 OsdService::~OsdService() { StopBackgroundWork(); }
 
 void OsdService::StopBackgroundWork() {
+  stopping_ = true;
   if (recovery_.joinable()) recovery_.join();
+  {
+    std::lock_guard lock(catch_up_mu_);
+    if (catch_up_.joinable()) catch_up_.join();
+  }
   repair_.Stop();
 }
 
@@ -79,7 +87,8 @@ thread_local std::chrono::steady_clock::time_point request_admitted;
 
 }  // namespace
 
-OsdService::RequestScope::RequestScope(OsdService* service) : service_(service) {
+OsdService::RequestScope::RequestScope(OsdService* service)
+    : service_(service), view_(service->maps_.Current()) {
   request_admitted = std::chrono::steady_clock::now();
   ++service_->in_flight_;
   admitted_ = !service_->draining_.load();
@@ -106,24 +115,37 @@ const grpc::Status kDraining(grpc::StatusCode::UNAVAILABLE, "OSD is shutting dow
 }  // namespace
 
 // Every handler starts with this: admitted, or refused because the OSD is shutting down.
-#define ORTHOFS_ADMIT_REQUEST()     \
-  RequestScope request_scope(this); \
+// `view` is the map snapshot the request places by.
+#define ORTHOFS_ADMIT_REQUEST()                                \
+  RequestScope request_scope(this);                            \
+  [[maybe_unused]] const MapView& view = request_scope.view(); \
   if (!request_scope.admitted()) return kDraining
 
-Status OsdService::CheckEpoch(uint64_t epoch) const {
-  if (epoch != placement_.map().epoch) {
+Status OsdService::CheckEpoch(const MapView& view, uint64_t epoch) {
+  if (epoch != view.epoch()) {
+    if (epoch > view.epoch()) CatchUp();
     return Status::StaleEpoch("request placed with map epoch " + std::to_string(epoch) + ", OSD " +
                               std::to_string(osd_id_) + " has epoch " +
-                              std::to_string(placement_.map().epoch));
+                              std::to_string(view.epoch()));
   }
   return Status::Ok();
 }
 
-Result<Oid> OsdService::CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const {
-  ORTHOFS_RETURN_IF_ERROR(CheckEpoch(epoch));
+Status OsdService::CheckSettledEpoch(uint64_t epoch) {
+  const uint64_t settled = maps_.settled_epoch();
+  if (epoch == settled) return Status::Ok();
+  if (epoch > settled) CatchUp();
+  return Status::StaleEpoch("rebalance call with map epoch " + std::to_string(epoch) + ", OSD " +
+                            std::to_string(osd_id_) + " has settled epoch " +
+                            std::to_string(settled));
+}
+
+Result<Oid> OsdService::CheckObject(const MapView& view, uint64_t epoch,
+                                    const wire::Oid& wire_oid) {
+  ORTHOFS_RETURN_IF_ERROR(CheckEpoch(view, epoch));
   Result<Oid> oid = FromWire(wire_oid);
   if (!oid.ok()) return oid.status();
-  uint32_t owner = placement_.OsdFor(*oid);
+  uint32_t owner = view.current().OsdFor(*oid);
   if (owner != osd_id_) {
     return Status::WrongOsd("object " + oid->ToString() + " belongs on OSD " +
                             std::to_string(owner) + ", not OSD " + std::to_string(osd_id_));
@@ -201,8 +223,21 @@ Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
   return Status::NoSpace(message);
 }
 
-Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const std::string& key,
+Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const MapView& view,
+                                                                   const Oid& oid,
+                                                                   const std::string& key,
                                                                    uint64_t* tombstone_version) {
+  uint64_t tombstone = 0;
+  Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
+  if (tombstone_version) *tombstone_version = tombstone;
+  if (local.ok() || !local.status().Is(StatusCode::kNotFound) || tombstone != 0) return local;
+  const std::optional<uint32_t> source = view.PreviousOwnerOf(oid, osd_id_);
+  if (!source) return local;
+  return TakeOver(view, oid, key, *source, tombstone_version);
+}
+
+Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocalLocked(
+    const std::string& key, uint64_t* tombstone_version) {
   if (tombstone_version) *tombstone_version = 0;
   if (auto cached = cache_.Peek(key)) return cached;
   Result<StoredObject> stored = store_->Get(key);
@@ -234,9 +269,9 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
     return Finish(kRead, Status::Unavailable("OSD " + std::to_string(osd_id_) +
                                              " is recovering: read the other copy"));
   }
-  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kRead, oid.status());
-  const uint64_t object_size = placement_.map().object_size;
+  const uint64_t object_size = object_size_;
   if (request->offset() > object_size || request->length() > object_size) {
     return Finish(kRead, Status::InvalidArgument("read range beyond the object size " +
                                                  std::to_string(object_size)));
@@ -247,7 +282,7 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
   if (!object) {
     // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
     std::lock_guard lock(locks_.For(key));
-    Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(key);
+    Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(view, *oid, key);
     if (!loaded.ok()) {
       if (loaded.status().Is(StatusCode::kNotFound)) {
         return Finish(kRead, Status::NotFound("object " + oid->ToString() + " not found"));
@@ -272,9 +307,9 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kWrite, oid.status());
-  const uint64_t object_size = placement_.map().object_size;
+  const uint64_t object_size = object_size_;
   const std::string& data = request->data();
   if (request->replace() && request->offset() != 0) {
     return Finish(kWrite, Status::InvalidArgument("a replacing write must start at offset 0"));
@@ -297,7 +332,8 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
-  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
+  Result<std::shared_ptr<const CachedObject>> current =
+      LoadLocked(view, *oid, key, &tombstone_version);
   // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
   // update, repair or scrub): a ranged write needs its bytes, a version check its header.
   const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption) &&
@@ -364,12 +400,13 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
                                 wire::DeleteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDelete, oid.status());
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
-  Result<std::shared_ptr<const CachedObject>> current = LoadLocked(key, &tombstone_version);
+  Result<std::shared_ptr<const CachedObject>> current =
+      LoadLocked(view, *oid, key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
     return Finish(kDelete, current.status());
   }
@@ -415,12 +452,12 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
 grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,
                               wire::StatResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(request->epoch(), request->oid());
+  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kStat, oid.status());
   const std::string key = EncodeStoreKey(*oid);
   Result<std::shared_ptr<const CachedObject>> current = [&] {
     std::lock_guard lock(locks_.For(key));
-    return LoadLocked(key);
+    return LoadLocked(view, *oid, key);
   }();
   if (!current.ok()) {
     if (current.status().Is(StatusCode::kNotFound)) {
@@ -435,14 +472,14 @@ grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* req
 grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
                                   wire::TransactResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kTransact, st);
+  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kTransact, st);
   const int n = request->ops_size();
   if (n == 0 || n > kMaxTxnOps) {
     return Finish(kTransact,
                   Status::InvalidArgument("a transaction has 1.." + std::to_string(kMaxTxnOps) +
                                           " ops, not " + std::to_string(n)));
   }
-  const uint64_t object_size = placement_.map().object_size;
+  const uint64_t object_size = object_size_;
   std::vector<Oid> oids;
   std::vector<std::string> keys;
   std::set<size_t> stripe_indexes;
@@ -450,7 +487,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   for (int i = 0; i < n; ++i) {
     const wire::TxnOp& op = request->ops(i);
     const std::string where = "op " + std::to_string(i) + ": ";
-    Result<Oid> oid = CheckObject(request->epoch(), op.oid());
+    Result<Oid> oid = CheckObject(view, request->epoch(), op.oid());
     if (!oid.ok())
       return Finish(kTransact, Status(oid.status().code(), where + oid.status().message()));
     if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
@@ -487,7 +524,8 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   std::vector<std::shared_ptr<const CachedObject>> current(n);
   std::vector<uint64_t> tombstone_versions(n, 0);
   for (int i = 0; i < n; ++i) {
-    Result<std::shared_ptr<const CachedObject>> c = LoadLocked(keys[i], &tombstone_versions[i]);
+    Result<std::shared_ptr<const CachedObject>> c =
+        LoadLocked(view, oids[i], keys[i], &tombstone_versions[i]);
     if (c.ok()) {
       current[i] = *c;
     } else if (!c.status().Is(StatusCode::kNotFound)) {
@@ -543,10 +581,15 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   return Finish(kTransact, Status::Ok());
 }
 
-grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* request,
+grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequest* request,
                               wire::ListResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kList, st);
+  if (request->unowned()) {
+    if (Status st = Authorize(context, CallClass::kPeer, "unowned list"); !st.ok()) {
+      return Finish(kList, st);
+    }
+  }
+  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
   if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
     return Finish(kList, Status::InvalidArgument("invalid copy flag"));
   }
@@ -576,6 +619,14 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
       (token.size() != kStoreKeySize || token.compare(0, prefix.size(), prefix) != 0)) {
     return Finish(kList, Status::InvalidArgument("page token does not belong to this listing"));
   }
+  // A file's listing during a rebalance is whole: what moved to us is taken over first.
+  if (view.rebalancing() && !request->unowned() && request->has_fno() && token.empty()) {
+    std::optional<ObjectType> type;
+    if (request->has_type()) type = static_cast<ObjectType>(request->type());
+    if (Status st = TakeOverFile(view, flag, request->fnso(), request->fno(), type); !st.ok()) {
+      return Finish(kList, st);
+    }
+  }
   const uint32_t limit =
       request->limit() == 0 ? kDefaultListLimit : std::min(request->limit(), kMaxListLimit);
   std::string last_key;
@@ -595,6 +646,12 @@ grpc::Status OsdService::List(grpc::ServerContext*, const wire::ListRequest* req
         }
         Result<Oid> oid = DecodeStoreKey(key);
         if (!oid.ok()) return true;
+        // Copies this OSD holds but no longer owns belong to the listing of their new owner.
+        const bool owned = view.current().OsdFor(*oid) == osd_id_;
+        if (request->unowned() ? owned : (!owned && view.rebalancing())) {
+          last_key = key;
+          return true;
+        }
         wire::ObjectMeta* meta = response->add_objects();
         *meta->mutable_oid() = ToWire(*oid);
         meta->set_version(object.version);
@@ -637,7 +694,7 @@ namespace {
 bool IsLevelCounter(const std::string& name) {
   return name.ends_with("_bytes") || name.ends_with("_left") ||
          name.starts_with("windows_active") || name == "subscribers" ||
-         name == "prefetch_quantity" || name.starts_with("prefetch_mode_");
+         name == "prefetch_quantity" || name.starts_with("prefetch_mode_") || name == "rebalancing";
 }
 
 }  // namespace
@@ -665,7 +722,7 @@ grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRe
 
 void OsdService::FillStats(wire::StatsResponse* response) {
   response->set_osd_id(osd_id_);
-  response->set_epoch(placement_.map().epoch);
+  response->set_epoch(maps_.Current()->epoch());
   response->set_objects(store_->object_count());
   response->set_bytes(store_->byte_count());
   struct statvfs fs {};
@@ -699,6 +756,10 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["repair_records_written"] = repair_records_written_.load();
   counters["repair_copies_repaired"] = repair_.repaired_total();
   counters["repair_records_left"] = repair_.records_left();
+  counters["map_changes"] = map_changes_.load();
+  counters["rebalance_copies_taken_over"] = copies_taken_over_.load();
+  counters["rebalance_copies_discarded"] = copies_discarded_.load();
+  counters["rebalancing"] = maps_.Current()->rebalancing() ? 1 : 0;
   std::map<std::string, uint64_t> prefetch;
   prefetch_.AddCounters(&prefetch);
   for (const auto& [name, value] : prefetch) counters[name] = value;
@@ -769,7 +830,7 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kRepair]); !st.ok()) {
     return Finish(kRepair, st);
   }
-  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kRepair, st);
+  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
                                                      : std::nullopt);
   return Finish(kRepair, Status::Ok());
@@ -800,7 +861,7 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
                                 wire::HealthResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   response->set_osd_id(osd_id_);
-  response->set_epoch(placement_.map().epoch);
+  response->set_epoch(maps_.Current()->epoch());
   response->set_version(ORTHOFS_VERSION);
   response->set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
@@ -821,18 +882,19 @@ grpc::Status OsdService::PrefetchNotify(grpc::ServerContext* context,
     return Finish(kPrefetchNotify, st);
   }
   osd_bytes_in_ += request->ByteSizeLong();
-  if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
+  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
   Result<Oid> oid = FromWire(request->oid());
   if (!oid.ok()) return Finish(kPrefetchNotify, oid.status());
   if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
     return Finish(kPrefetchNotify,
                   Status::InvalidArgument("a prefetch notify names an original DATA object"));
   }
-  if (placement_.ReplicaOsdFor(oid->fnso, oid->fno) != osd_id_) {
-    return Finish(kPrefetchNotify,
-                  Status::WrongOsd("file " + std::to_string(oid->fnso) + "/" +
-                                   std::to_string(oid->fno) + " has its replicas on OSD " +
-                                   std::to_string(placement_.ReplicaOsdFor(oid->fnso, oid->fno))));
+  const uint32_t replica_osd = view.current().ReplicaOsdFor(oid->fnso, oid->fno);
+  if (replica_osd != osd_id_) {
+    return Finish(
+        kPrefetchNotify,
+        Status::WrongOsd("file " + std::to_string(oid->fnso) + "/" + std::to_string(oid->fno) +
+                         " has its replicas on OSD " + std::to_string(replica_osd)));
   }
   if (request->client_id().empty() || request->client_id().size() > 64) {
     return Finish(kPrefetchNotify, Status::InvalidArgument("client_id must be 1..64 bytes"));
@@ -858,7 +920,7 @@ grpc::Status OsdService::Prefetch(grpc::ServerContext* context,
   }
   std::vector<Oid> originals;
   for (const wire::Oid& w : request->oids()) {
-    Result<Oid> oid = CheckObject(request->epoch(), w);
+    Result<Oid> oid = CheckObject(view, request->epoch(), w);
     if (!oid.ok()) return Finish(kPrefetch, oid.status());
     if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
       return Finish(kPrefetch, Status::InvalidArgument("SPA prefetches original DATA objects"));
@@ -880,13 +942,412 @@ grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
   {
     // Admitted like any request, but not counted while it streams: Drain ends it instead.
     ORTHOFS_ADMIT_REQUEST();
-    if (Status st = CheckEpoch(request->epoch()); !st.ok()) return Finish(kSubscribe, st);
+    if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kSubscribe, st);
     if (request->client_id().empty() || request->client_id().size() > 64) {
       return Finish(kSubscribe, Status::InvalidArgument("client_id must be 1..64 bytes"));
     }
   }
   prefetch_.Subscribe(request->client_id(), context, writer);
   return Finish(kSubscribe, Status::Ok());
+}
+
+}  // namespace orthofs
+
+// Cluster map changes and the moving of copies (orthofs rebalance; proto SetMap .. Migrate).
+namespace orthofs {
+
+namespace {
+
+// How long a rebalance call waits for the other OSD to reach our epoch (it catches up from its
+// peers once it sees our request) before the caller hears UNAVAILABLE.
+constexpr auto kPeerCatchUpWait = std::chrono::seconds(5);
+// How long SetMap waits for the requests placed with the old map.
+constexpr auto kSettleTimeout = std::chrono::seconds(30);
+
+// Calls `call` again while the other OSD answers STALE_EPOCH (it is still catching up to our map,
+// which our request makes it do), for up to kPeerCatchUpWait.
+template <typename Call>
+auto RetryWhileCatchingUp(Call call) -> decltype(call()) {
+  auto result = call();
+  const auto give_up = std::chrono::steady_clock::now() + kPeerCatchUpWait;
+  while (!result.ok() && result.status().Is(StatusCode::kStaleEpoch) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    result = call();
+  }
+  return result;
+}
+
+Result<std::optional<ClusterMap>> ParseOptionalMap(const std::string& yaml, const char* what) {
+  if (yaml.empty()) return std::optional<ClusterMap>();
+  Result<ClusterMap> map = ParseClusterMap(yaml);
+  if (!map.ok()) {
+    return Status::InvalidArgument(std::string(what) + ": " + map.status().message());
+  }
+  return std::optional<ClusterMap>(*map);
+}
+
+}  // namespace
+
+OsdClient* OsdService::Peer(const MapView& view, uint32_t osd_id) {
+  std::lock_guard lock(peers_mu_);
+  auto it = peers_.find(osd_id);
+  if (it != peers_.end()) return it->second.get();
+  const OsdInfo* info = view.FindOsd(osd_id);
+  if (info == nullptr) return nullptr;
+  RpcOptions rpc;
+  rpc.deadline = std::chrono::milliseconds(10000);
+  rpc.tls = tls_;
+  return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
+}
+
+Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(const MapView& view,
+                                                                 const Oid& oid,
+                                                                 const std::string& key,
+                                                                 uint32_t source,
+                                                                 uint64_t* tombstone_version) {
+  if (tombstone_version) *tombstone_version = 0;
+  OsdClient* peer = Peer(view, source);
+  if (peer == nullptr) {
+    return Status::Internal("OSD " + std::to_string(source) + " is in neither map");
+  }
+  wire::FetchRequest fetch;
+  fetch.set_epoch(view.epoch());
+  *fetch.mutable_oid() = ToWire(oid);
+  Result<wire::FetchResponse> fetched = RetryWhileCatchingUp([&] { return peer->Fetch(fetch); });
+  if (!fetched.ok()) {
+    return Status::Unavailable("object " + oid.ToString() + " is moving here from OSD " +
+                               std::to_string(source) +
+                               ", which did not hand it over: " + fetched.status().message());
+  }
+  if (!fetched->found()) return Status::NotFound("object absent");
+  ObjectStore::Batch batch;
+  std::shared_ptr<const CachedObject> object;
+  if (fetched->tombstone()) {
+    batch.PutTombstone(key, fetched->version(), false, 0);
+  } else {
+    auto taken = std::make_shared<CachedObject>();
+    taken->version = fetched->version();
+    taken->checksum = fetched->checksum();
+    taken->data = std::move(*fetched->mutable_data());
+    if (ObjectChecksum(taken->data) != taken->checksum) {
+      return Status::Corruption("object " + oid.ToString() + " from OSD " + std::to_string(source) +
+                                " fails its checksum");
+    }
+    batch.Put(key, taken->version, taken->checksum, taken->data, false, 0);
+    object = std::move(taken);
+  }
+  if (fetched->has_repair_version()) {
+    batch.PutRepairRecord(OtherCopyKey(oid), fetched->repair_version());
+  }
+  // Durable here before the source forgets it.
+  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, /*sync=*/true));
+  if (fetched->has_repair_version()) RepairRecorded();
+  locks_.Committed(key);
+  ++copies_taken_over_;
+  ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, source, oid));
+  if (!object) {
+    if (tombstone_version) *tombstone_version = fetched->version();
+    return Status::NotFound("object deleted");
+  }
+  return object;
+}
+
+Status OsdService::DiscardAt(const MapView& view, uint32_t source, const Oid& oid) {
+  OsdClient* peer = Peer(view, source);
+  if (peer == nullptr) return Status::Internal("OSD " + std::to_string(source) + " is unknown");
+  wire::DiscardRequest discard;
+  discard.set_epoch(view.epoch());
+  *discard.mutable_oid() = ToWire(oid);
+  Result<wire::DiscardResponse> dropped =
+      RetryWhileCatchingUp([&] { return peer->Discard(discard); });
+  if (!dropped.ok()) {
+    return Status::Unavailable("object " + oid.ToString() + " moved here, but OSD " +
+                               std::to_string(source) +
+                               " did not drop its old copy: " + dropped.status().message());
+  }
+  return Status::Ok();
+}
+
+Status OsdService::TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
+                                std::optional<ObjectType> type) {
+  for (const OsdInfo& holder : view.previous()->map().osds) {
+    if (holder.id == osd_id_) continue;
+    OsdClient* peer = Peer(view, holder.id);
+    if (peer == nullptr) continue;
+    std::string token;
+    do {
+      wire::ListRequest list;
+      list.set_epoch(view.epoch());
+      list.set_flag(static_cast<wire::CopyFlag>(flag));
+      list.set_fnso(fnso);
+      list.set_fno(fno);
+      if (type) list.set_type(static_cast<wire::ObjectType>(*type));
+      list.set_unowned(true);
+      list.set_page_token(token);
+      Result<wire::ListResponse> page = RetryWhileCatchingUp([&] { return peer->List(list); });
+      if (!page.ok()) {
+        return Status::Unavailable("listing a file while it moves: OSD " +
+                                   std::to_string(holder.id) +
+                                   " did not answer: " + page.status().message());
+      }
+      for (const wire::ObjectMeta& meta : page->objects()) {
+        Result<Oid> oid = FromWire(meta.oid());
+        if (!oid.ok() || view.current().OsdFor(*oid) != osd_id_) continue;
+        const std::string key = EncodeStoreKey(*oid);
+        std::lock_guard lock(locks_.For(key));
+        uint64_t tombstone = 0;
+        Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
+        if (local.ok() || tombstone != 0) {
+          ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, holder.id, *oid));  // a stale leftover
+          continue;
+        }
+        if (!local.status().Is(StatusCode::kNotFound)) return local.status();
+        Result<std::shared_ptr<const CachedObject>> taken =
+            TakeOver(view, *oid, key, holder.id, nullptr);
+        if (!taken.ok() && !taken.status().Is(StatusCode::kNotFound)) return taken.status();
+      }
+      token = page->next_page_token();
+    } while (!token.empty());
+  }
+  return Status::Ok();
+}
+
+Result<Oid> OsdService::CheckHandOver(grpc::ServerContext* context, Method method,
+                                      const MapView& view, uint64_t epoch,
+                                      const wire::Oid& wire_oid) {
+  ORTHOFS_RETURN_IF_ERROR(Authorize(context, CallClass::kPeer, kMethodNames[method]));
+  ORTHOFS_RETURN_IF_ERROR(CheckSettledEpoch(epoch));
+  Result<Oid> oid = FromWire(wire_oid);
+  if (!oid.ok()) return oid.status();
+  if (view.current().OsdFor(*oid) == osd_id_) {
+    return Status::WrongOsd("OSD " + std::to_string(osd_id_) + " owns " + oid->ToString() +
+                            ": it keeps it");
+  }
+  return oid;
+}
+
+grpc::Status OsdService::Fetch(grpc::ServerContext* context, const wire::FetchRequest* request,
+                               wire::FetchResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  Result<Oid> oid = CheckHandOver(context, kFetch, view, request->epoch(), request->oid());
+  if (!oid.ok()) return Finish(kFetch, oid.status());
+  // No lock: under the settled map no request changes a copy this OSD does not own.
+  const std::string key = EncodeStoreKey(*oid);
+  Result<StoredObject> stored = store_->Get(key);
+  if (!stored.ok()) {
+    if (stored.status().Is(StatusCode::kNotFound)) return Finish(kFetch, Status::Ok());
+    return Finish(kFetch, stored.status());
+  }
+  response->set_found(true);
+  response->set_tombstone(stored->tombstone);
+  response->set_version(stored->version);
+  response->set_checksum(stored->checksum);
+  response->set_data(std::move(stored->data));
+  Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
+  if (repair.ok()) response->set_repair_version(*repair);
+  bytes_out_ += response->data().size();
+  return Finish(kFetch, Status::Ok());
+}
+
+grpc::Status OsdService::Discard(grpc::ServerContext* context, const wire::DiscardRequest* request,
+                                 wire::DiscardResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  Result<Oid> oid = CheckHandOver(context, kDiscard, view, request->epoch(), request->oid());
+  if (!oid.ok()) return Finish(kDiscard, oid.status());
+  const std::string key = EncodeStoreKey(*oid);
+  // The caller holds its own lock of this key: try ours, so that two OSDs handing copies to each
+  // other whose keys share a lock stripe cannot wait for each other forever.
+  std::unique_lock lock(locks_.For(key), std::defer_lock);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!lock.try_lock()) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      return Finish(kDiscard, Status::Unavailable("object " + oid->ToString() + " is busy"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  uint64_t tombstone = 0;
+  Result<std::shared_ptr<const CachedObject>> current = LoadLocalLocked(key, &tombstone);
+  const bool live = current.ok();
+  if (!live && !current.status().Is(StatusCode::kNotFound) &&
+      !current.status().Is(StatusCode::kCorruption)) {
+    return Finish(kDiscard, current.status());
+  }
+  const bool corrupt = !live && current.status().Is(StatusCode::kCorruption);
+  if (live || tombstone != 0 || corrupt) {
+    ObjectStore::Batch batch;
+    uint64_t length = live ? (*current)->data.size() : 0;
+    if (corrupt) {
+      Result<std::string> raw = store_->GetRecordBytes(key);
+      if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
+        length = raw->size() - kObjectRecordHeaderSize;
+      }
+    }
+    batch.Delete(key, live || corrupt, length);
+    batch.DeleteRepairRecord(OtherCopyKey(*oid));
+    if (Status st = store_->Commit(&batch, false); !st.ok()) return Finish(kDiscard, st);
+    cache_.Erase(key);
+    locks_.Committed(key);
+    ++copies_discarded_;
+    response->set_existed(true);
+  }
+  return Finish(kDiscard, Status::Ok());
+}
+
+grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::MigrateRequest* request,
+                                 wire::MigrateResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kMigrate]); !st.ok()) {
+    return Finish(kMigrate, st);
+  }
+  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kMigrate, st);
+  if (request->source() == osd_id_ || view.FindOsd(request->source()) == nullptr) {
+    return Finish(kMigrate,
+                  Status::InvalidArgument("source OSD " + std::to_string(request->source()) +
+                                          " is not another OSD of the maps"));
+  }
+  if (request->oids_size() > static_cast<int>(kMaxListLimit)) {
+    return Finish(kMigrate, Status::InvalidArgument("too many objects in one migrate"));
+  }
+  for (const wire::Oid& wire_oid : request->oids()) {
+    Result<Oid> oid = CheckObject(view, request->epoch(), wire_oid);
+    if (!oid.ok()) return Finish(kMigrate, oid.status());
+    const std::string key = EncodeStoreKey(*oid);
+    std::lock_guard lock(locks_.For(key));
+    uint64_t tombstone = 0;
+    Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
+    if (local.ok() || tombstone != 0) {
+      // Taken over on first use already: the source's copy is a leftover.
+      if (Status st = DiscardAt(view, request->source(), *oid); !st.ok()) {
+        return Finish(kMigrate, st);
+      }
+      response->set_present(response->present() + 1);
+      continue;
+    }
+    if (!local.status().Is(StatusCode::kNotFound)) return Finish(kMigrate, local.status());
+    Result<std::shared_ptr<const CachedObject>> taken =
+        TakeOver(view, *oid, key, request->source(), &tombstone);
+    if (taken.ok() || tombstone != 0) {
+      response->set_moved(response->moved() + 1);
+    } else if (taken.status().Is(StatusCode::kNotFound)) {
+      response->set_absent(response->absent() + 1);
+    } else {
+      return Finish(kMigrate, taken.status());
+    }
+  }
+  return Finish(kMigrate, Status::Ok());
+}
+
+grpc::Status OsdService::GetMap(grpc::ServerContext*, const wire::GetMapRequest*,
+                                wire::MapResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  response->set_map(FormatClusterMap(view.current().map()));
+  if (view.previous()) response->set_previous_map(FormatClusterMap(view.previous()->map()));
+  return Finish(kGetMap, Status::Ok());
+}
+
+Status OsdService::AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
+                             const char* why) {
+  // Persisted first: a restart resumes with the maps the cluster may already place by.
+  ORTHOFS_RETURN_IF_ERROR(store_->PutMeta(kMapMetaName, FormatClusterMap(map)));
+  ORTHOFS_RETURN_IF_ERROR(
+      store_->PutMeta(kPreviousMapMetaName, previous ? FormatClusterMap(*previous) : ""));
+  ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
+  const uint64_t before = maps_.Current()->epoch();
+  const bool settled =
+      maps_.Install(std::make_shared<const MapView>(map, previous), kSettleTimeout);
+  ++map_changes_;
+  if (previous) {
+    spdlog::info("map epoch {} -> {} ({}): rebalancing from epoch {}, {} OSDs", before, map.epoch,
+                 why, previous->epoch, map.osds.size());
+  } else {
+    spdlog::info("map epoch {} -> {} ({}), {} OSDs", before, map.epoch, why, map.osds.size());
+  }
+  if (!settled) {
+    return Status::Unavailable("map epoch " + std::to_string(map.epoch) +
+                               " installed, but requests placed with the old map still run; "
+                               "retry");
+  }
+  return Status::Ok();
+}
+
+grpc::Status OsdService::SetMap(grpc::ServerContext* context, const wire::SetMapRequest* request,
+                                wire::SetMapResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kSetMap]); !st.ok()) {
+    return Finish(kSetMap, st);
+  }
+  Result<std::optional<ClusterMap>> map = ParseOptionalMap(request->map(), "map");
+  if (!map.ok()) return Finish(kSetMap, map.status());
+  if (!map->has_value()) return Finish(kSetMap, Status::InvalidArgument("no map given"));
+  Result<std::optional<ClusterMap>> previous =
+      ParseOptionalMap(request->previous_map(), "previous_map");
+  if (!previous.ok()) return Finish(kSetMap, previous.status());
+  const ClusterMap& next = **map;
+  if (next.FindOsd(osd_id_) == nullptr &&
+      (!*previous || (*previous)->FindOsd(osd_id_) == nullptr)) {
+    return Finish(kSetMap,
+                  Status::InvalidArgument("OSD " + std::to_string(osd_id_) + " is in neither map"));
+  }
+  request_scope.DropView();  // Install waits for the requests holding the old view
+  std::lock_guard adopting(adopt_mu_);
+  bool unchanged = false;
+  {
+    const std::shared_ptr<const MapView> running = maps_.Current();
+    if (Status st = CheckMapInstall(*running, next, *previous); !st.ok()) {
+      return Finish(kSetMap, st);
+    }
+    unchanged = next.epoch == running->epoch() && (*previous).has_value() == running->rebalancing();
+  }
+  Status st = Status::Ok();
+  if (!unchanged || maps_.settled_epoch() != next.epoch) {
+    st = AdoptMaps(next, *previous, *previous ? "rebalance begins" : "rebalance ends");
+  }
+  response->set_epoch(next.epoch);
+  return Finish(kSetMap, st);
+}
+
+void OsdService::CatchUp() {
+  // At most one at a time, and not more often than every 200 ms: a client placing with a later
+  // epoch sends many requests before this OSD has it.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
+  if (stopping_.load() || now_ms - last_catch_up_ms_.load() < 200) return;
+  if (catching_up_.exchange(true)) return;
+  last_catch_up_ms_ = now_ms;
+  std::lock_guard lock(catch_up_mu_);
+  if (catch_up_.joinable()) catch_up_.join();  // the previous one, finished
+  catch_up_ = std::thread([this] {
+    std::shared_ptr<const MapView> view = maps_.Current();
+    std::optional<std::pair<ClusterMap, std::optional<ClusterMap>>> best;
+    std::vector<uint32_t> peers;
+    for (const OsdInfo& osd : view->current().map().osds) peers.push_back(osd.id);
+    if (view->previous()) {
+      for (const OsdInfo& osd : view->previous()->map().osds) peers.push_back(osd.id);
+    }
+    for (uint32_t id : peers) {
+      if (id == osd_id_ || stopping_.load()) continue;
+      OsdClient* peer = Peer(*view, id);
+      if (peer == nullptr) continue;
+      Result<wire::MapResponse> answer = peer->GetMap(wire::GetMapRequest());
+      if (!answer.ok()) continue;
+      Result<std::optional<ClusterMap>> map = ParseOptionalMap(answer->map(), "map");
+      Result<std::optional<ClusterMap>> previous =
+          ParseOptionalMap(answer->previous_map(), "previous_map");
+      if (!map.ok() || !previous.ok() || !map->has_value()) continue;
+      if (!CheckMapCatchUp(*view, **map, *previous).ok()) continue;
+      if (!best || (*map)->epoch > best->first.epoch) best.emplace(**map, *previous);
+    }
+    view.reset();  // AdoptMaps waits for every holder of the old view
+    std::lock_guard adopting(adopt_mu_);
+    if (best && best->first.epoch > maps_.Current()->epoch()) {
+      if (Status st = AdoptMaps(best->first, best->second, "caught up from a peer"); !st.ok()) {
+        spdlog::warn("catching up to map epoch {}: {}", best->first.epoch, st.ToString());
+      }
+    }
+    catching_up_ = false;
+  });
 }
 
 }  // namespace orthofs

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -16,11 +17,13 @@
 
 #include "common/latency_histogram.h"
 #include "common/limits.h"
+#include "common/map_view.h"
 #include "common/object_cache.h"
 #include "common/peer_role.h"
 #include "common/placement.h"
 #include "common/space_reserve.h"
 #include "orthofs.grpc.pb.h"
+#include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 #include "osd/prefetch_engine.h"
@@ -44,7 +47,9 @@ struct OsdServiceOptions {
 
 class OsdService final : public wire::Osd::Service {
  public:
-  OsdService(const ClusterMap& map, ObjectStore* store, const OsdServiceOptions& options);
+  // `previous_map`: set while a rebalance runs (as persisted by an earlier SetMap).
+  OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
+             ObjectStore* store, const OsdServiceOptions& options);
 
   grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
   grpc::Status Write(grpc::ServerContext*, const wire::WriteRequest*,
@@ -70,6 +75,20 @@ class OsdService final : public wire::Osd::Service {
                          grpc::ServerWriter<wire::WindowUpdate>*) override;
   grpc::Status SetLogLevel(grpc::ServerContext*, const wire::LogLevelRequest*,
                            wire::LogLevelResponse*) override;
+  grpc::Status GetMap(grpc::ServerContext*, const wire::GetMapRequest*,
+                      wire::MapResponse*) override;
+  grpc::Status SetMap(grpc::ServerContext*, const wire::SetMapRequest*,
+                      wire::SetMapResponse*) override;
+  grpc::Status Fetch(grpc::ServerContext*, const wire::FetchRequest*,
+                     wire::FetchResponse*) override;
+  grpc::Status Discard(grpc::ServerContext*, const wire::DiscardRequest*,
+                       wire::DiscardResponse*) override;
+  grpc::Status Migrate(grpc::ServerContext*, const wire::MigrateRequest*,
+                       wire::MigrateResponse*) override;
+
+  // The store meta names under which the maps persist (osd/main.cc reads them at start).
+  static constexpr const char* kMapMetaName = "cluster_map";
+  static constexpr const char* kPreviousMapMetaName = "previous_map";
 
   // Prometheus text (orthofs-osd --metrics): the Stats counters, store and disk gauges, and
   // per-RPC request counts and latency histograms, labelled with this OSD's id.
@@ -89,16 +108,21 @@ class OsdService final : public wire::Osd::Service {
   ~OsdService() override;
 
  private:
-  // Counts a request in flight for Drain; false once draining has begun.
+  // Counts a request in flight for Drain (false once draining has begun) and holds the map
+  // view it places by until it answers (MapHolder::Install waits for that).
   class RequestScope {
    public:
     explicit RequestScope(OsdService* service);
     ~RequestScope();
     bool admitted() const { return admitted_; }
+    const MapView& view() const { return *view_; }
+    // For a request that installs a map: it must not wait for itself.
+    void DropView() { view_.reset(); }
 
    private:
     OsdService* service_;
     bool admitted_;
+    std::shared_ptr<const MapView> view_;
   };
 
   // Counters for one RPC method.
@@ -120,11 +144,17 @@ class OsdService final : public wire::Osd::Service {
     kSubscribe,
     kRepair,
     kSetLogLevel,
+    kGetMap,
+    kSetMap,
+    kFetch,
+    kDiscard,
+    kMigrate,
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read", "write",           "delete",   "stat",      "transact", "list",
-      "sync", "prefetch_notify", "prefetch", "subscribe", "repair",   "set_log_level"};
+      "read",    "write",           "delete",   "stat",      "transact", "list",
+      "sync",    "prefetch_notify", "prefetch", "subscribe", "repair",   "set_log_level",
+      "get_map", "set_map",         "fetch",    "discard",   "migrate"};
 
   // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
   // `what` names the call in the message and the log.
@@ -133,8 +163,15 @@ class OsdService final : public wire::Osd::Service {
   void FillStats(wire::StatsResponse* response);
 
   // The epoch and placement checks every object request passes.
-  Result<Oid> CheckObject(uint64_t epoch, const wire::Oid& wire_oid) const;
-  Status CheckEpoch(uint64_t epoch) const;
+  Result<Oid> CheckObject(const MapView& view, uint64_t epoch, const wire::Oid& wire_oid);
+  // A request placed with a later epoch than ours also makes this OSD catch up (CatchUp).
+  Status CheckEpoch(const MapView& view, uint64_t epoch);
+  // OSD-to-OSD rebalance calls (Fetch, Discard) need the caller's epoch to be this OSD's settled
+  // one: no request placed with an older map still runs here.
+  Status CheckSettledEpoch(uint64_t epoch);
+  // Fetch and Discard: an OSD or admin caller, our settled epoch, a copy this OSD does not own.
+  Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
+                            uint64_t epoch, const wire::Oid& wire_oid);
   grpc::Status Finish(Method method, const Status& status);
   // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
   Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
@@ -142,10 +179,33 @@ class OsdService final : public wire::Osd::Service {
   void ReclaimSpaceIfFull();
 
   // The current object (cache, then store); kNotFound if absent or deleted, and then
-  // *tombstone_version (if given) is the deleted object's last version, else 0.
-  // Caller holds LockFor(key).
-  Result<std::shared_ptr<const CachedObject>> LoadLocked(const std::string& key,
+  // *tombstone_version (if given) is the deleted object's last version, else 0. During a
+  // rebalance a copy this OSD gained is taken over from its previous owner first (TakeOver).
+  // Caller holds locks_.For(key).
+  Result<std::shared_ptr<const CachedObject>> LoadLocked(const MapView& view, const Oid& oid,
+                                                         const std::string& key,
                                                          uint64_t* tombstone_version = nullptr);
+  Result<std::shared_ptr<const CachedObject>> LoadLocalLocked(const std::string& key,
+                                                              uint64_t* tombstone_version);
+  // Moves `oid` here from `source`: fetches it, commits it durably (with its repair record),
+  // then has the source drop it. kNotFound (tombstone_version as in LoadLocked) when the source
+  // has nothing. Caller holds locks_.For(key) and has found nothing local.
+  Result<std::shared_ptr<const CachedObject>> TakeOver(const MapView& view, const Oid& oid,
+                                                       const std::string& key, uint32_t source,
+                                                       uint64_t* tombstone_version);
+  Status DiscardAt(const MapView& view, uint32_t source, const Oid& oid);
+  // Before a per-file listing during a rebalance: take over that file's copies (of `flag`, and
+  // `type` if given) that this OSD gained and the previous map's OSDs still hold.
+  Status TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
+                      std::optional<ObjectType> type);
+  // A client to another OSD of either map (rebalance traffic).
+  OsdClient* Peer(const MapView& view, uint32_t osd_id);
+  // Persists and installs a map (SetMap, catch-up).
+  Status AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
+                   const char* why);
+  // In the background: fetch the map from the peers and adopt the latest (a request showed a
+  // later epoch than ours).
+  void CatchUp();
   void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
   // A write or delete that changed nothing here still owes the other copy its state: store
   // only the repair record (proto WriteRequest.record_repair). `version` is ours.
@@ -157,7 +217,8 @@ class OsdService final : public wire::Osd::Service {
   const int64_t tls_not_after_;
   std::mutex stats_baseline_mu_;
   std::map<std::string, uint64_t> stats_baseline_;  // counter values at the last Stats reset
-  const Placement placement_;
+  const uint64_t object_size_;                      // a map change keeps it
+  MapHolder maps_;
   ObjectStore* const store_;
   ObjectCache cache_;
   const std::string data_dir_;
@@ -178,6 +239,18 @@ class OsdService final : public wire::Osd::Service {
   SpaceReserve space_;  // guarded by space_mu_
   bool full_ = false;   // guarded by space_mu_: refusing writes now (logged once per episode)
   std::atomic<uint64_t> writes_refused_full_{0};
+  std::shared_ptr<const TlsIdentity> tls_;  // for rebalance calls to other OSDs
+  std::mutex peers_mu_;
+  std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // guarded by peers_mu_
+  std::mutex adopt_mu_;  // one map check-and-adopt at a time (SetMap, CatchUp)
+  std::mutex catch_up_mu_;
+  std::thread catch_up_;                             // guarded by catch_up_mu_
+  std::atomic<bool> catching_up_{false};             // a CatchUp runs
+  std::atomic<int64_t> last_catch_up_ms_{-1000000};  // steady clock
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> copies_taken_over_{0};
+  std::atomic<uint64_t> copies_discarded_{0};
+  std::atomic<uint64_t> map_changes_{0};
 };
 
 }  // namespace orthofs

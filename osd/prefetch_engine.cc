@@ -27,10 +27,12 @@ Oid DataOid(uint32_t fnso, uint64_t fno, uint64_t index, CopyFlag flag) {
 
 }  // namespace
 
-PrefetchEngine::PrefetchEngine(const ClusterMap& map, ObjectStore* store, ObjectCache* cache,
-                               ObjectLocks* locks, const PrefetchEngineOptions& options)
+PrefetchEngine::PrefetchEngine(const ClusterMap& map, const MapHolder* maps, ObjectStore* store,
+                               ObjectCache* cache, ObjectLocks* locks,
+                               const PrefetchEngineOptions& options)
     : config_(map.prefetch),
-      placement_(map),
+      maps_(maps),
+      object_size_(map.object_size),
       store_(store),
       cache_(cache),
       locks_(locks),
@@ -102,7 +104,7 @@ OsdClient* PrefetchEngine::Peer(uint32_t osd_id) {
   std::lock_guard lock(peers_mu_);
   auto it = peers_.find(osd_id);
   if (it != peers_.end()) return it->second.get();
-  const OsdInfo* info = placement_.map().FindOsd(osd_id);
+  const OsdInfo* info = maps_->Current()->FindOsd(osd_id);
   if (info == nullptr) return nullptr;
   RpcOptions rpc;
   rpc.deadline = std::chrono::milliseconds(5000);
@@ -116,7 +118,7 @@ uint64_t PrefetchEngine::PrefetchQuantity() {
 }
 
 void PrefetchEngine::ObservePressure() {
-  const uint64_t loading = counters_.in_flight_objects.load() * placement_.map().object_size;
+  const uint64_t loading = counters_.in_flight_objects.load() * object_size_;
   std::lock_guard lock(mu_);
   thrashing_.Observe(loading, cache_->capacity_bytes());
 }
@@ -168,11 +170,12 @@ void PrefetchEngine::AfterDemandRead(const Oid& oid, const std::string& client_i
 }
 
 void PrefetchEngine::SendNotify(const Oid& original, const std::string& client_id) {
-  const uint32_t replica_osd = placement_.ReplicaOsdFor(original.fnso, original.fno);
+  const std::shared_ptr<const MapView> view = maps_->Current();
+  const uint32_t replica_osd = view->current().ReplicaOsdFor(original.fnso, original.fno);
   OsdClient* peer = Peer(replica_osd);
   if (peer == nullptr) return;
   wire::PrefetchNotifyRequest request;
-  request.set_epoch(placement_.map().epoch);
+  request.set_epoch(view->epoch());
   request.set_client_id(client_id);
   *request.mutable_oid() = ToWire(original);
   ++counters_.notifies_sent;
@@ -278,9 +281,10 @@ void PrefetchEngine::StartReadahead(const Oid& oid, const Readahead& readahead) 
   }
   // One request per owner of the window's originals; the marker rides with its object.
   std::map<uint32_t, std::vector<Oid>> by_owner;
+  const std::shared_ptr<const MapView> view = maps_->Current();
   for (uint64_t i = window.begin; i < window.end; ++i) {
     const Oid next = DataOid(oid.fnso, oid.fno, i, CopyFlag::kOriginal);
-    by_owner[placement_.OsdFor(next)].push_back(next);
+    by_owner[view->current().OsdFor(next)].push_back(next);
   }
   for (const auto& entry : by_owner) {
     // Named variables, not a structured binding: Clang 14 (the fuzz build) cannot capture one.
@@ -294,11 +298,11 @@ void PrefetchEngine::StartReadahead(const Oid& oid, const Readahead& readahead) 
       Submit([this, originals, marker] { LoadOriginals(originals, marker); });
       continue;
     }
-    Submit([this, owner, originals, marker] {
+    Submit([this, owner, originals, marker, epoch = view->epoch()] {
       OsdClient* peer = Peer(owner);
       if (peer == nullptr) return;
       wire::PrefetchRequest request;
-      request.set_epoch(placement_.map().epoch);
+      request.set_epoch(epoch);
       for (const Oid& o : originals) *request.add_oids() = ToWire(o);
       if (marker) {
         request.mutable_marker()->set_window_start(marker->window_start);

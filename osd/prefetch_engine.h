@@ -37,6 +37,7 @@
 #include "common/thrashing_control.h"
 #include "common/window_table.h"
 #include "orthofs.grpc.pb.h"
+#include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 
@@ -53,8 +54,10 @@ struct PrefetchEngineOptions {
 
 class PrefetchEngine {
  public:
-  PrefetchEngine(const ClusterMap& map, ObjectStore* store, ObjectCache* cache, ObjectLocks* locks,
-                 const PrefetchEngineOptions& options);
+  // Places by `maps`' current view at each use; `map` gives the prefetch configuration and
+  // object size, which a map change keeps.
+  PrefetchEngine(const ClusterMap& map, const MapHolder* maps, ObjectStore* store,
+                 ObjectCache* cache, ObjectLocks* locks, const PrefetchEngineOptions& options);
   ~PrefetchEngine();
 
   PrefetchEngine(const PrefetchEngine&) = delete;
@@ -103,7 +106,8 @@ class PrefetchEngine {
   void ObservePressure();
 
   const PrefetchConfig config_;
-  const Placement placement_;
+  const MapHolder* const maps_;
+  const uint64_t object_size_;
   ObjectStore* const store_;
   ObjectCache* const cache_;
   ObjectLocks* const locks_;

@@ -9,12 +9,9 @@
 
 namespace orthofs {
 
-RepairWorker::RepairWorker(uint32_t osd_id, const ClusterMap& map, ObjectStore* store,
+RepairWorker::RepairWorker(uint32_t osd_id, const MapHolder* maps, ObjectStore* store,
                            ObjectLocks* locks, const RepairWorkerOptions& options)
-    : osd_id_(osd_id), placement_(map), store_(store), locks_(locks), options_(options) {
-  for (const OsdInfo& osd : map.osds) {
-    if (osd.id != osd_id_) peers_[osd.id] = std::make_unique<OsdClient>(osd, options_.rpc);
-  }
+    : osd_id_(osd_id), maps_(maps), store_(store), locks_(locks), options_(options) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -31,9 +28,10 @@ void RepairWorker::Stop() {
 
 void RepairWorker::AskPeersToReplay() {
   std::vector<std::thread> asks;
-  for (const OsdInfo& osd : placement_.map().osds) {
+  const std::shared_ptr<const MapView> view = maps_->Current();
+  for (const OsdInfo& osd : view->current().map().osds) {
     if (osd.id == osd_id_) continue;
-    asks.emplace_back([this, osd] {
+    asks.emplace_back([this, osd, epoch = view->epoch()] {
       // Not the pushing clients (they wait for a reconnecting OSD): a peer that is down now
       // holds nothing it could send us, so asking it fails at once.
       RpcOptions once;
@@ -42,7 +40,7 @@ void RepairWorker::AskPeersToReplay() {
       OsdClient peer(osd, once);
       const uint32_t id = osd.id;
       wire::RepairRequest r;
-      r.set_epoch(placement_.map().epoch);
+      r.set_epoch(epoch);
       r.set_for_osd(osd_id_);
       Result<wire::RepairResponse> answer = peer.Repair(r);
       if (!answer.ok()) {
@@ -70,8 +68,14 @@ void RepairWorker::Loop() {
 }
 
 OsdClient* RepairWorker::Peer(uint32_t osd_id) {
+  if (osd_id == osd_id_) return nullptr;
+  std::lock_guard lock(peers_mu_);
   auto it = peers_.find(osd_id);
-  return it == peers_.end() ? nullptr : it->second.get();
+  if (it != peers_.end()) return it->second.get();
+  const OsdInfo* info = maps_->Current()->FindOsd(osd_id);
+  if (info == nullptr) return nullptr;
+  return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, options_.rpc))
+      .first->second.get();
 }
 
 Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key) {
@@ -89,9 +93,10 @@ Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key
 }
 
 Status RepairWorker::Push(const Oid& other, const CopyState& ours) {
-  OsdClient* peer = Peer(placement_.OsdFor(other));
-  if (peer == nullptr) return Status::InvalidArgument("no OSD holds " + other.ToString());
-  const uint64_t epoch = placement_.map().epoch;
+  const std::shared_ptr<const MapView> view = maps_->Current();
+  OsdClient* peer = Peer(view->current().OsdFor(other));
+  if (peer == nullptr) return Status::InvalidArgument("no other OSD holds " + other.ToString());
+  const uint64_t epoch = view->epoch();
   if (ours.exists) {
     wire::WriteRequest r;
     r.set_epoch(epoch);
@@ -123,7 +128,7 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
   for (const auto& [other_key, recorded_version] : *records) {
     Result<Oid> other = DecodeStoreKey(other_key);
     if (!other.ok()) continue;
-    const uint32_t other_osd = placement_.OsdFor(*other);
+    const uint32_t other_osd = maps_->Current()->current().OsdFor(*other);
     if (only_osd && other_osd != *only_osd) continue;
     if (unreachable.count(other_osd)) {
       result.set_unreachable(result.unreachable() + 1);

@@ -18,6 +18,7 @@
 #include "client/osd_client.h"
 #include "common/placement.h"
 #include "orthofs.pb.h"
+#include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 
@@ -31,7 +32,8 @@ struct RepairWorkerOptions {
 
 class RepairWorker {
  public:
-  RepairWorker(uint32_t osd_id, const ClusterMap& map, ObjectStore* store, ObjectLocks* locks,
+  // Places by `maps`' current view at each use (the map may change while it runs).
+  RepairWorker(uint32_t osd_id, const MapHolder* maps, ObjectStore* store, ObjectLocks* locks,
                const RepairWorkerOptions& options = {});
   ~RepairWorker();  // Stop()
   // Ends the background passes (waits for one in progress). Idempotent.
@@ -68,11 +70,12 @@ class RepairWorker {
   void Loop();
 
   const uint32_t osd_id_;
-  const Placement placement_;
+  const MapHolder* const maps_;
   ObjectStore* const store_;
   ObjectLocks* const locks_;
   const RepairWorkerOptions options_;
-  std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // made up front, read-only after
+  std::mutex peers_mu_;
+  std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // made on first use, by OSD id
   std::mutex pass_mu_;
   std::atomic<bool> pending_{true};  // records may exist from before a restart
   std::atomic<uint64_t> repaired_total_{0};

@@ -8,6 +8,7 @@
 
 #include "client/osd_client.h"
 #include "client/tls.h"
+#include "client/wire.h"
 #include "common/peer_role.h"
 #include "tests/test_cluster.h"
 
@@ -183,6 +184,55 @@ TEST_F(SecurityTest, RolesDecideWhoMayCallWhat) {
   EXPECT_TRUE(admin.SetLogLevel(debug).ok());
   debug.set_level("loud");
   EXPECT_TRUE(admin.SetLogLevel(debug).status().Is(StatusCode::kInvalidArgument));
+}
+
+// The map-change calls: anyone may read the map, only the admin may change it or move copies,
+// and only OSDs (or the admin) may hand copies over or list what they no longer own.
+TEST_F(SecurityTest, MapChangesNeedTheAdminAndHandOversAnOsd) {
+  const OsdInfo osd = *cluster_->map().FindOsd(0);
+  OsdClient client(osd, cluster_->Rpc("client", kShort));
+  OsdClient peer(osd, cluster_->Rpc(OsdCertificateName(1), kShort));
+  OsdClient admin(osd, cluster_->Rpc("admin", kShort));
+  auto denied = [](const Status& st) { return st.Is(StatusCode::kPermissionDenied); };
+
+  Result<wire::MapResponse> map = client.GetMap({});
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->map(), FormatClusterMap(cluster_->map()));
+  EXPECT_TRUE(map->previous_map().empty());
+
+  wire::SetMapRequest set_map;
+  set_map.set_map(map->map());  // what it runs: a no-op for the admin
+  EXPECT_TRUE(denied(client.SetMap(set_map).status()));
+  EXPECT_TRUE(denied(peer.SetMap(set_map).status()));
+  Result<wire::SetMapResponse> same = admin.SetMap(set_map);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->epoch(), cluster_->map().epoch);
+  set_map.set_map("epoch: [");
+  EXPECT_TRUE(admin.SetMap(set_map).status().Is(StatusCode::kInvalidArgument));
+
+  wire::MigrateRequest migrate;
+  migrate.set_epoch(cluster_->map().epoch);
+  migrate.set_source(1);
+  EXPECT_TRUE(denied(client.Migrate(migrate).status()));
+  EXPECT_TRUE(denied(peer.Migrate(migrate).status()));
+  EXPECT_TRUE(admin.Migrate(migrate).ok());  // nothing to move
+
+  wire::FetchRequest fetch;
+  fetch.set_epoch(cluster_->map().epoch);
+  *fetch.mutable_oid() = ToWire(Oid{1, 5, 0, ObjectType::kData, CopyFlag::kOriginal});
+  EXPECT_TRUE(denied(client.Fetch(fetch).status()));
+  EXPECT_FALSE(denied(peer.Fetch(fetch).status()));
+  wire::DiscardRequest discard;
+  discard.set_epoch(cluster_->map().epoch);
+  *discard.mutable_oid() = fetch.oid();
+  EXPECT_TRUE(denied(client.Discard(discard).status()));
+  wire::ListRequest unowned;
+  unowned.set_epoch(cluster_->map().epoch);
+  unowned.set_unowned(true);
+  EXPECT_TRUE(denied(client.List(unowned).status()));
+  Result<wire::ListResponse> listed = peer.List(unowned);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->objects_size(), 0);  // outside a rebalance every copy is owned
 }
 
 // stats --reset: the counters restart from zero for `orthofs stats`, only for the admin.

@@ -107,7 +107,7 @@ struct FuzzOsd {
     options.prefetch.window_expiry = std::chrono::milliseconds(1000);
     // Repair pushes go to closed ports: fail at once instead of waiting for the peer.
     options.repair.rpc = RpcOptions{std::chrono::milliseconds(100), /*wait_for_ready=*/false};
-    service = std::make_unique<OsdService>(map, store.get(), options);
+    service = std::make_unique<OsdService>(map, std::nullopt, store.get(), options);
     requests = 0;
   }
 
