@@ -18,6 +18,7 @@
 #include "client/map_file.h"
 #include "client/namespace.h"
 #include "client/osd_client.h"
+#include "client/rebalance.h"
 #include "client/scrub.h"
 #include "client/tls_flags_cli.h"
 #include "client/wire.h"
@@ -533,6 +534,74 @@ int RunPlanRebalance(const CommonFlags& common, const std::string& new_map_path,
   return unlisted == 0 ? kExitOk : kExitDegraded;
 }
 
+// ---- rebalance ----
+
+// Moves the cluster to `new_map_path` while it serves (client/rebalance.h), with a progress
+// line on stderr. A rerun resumes an interrupted one.
+int RunRebalance(const CommonFlags& common, const std::string& new_map_path, bool json) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  Result<ClusterMap> new_map = LoadClusterMapFile(new_map_path);
+  if (!new_map.ok()) return Error(new_map.status().message());
+  RebalanceOptions options;
+  int last_percent = -1;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    const int percent = total == 0 ? 100 : static_cast<int>(100 * done / total);
+    if (percent / 10 == last_percent / 10 && done != total) return;
+    last_percent = percent;
+    std::fprintf(stderr, "rebalance: %llu of %llu copies moved (%d%%)\n",
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                 percent);
+  };
+  Result<RebalanceReport> r = Rebalance(cluster->get(), *new_map, options);
+  if (!r.ok()) {
+    return Error(r.status().message() +
+                 "\nThe cluster keeps serving; rerun orthofs rebalance to resume.");
+  }
+  if (json) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (const auto& [edge, n] : r->flows) {
+      flows.push_back({{"from", edge.first}, {"to", edge.second}, {"copies", n}});
+    }
+    std::cout << nlohmann::json{{"from_epoch", r->from_epoch},
+                                {"to_epoch", r->to_epoch},
+                                {"resumed", r->resumed},
+                                {"moved", r->moved},
+                                {"originals_moved", r->originals_moved},
+                                {"replicas_moved", r->replicas_moved},
+                                {"already_moved", r->already_moved},
+                                {"gone", r->gone},
+                                {"bytes", r->bytes_listed},
+                                {"seconds", r->seconds},
+                                {"removed_osds", r->removed_osds},
+                                {"flows", flows}}
+                     .dump()
+              << "\n";
+    return kExitOk;
+  }
+  std::printf(
+      "epoch %llu -> %llu%s: %llu copies moved (%llu originals, %llu replicas, %s) in "
+      "%.1f s; %llu taken over by clients first, %llu deleted meanwhile\n",
+      static_cast<unsigned long long>(r->from_epoch), static_cast<unsigned long long>(r->to_epoch),
+      r->resumed ? " (resumed)" : "", static_cast<unsigned long long>(r->moved),
+      static_cast<unsigned long long>(r->originals_moved),
+      static_cast<unsigned long long>(r->replicas_moved), HumanBytes(r->bytes_listed).c_str(),
+      r->seconds, static_cast<unsigned long long>(r->already_moved),
+      static_cast<unsigned long long>(r->gone));
+  for (const auto& [edge, n] : r->flows) {
+    std::printf("  osd %u -> osd %u: %llu copies\n", edge.first, edge.second,
+                static_cast<unsigned long long>(n));
+  }
+  for (uint32_t id : r->removed_osds) {
+    std::printf("OSD %u holds nothing any more and may be stopped\n", id);
+  }
+  std::printf(
+      "every copy is where map epoch %llu puts it; give every node and client that map "
+      "file\n",
+      static_cast<unsigned long long>(r->to_epoch));
+  return kExitOk;
+}
+
 // ---- locate ----
 
 int RunLocate(const CommonFlags& common, uint32_t fnso, uint64_t fno, uint64_t first,
@@ -832,6 +901,16 @@ int main(int argc, char** argv) {
   plan_rebalance->add_option("--new-map", new_map_path, "the proposed cluster map")->required();
   plan_rebalance->add_flag("--json", json, "one JSON object");
 
+  std::string rebalance_map_path;
+  CLI::App* rebalance = app.add_subcommand(
+      "rebalance",
+      "move the running cluster to a new map (OSDs added or removed): every copy whose placement "
+      "changes moves, clients keep working; rerun to resume (admin certificate)");
+  AddCommonFlags(rebalance, &common);
+  rebalance->add_option("--new-map", rebalance_map_path, "the new cluster map (epoch + 1)")
+      ->required();
+  rebalance->add_flag("--json", json, "one JSON object");
+
   std::string report_map;
   int report_osds = 6;
   uint64_t files = 10000, objects = 800;
@@ -882,6 +961,7 @@ int main(int argc, char** argv) {
   if (fsck->parsed()) return RunFsckCommand(common, fnso, fsck_options, json);
   if (scrub->parsed()) return RunScrubCommand(common, fnso, scrub_options, json);
   if (plan_rebalance->parsed()) return RunPlanRebalance(common, new_map_path, json);
+  if (rebalance->parsed()) return RunRebalance(common, rebalance_map_path, json);
   if (locate->parsed()) return RunLocate(common, fnso, fno, offset, count, type_name, json);
   if (report->parsed()) {
     return RunPlacementReport(report_map, report_osds, files, objects, strategy, fnso, json);

@@ -45,7 +45,7 @@ set -e
 [ ! -e "$D/bad" ] || fail "a refused install wrote $D/bad"
 
 step "install three OSD hosts and a client host"
-port=$((21000 + RANDOM % 20000))
+port=$((21000 + RANDOM % 11000))  # below the ephemeral ports (32768..)
 {
   echo "epoch: 1"
   echo "osds:"

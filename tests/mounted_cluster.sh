@@ -4,7 +4,8 @@
 # Sets src, bin, work, cluster, mnt, ORTHOFS_BIN, ORTHOFS_MAP and ORTHOFS_TLS_DIR (the cluster
 # runs mutual TLS, as local-cluster does by default); defines fail and step.
 # Optional, set before sourcing: before_cluster_up (a function run before the cluster starts,
-# e.g. to mount a small file system as an OSD's data dir) and cluster_osd_flags.
+# e.g. to mount a small file system as an OSD's data dir), cluster_osd_flags and cluster_osds
+# (default 3).
 src=$1
 export ORTHOFS_BIN=$2
 bin=$2
@@ -25,7 +26,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 
 if declare -F before_cluster_up > /dev/null; then before_cluster_up; fi
-"$src/deploy/local-cluster" up --osds 3 --dir "$cluster" --mount "$mnt" \
+"$src/deploy/local-cluster" up --osds "${cluster_osds:-3}" --dir "$cluster" --mount "$mnt" \
   ${cluster_osd_flags:+--osd-flags "$cluster_osd_flags"} > /dev/null
 export ORTHOFS_MAP=$cluster/cluster.yaml
 export ORTHOFS_TLS_DIR=$cluster/tls

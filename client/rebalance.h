@@ -1,0 +1,56 @@
+// orthofs rebalance: moves a running cluster to a new map (OSDs added or removed) while clients
+// keep reading and writing.
+//
+// 1. Every OSD of both maps adopts the new map, remembering the old one (SetMap). From then on
+//    a client's request placed with the old epoch is refused as stale, and the client switches
+//    to the new map and sends it again to the OSD the new map names. An OSD asked for a copy
+//    it gained takes it over from its previous owner first, so every copy has one
+//    authoritative place at every moment.
+// 2. For every OSD, the copies it holds but no longer owns (exactly those whose placement
+//    changed, originals and replicas) are asked of their new owner (Migrate), which takes each
+//    over and has the old holder drop it.
+// 3. When no OSD holds a copy it does not own, every OSD of the new map ends the rebalance
+//    (SetMap without a previous map); the removed OSDs hold nothing and may be stopped.
+//
+// Rerunning it resumes: the cluster's own state says which step is due, and copies already
+// moved are no longer on their old holders.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "client/osd_client.h"
+#include "common/cluster_map.h"
+
+namespace orthofs {
+
+struct RebalanceOptions {
+  // Called as copies move (done of total), for a progress bar.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+  uint32_t batch = 64;  // copies per Migrate call
+};
+
+struct RebalanceReport {
+  uint64_t from_epoch = 0;
+  uint64_t to_epoch = 0;
+  bool resumed = false;  // a rebalance to this map had begun already
+  uint64_t moved = 0;    // copies taken over by their new owner
+  uint64_t originals_moved = 0;
+  uint64_t replicas_moved = 0;
+  uint64_t already_moved = 0;  // moved on first use by a client meanwhile
+  uint64_t gone = 0;           // deleted by clients meanwhile
+  uint64_t bytes_listed = 0;   // of the copies to move, as listed
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> flows;  // (from, to) -> copies
+  std::vector<uint32_t> removed_osds;  // in the old map only: empty now, may be stopped
+  double seconds = 0;
+};
+
+// `admin` must carry the admin identity (SetMap and Migrate are admin calls) and may run any
+// map of the cluster (it is only used to find the OSDs).
+Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_map,
+                                  const RebalanceOptions& options = {});
+
+}  // namespace orthofs

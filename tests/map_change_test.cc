@@ -1,0 +1,213 @@
+// A map change on a running cluster (README, "Adding or removing OSDs while mounted"): three
+// real OSDs, a new map that reweights them (so copies move without new processes), clients
+// that keep the old map and are redirected, copies taken over on first use, orthofs rebalance
+// moving the rest, and the maps surviving an OSD restart.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "client/osd_client.h"
+#include "client/rebalance.h"
+#include "client/wire.h"
+#include "tests/test_cluster.h"
+
+namespace orthofs {
+namespace {
+
+using testing::TestCluster;
+
+constexpr uint32_t kFnso = 1;
+constexpr uint64_t kFiles = 40;
+constexpr uint64_t kObjectsPerFile = 3;
+
+std::string Bytes(uint64_t fno, uint64_t index, int round) {
+  return "file " + std::to_string(fno) + " object " + std::to_string(index) + " round " +
+         std::to_string(round) + std::string(1000 + fno * 7 + index, 'x');
+}
+
+uint64_t SumCounter(TestCluster& cluster, const std::string& name) {
+  uint64_t sum = 0;
+  for (OsdClient* osd : cluster.client().osds()) {
+    Result<wire::StatsResponse> stats = osd->Stats({});
+    EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+    if (stats.ok()) sum += stats->counters().at(name);
+  }
+  return sum;
+}
+
+void SetMapEverywhere(TestCluster& cluster, const ClusterMap& map,
+                      const std::optional<ClusterMap>& previous) {
+  for (OsdClient* osd : cluster.client().osds()) {
+    wire::SetMapRequest request;
+    request.set_map(FormatClusterMap(map));
+    if (previous) request.set_previous_map(FormatClusterMap(*previous));
+    Result<wire::SetMapResponse> r = osd->SetMap(request);
+    ASSERT_TRUE(r.ok()) << osd->name() << ": " << r.status().ToString();
+  }
+}
+
+TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
+  TestCluster cluster;
+  const ClusterMap old_map = cluster.map();
+  ClusterMap new_map = old_map;
+  new_map.epoch = old_map.epoch + 1;
+  new_map.osds[0].weight = 3;  // OSD 0 takes half of the hash space
+  const Placement before(old_map);
+  const Placement after(new_map);
+
+  ClusterClient writer(old_map, cluster.Rpc("client"));
+  uint64_t moving = 0;
+  for (uint64_t fno = 10; fno < 10 + kFiles; ++fno) {
+    for (uint64_t i = 0; i < kObjectsPerFile; ++i) {
+      const Oid oid{kFnso, fno, i, ObjectType::kData, CopyFlag::kOriginal};
+      ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(fno, i, 0), {.replace = true}).ok());
+      for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        if (before.OsdFor(oid.WithFlag(flag)) != after.OsdFor(oid.WithFlag(flag))) ++moving;
+      }
+    }
+  }
+  ASSERT_GT(moving, 10u);
+
+  // Step 1 of a rebalance only: every OSD runs the new map and remembers the old one.
+  SetMapEverywhere(cluster, new_map, old_map);
+
+  // The writer still places with epoch 1: redirected, not failed. The first half of the files
+  // is read (both copies) and rewritten; moved copies are taken over on first use.
+  for (uint64_t fno = 10; fno < 10 + kFiles / 2; ++fno) {
+    for (uint64_t i = 0; i < kObjectsPerFile; ++i) {
+      const Oid oid{kFnso, fno, i, ObjectType::kData, CopyFlag::kOriginal};
+      for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        Result<wire::ReadResponse> read = writer.Read(oid.WithFlag(flag));
+        ASSERT_TRUE(read.ok()) << oid.WithFlag(flag).ToString() << ": " << read.status().ToString();
+        EXPECT_EQ(read->data(), Bytes(fno, i, 0));
+      }
+      ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(fno, i, 1), {.replace = true}).ok());
+    }
+  }
+  EXPECT_EQ(writer.map().epoch, new_map.epoch);
+  EXPECT_EQ(writer.map_changes(), 1u);
+  const uint64_t taken_over = SumCounter(cluster, "rebalance_copies_taken_over");
+  EXPECT_GT(taken_over, 0u);
+  EXPECT_EQ(taken_over, SumCounter(cluster, "rebalance_copies_discarded"));
+
+  // A moved object deleted by a client stays deleted: its old holder cannot bring it back.
+  Oid deleted;
+  for (uint64_t fno = 10 + kFiles / 2; fno < 10 + kFiles && deleted.fno == 0; ++fno) {
+    const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
+    if (before.OsdFor(oid) != after.OsdFor(oid)) deleted = oid;
+  }
+  ASSERT_NE(deleted.fno, 0u);
+  ASSERT_TRUE(writer.DeleteBothCopies(deleted).ok());
+  EXPECT_TRUE(writer.Read(deleted).status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(writer.Read(deleted.WithFlag(CopyFlag::kReplica)).status().Is(StatusCode::kNotFound));
+
+  // orthofs rebalance resumes it (the cluster runs epoch 2 already) and moves the rest.
+  const uint64_t taken_before_tool = SumCounter(cluster, "rebalance_copies_taken_over");
+  Result<RebalanceReport> report = Rebalance(&cluster.client(), new_map);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->resumed);
+  EXPECT_EQ(report->from_epoch, old_map.epoch);
+  EXPECT_EQ(report->to_epoch, new_map.epoch);
+  EXPECT_GT(report->moved, 0u);
+  // Every copy whose placement changed moved exactly once: on first use or by the tool (the
+  // deleted object's copies were taken over by the delete).
+  const uint64_t taken_total = SumCounter(cluster, "rebalance_copies_taken_over");
+  EXPECT_EQ(report->moved, taken_total - taken_before_tool);
+  EXPECT_EQ(taken_total, moving);
+  EXPECT_EQ(report->already_moved, 0u);
+  EXPECT_EQ(SumCounter(cluster, "rebalancing"), 0u);
+
+  // Afterwards each OSD holds exactly the copies the new map gives it.
+  ClusterClient fresh(new_map, cluster.Rpc("client"));
+  for (uint64_t fno = 10; fno < 10 + kFiles; ++fno) {
+    for (uint64_t i = 0; i < kObjectsPerFile; ++i) {
+      const Oid oid{kFnso, fno, i, ObjectType::kData, CopyFlag::kOriginal};
+      const int round = fno < 10 + kFiles / 2 ? 1 : 0;
+      for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        Result<wire::ReadResponse> read = fresh.Read(oid.WithFlag(flag));
+        if (oid == deleted) {
+          EXPECT_TRUE(read.status().Is(StatusCode::kNotFound));
+          continue;
+        }
+        ASSERT_TRUE(read.ok()) << oid.WithFlag(flag).ToString() << ": " << read.status().ToString();
+        EXPECT_EQ(read->data(), Bytes(fno, i, round));
+      }
+    }
+  }
+  uint64_t stored = 0;
+  for (OsdClient* osd : fresh.osds()) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      wire::ListRequest list;
+      list.set_epoch(new_map.epoch);
+      list.set_flag(static_cast<wire::CopyFlag>(flag));
+      Result<wire::ListResponse> page = osd->List(list);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      for (const wire::ObjectMeta& meta : page->objects()) {
+        Result<Oid> oid = FromWire(meta.oid());
+        ASSERT_TRUE(oid.ok());
+        EXPECT_EQ(after.OsdFor(*oid), osd->osd_id()) << oid->ToString();
+        ++stored;
+      }
+    }
+  }
+  EXPECT_EQ(stored, 2 * (kFiles * kObjectsPerFile - 1));
+
+  // A rerun has nothing left to do.
+  Result<RebalanceReport> again = Rebalance(&cluster.client(), new_map);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->moved, 0u);
+  EXPECT_FALSE(again->resumed);
+
+  // A restarted OSD runs the map its store holds, not the older map file it is started with.
+  cluster.Stop(1);
+  cluster.Start(1);
+  Result<wire::MapResponse> map = cluster.client().Osd(1)->GetMap({});
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->map(), FormatClusterMap(new_map));
+  EXPECT_TRUE(map->previous_map().empty());
+
+  // A client started from the old map file is redirected too.
+  ClusterClient late(old_map, cluster.Rpc("client"));
+  const Oid first{kFnso, 10, 0, ObjectType::kData, CopyFlag::kOriginal};
+  Result<wire::ReadResponse> read = late.ReadEitherCopy(first);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->data(), Bytes(10, 0, 1));
+  EXPECT_EQ(late.map().epoch, new_map.epoch);
+}
+
+// An OSD refuses a map that cannot follow its own, and nothing changes.
+TEST(MapChangeTest, BadMapsAreRefused) {
+  TestCluster cluster;
+  OsdClient* osd = cluster.client().Osd(0);
+  ClusterMap bigger = cluster.map();
+  bigger.epoch += 1;
+  bigger.object_size *= 2;
+  wire::SetMapRequest request;
+  request.set_map(FormatClusterMap(bigger));
+  request.set_previous_map(FormatClusterMap(cluster.map()));
+  Result<wire::SetMapResponse> r = osd->SetMap(request);
+  EXPECT_TRUE(r.status().Is(StatusCode::kInvalidArgument)) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("object size cannot change"), std::string::npos);
+
+  ClusterMap next = cluster.map();
+  next.epoch += 1;
+  request.set_map(FormatClusterMap(next));
+  request.clear_previous_map();
+  r = osd->SetMap(request);
+  EXPECT_NE(r.status().message().find("needs the map it replaces"), std::string::npos)
+      << r.status().ToString();
+
+  ClusterMap without_it = next;
+  without_it.osds.erase(without_it.osds.begin());  // OSD 0 is in neither map then? it is in old
+  without_it.osds.push_back({7, "127.0.0.1:1", 1});
+  request.set_map(FormatClusterMap(without_it));
+  request.set_previous_map(FormatClusterMap(cluster.map()));
+  EXPECT_TRUE(osd->SetMap(request).ok());  // OSD 0 is being removed: allowed, it drains
+  Result<wire::MapResponse> map = osd->GetMap({});
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(map->previous_map(), FormatClusterMap(cluster.map()));
+}
+
+}  // namespace
+}  // namespace orthofs
