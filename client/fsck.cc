@@ -6,6 +6,7 @@
 #include <set>
 
 #include "client/namespace.h"
+#include "client/rebalance.h"
 #include "client/wire.h"
 
 namespace orthofs {
@@ -61,6 +62,7 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, Census* census) {
 }  // namespace
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options) {
+  ORTHOFS_RETURN_IF_ERROR(RequireSettledCluster(cluster, "fsck"));
   Census census;
   ORTHOFS_RETURN_IF_ERROR(TakeCensus(cluster, fnso, &census));
   Namespace ns(cluster, fnso);

@@ -225,6 +225,10 @@ ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) :
   InstallMap(map);
 }
 
+ClusterClient::~ClusterClient() {
+  while (resends_in_flight_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 OsdClient* ClusterClient::MapState::Osd(uint32_t osd_id) const {
   for (OsdClient* c : osds) {
     if (c->osd_id() == osd_id) return c;
@@ -305,10 +309,12 @@ void ClusterClient::SendForCopyAsync(const Oid& oid, Request request,
       return done(std::move(result));
     }
     // Not on the gRPC callback thread: fetching the map is a blocking call.
+    ++resends_in_flight_;
     std::thread([this, oid, request = std::move(request), call, done = std::move(done), osd, epoch,
                  attempt]() mutable {
       FollowMapChange(osd, epoch);
       SendForCopyAsync(oid, std::move(request), call, std::move(done), attempt + 1);
+      --resends_in_flight_;
     }).detach();
   });
 }

@@ -145,6 +145,8 @@ struct ObjectWrite {
 class ClusterClient {
  public:
   explicit ClusterClient(const ClusterMap& map, const RpcOptions& options = {});
+  // Waits for resends after a map change that are still under way (they use this client).
+  ~ClusterClient();
 
   // The current map. References stay valid for the client's life (every map it ran is kept;
   // a client sees a handful), but a later call may return a newer one.
@@ -289,7 +291,8 @@ class ClusterClient {
   std::vector<std::unique_ptr<MapState>> states_;        // guarded by map_mu_
   std::vector<std::unique_ptr<OsdClient>> connections_;  // guarded by map_mu_
   std::atomic<const MapState*> state_{nullptr};
-  std::function<void()> on_map_change_;  // guarded by map_mu_
+  std::function<void()> on_map_change_;    // guarded by map_mu_
+  std::atomic<int> resends_in_flight_{0};  // SendForCopyAsync threads
 };
 
 }  // namespace orthofs

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,11 @@ struct RebalanceReport {
   std::vector<uint32_t> removed_osds;  // in the old map only: empty now, may be stopped
   double seconds = 0;
 };
+
+// Brings `cluster` to the map the OSDs run (a map file may be older than the cluster) and fails
+// (UNAVAILABLE: try again later) while a rebalance runs: tools that judge every copy by its
+// placement (fsck, scrub) would take copies still on their way for missing ones.
+Status RequireSettledCluster(ClusterClient* cluster, const std::string& what);
 
 // `admin` must carry the admin identity (SetMap and Migrate are admin calls) and may run any
 // map of the cluster (it is only used to find the OSDs).

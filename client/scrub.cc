@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "client/rebalance.h"
 #include "client/wire.h"
 #include "common/scrub_plan.h"
 
@@ -118,6 +119,7 @@ Result<Rewrite> RewriteCopy(ClusterClient* cluster, const Oid& source, const Oid
 }  // namespace
 
 Result<ScrubReport> RunScrub(ClusterClient* cluster, uint32_t fnso, const ScrubOptions& options) {
+  ORTHOFS_RETURN_IF_ERROR(RequireSettledCluster(cluster, "scrub"));
   ScrubReport report;
   if (!options.dry_run) ORTHOFS_RETURN_IF_ERROR(ReplayRepairRecords(cluster));
   std::map<ObjectKey, CopyPair> objects;

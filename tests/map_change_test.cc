@@ -9,6 +9,7 @@
 
 #include "client/osd_client.h"
 #include "client/rebalance.h"
+#include "client/scrub.h"
 #include "client/wire.h"
 #include "tests/test_cluster.h"
 
@@ -71,6 +72,10 @@ TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
 
   // Step 1 of a rebalance only: every OSD runs the new map and remembers the old one.
   SetMapEverywhere(cluster, new_map, old_map);
+  // Scrub would take copies on their way for missing ones: it waits for the end.
+  Result<ScrubReport> early = RunScrub(&cluster.client(), kFnso, {});
+  EXPECT_TRUE(early.status().Is(StatusCode::kUnavailable)) << early.status().ToString();
+  EXPECT_NE(early.status().message().find("rebalances to map epoch 2"), std::string::npos);
 
   // The writer still places with epoch 1: redirected, not failed. The first half of the files
   // is read (both copies) and rewritten; moved copies are taken over on first use.
@@ -174,6 +179,15 @@ TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->data(), Bytes(10, 0, 1));
   EXPECT_EQ(late.map().epoch, new_map.epoch);
+
+  // Scrub, with the old map file, after the rebalance: two matching copies of every object, each
+  // where the new map puts it.
+  Result<ScrubReport> scrub = RunScrub(&cluster.client(), kFnso, {});
+  ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
+  EXPECT_EQ(scrub->objects, kFiles * kObjectsPerFile - 1);
+  EXPECT_EQ(scrub->matched, scrub->objects);
+  EXPECT_EQ(scrub->misplaced, 0u);
+  EXPECT_EQ(scrub->repaired, 0u);
 }
 
 // An OSD refuses a map that cannot follow its own, and nothing changes.
