@@ -580,14 +580,15 @@ int RunRebalance(const CommonFlags& common, const std::string& new_map_path, boo
     return kExitOk;
   }
   std::printf(
-      "epoch %llu -> %llu%s: %llu copies moved (%llu originals, %llu replicas, %s) in "
-      "%.1f s; %llu taken over by clients first, %llu deleted meanwhile\n",
+      "epoch %llu -> %llu%s: %llu copies to move (%llu originals, %llu replicas, %s): %llu moved "
+      "now, %llu on first use by clients, %llu deleted meanwhile; %.1f s\n",
       static_cast<unsigned long long>(r->from_epoch), static_cast<unsigned long long>(r->to_epoch),
-      r->resumed ? " (resumed)" : "", static_cast<unsigned long long>(r->moved),
+      r->resumed ? " (resumed)" : "",
+      static_cast<unsigned long long>(r->originals_moved + r->replicas_moved),
       static_cast<unsigned long long>(r->originals_moved),
       static_cast<unsigned long long>(r->replicas_moved), HumanBytes(r->bytes_listed).c_str(),
-      r->seconds, static_cast<unsigned long long>(r->already_moved),
-      static_cast<unsigned long long>(r->gone));
+      static_cast<unsigned long long>(r->moved), static_cast<unsigned long long>(r->already_moved),
+      static_cast<unsigned long long>(r->gone), r->seconds);
   for (const auto& [edge, n] : r->flows) {
     std::printf("  osd %u -> osd %u: %llu copies\n", edge.first, edge.second,
                 static_cast<unsigned long long>(n));

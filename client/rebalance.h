@@ -38,7 +38,9 @@ struct RebalanceReport {
   uint64_t from_epoch = 0;
   uint64_t to_epoch = 0;
   bool resumed = false;  // a rebalance to this map had begun already
-  uint64_t moved = 0;    // copies taken over by their new owner
+  uint64_t moved = 0;    // copies taken over by their new owner at this run's request
+  // Every copy found where the new map does not put it, by kind (moved by this run, moved
+  // already on first use, or deleted meanwhile).
   uint64_t originals_moved = 0;
   uint64_t replicas_moved = 0;
   uint64_t already_moved = 0;  // moved on first use by a client meanwhile

@@ -1001,12 +1001,8 @@ OsdClient* OsdService::Peer(const MapView& view, uint32_t osd_id) {
   return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
 }
 
-Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(const MapView& view,
-                                                                 const Oid& oid,
-                                                                 const std::string& key,
-                                                                 uint32_t source,
-                                                                 uint64_t* tombstone_version) {
-  if (tombstone_version) *tombstone_version = 0;
+Result<wire::FetchResponse> OsdService::FetchFrom(const MapView& view, uint32_t source,
+                                                  const Oid& oid) {
   OsdClient* peer = Peer(view, source);
   if (peer == nullptr) {
     return Status::Internal("OSD " + std::to_string(source) + " is in neither map");
@@ -1020,31 +1016,55 @@ Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(const MapView& 
                                std::to_string(source) +
                                ", which did not hand it over: " + fetched.status().message());
   }
-  if (!fetched->found()) return Status::NotFound("object absent");
-  ObjectStore::Batch batch;
+  if (fetched->found() && !fetched->tombstone() &&
+      ObjectChecksum(fetched->data()) != fetched->checksum()) {
+    return Status::Corruption("object " + oid.ToString() + " from OSD " + std::to_string(source) +
+                              " fails its checksum");
+  }
+  return fetched;
+}
+
+std::shared_ptr<const CachedObject> OsdService::StageTakenCopy(const Oid& oid,
+                                                               const std::string& key,
+                                                               wire::FetchResponse* fetched,
+                                                               ObjectStore::Batch* batch) {
   std::shared_ptr<const CachedObject> object;
   if (fetched->tombstone()) {
-    batch.PutTombstone(key, fetched->version(), false, 0);
+    batch->PutTombstone(key, fetched->version(), false, 0);
   } else {
     auto taken = std::make_shared<CachedObject>();
     taken->version = fetched->version();
     taken->checksum = fetched->checksum();
     taken->data = std::move(*fetched->mutable_data());
-    if (ObjectChecksum(taken->data) != taken->checksum) {
-      return Status::Corruption("object " + oid.ToString() + " from OSD " + std::to_string(source) +
-                                " fails its checksum");
-    }
-    batch.Put(key, taken->version, taken->checksum, taken->data, false, 0);
+    batch->Put(key, taken->version, taken->checksum, taken->data, false, 0);
     object = std::move(taken);
   }
   if (fetched->has_repair_version()) {
-    batch.PutRepairRecord(OtherCopyKey(oid), fetched->repair_version());
+    batch->PutRepairRecord(OtherCopyKey(oid), fetched->repair_version());
   }
-  // Durable here before the source forgets it.
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, /*sync=*/true));
-  if (fetched->has_repair_version()) RepairRecorded();
+  return object;
+}
+
+void OsdService::TakenOver(const std::string& key, bool repair_record) {
+  if (repair_record) RepairRecorded();
   locks_.Committed(key);
   ++copies_taken_over_;
+}
+
+Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(const MapView& view,
+                                                                 const Oid& oid,
+                                                                 const std::string& key,
+                                                                 uint32_t source,
+                                                                 uint64_t* tombstone_version) {
+  if (tombstone_version) *tombstone_version = 0;
+  Result<wire::FetchResponse> fetched = FetchFrom(view, source, oid);
+  if (!fetched.ok()) return fetched.status();
+  if (!fetched->found()) return Status::NotFound("object absent");
+  ObjectStore::Batch batch;
+  std::shared_ptr<const CachedObject> object = StageTakenCopy(oid, key, &*fetched, &batch);
+  // Durable here before the source forgets it.
+  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, /*sync=*/true));
+  TakenOver(key, fetched->has_repair_version());
   ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, source, oid));
   if (!object) {
     if (tombstone_version) *tombstone_version = fetched->version();
@@ -1156,16 +1176,9 @@ grpc::Status OsdService::Discard(grpc::ServerContext* context, const wire::Disca
   Result<Oid> oid = CheckHandOver(context, kDiscard, view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDiscard, oid.status());
   const std::string key = EncodeStoreKey(*oid);
-  // The caller holds its own lock of this key: try ours, so that two OSDs handing copies to each
-  // other whose keys share a lock stripe cannot wait for each other forever.
-  std::unique_lock lock(locks_.For(key), std::defer_lock);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (!lock.try_lock()) {
-    if (std::chrono::steady_clock::now() >= give_up) {
-      return Finish(kDiscard, Status::Unavailable("object " + oid->ToString() + " is busy"));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  // No lock here: under the settled map no request changes a copy this OSD does not own, and the
+  // new owner asks for each key under its own lock. (Taking ours would let two OSDs handing
+  // copies to each other wait for each other.)
   uint64_t tombstone = 0;
   Result<std::shared_ptr<const CachedObject>> current = LoadLocalLocked(key, &tombstone);
   const bool live = current.ok();
@@ -1201,40 +1214,64 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
     return Finish(kMigrate, st);
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kMigrate, st);
-  if (request->source() == osd_id_ || view.FindOsd(request->source()) == nullptr) {
-    return Finish(kMigrate,
-                  Status::InvalidArgument("source OSD " + std::to_string(request->source()) +
-                                          " is not another OSD of the maps"));
+  const uint32_t source = request->source();
+  if (source == osd_id_ || view.FindOsd(source) == nullptr) {
+    return Finish(kMigrate, Status::InvalidArgument("source OSD " + std::to_string(source) +
+                                                    " is not another OSD of the maps"));
   }
   if (request->oids_size() > static_cast<int>(kMaxListLimit)) {
     return Finish(kMigrate, Status::InvalidArgument("too many objects in one migrate"));
   }
+  std::vector<Oid> oids;
+  std::vector<std::string> keys;
+  std::set<size_t> stripes;
   for (const wire::Oid& wire_oid : request->oids()) {
     Result<Oid> oid = CheckObject(view, request->epoch(), wire_oid);
     if (!oid.ok()) return Finish(kMigrate, oid.status());
-    const std::string key = EncodeStoreKey(*oid);
-    std::lock_guard lock(locks_.For(key));
+    std::string key = EncodeStoreKey(*oid);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      return Finish(kMigrate, Status::InvalidArgument("object " + oid->ToString() + " twice"));
+    }
+    stripes.insert(ObjectLocks::StripeOf(key));
+    oids.push_back(*oid);
+    keys.push_back(std::move(key));
+  }
+  // The whole batch under its stripes' locks (ascending, as Transact), committed with one WAL
+  // fsync; only then does the source drop its copies.
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (size_t s : stripes) locks.emplace_back(locks_.ByStripe(s));
+  ObjectStore::Batch batch;
+  std::vector<std::pair<size_t, bool>> taken;  // index, with a repair record
+  std::vector<size_t> leftovers;               // taken over on first use already
+  for (size_t i = 0; i < oids.size(); ++i) {
     uint64_t tombstone = 0;
-    Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
+    Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(keys[i], &tombstone);
     if (local.ok() || tombstone != 0) {
-      // Taken over on first use already: the source's copy is a leftover.
-      if (Status st = DiscardAt(view, request->source(), *oid); !st.ok()) {
-        return Finish(kMigrate, st);
-      }
-      response->set_present(response->present() + 1);
+      leftovers.push_back(i);
       continue;
     }
     if (!local.status().Is(StatusCode::kNotFound)) return Finish(kMigrate, local.status());
-    Result<std::shared_ptr<const CachedObject>> taken =
-        TakeOver(view, *oid, key, request->source(), &tombstone);
-    if (taken.ok() || tombstone != 0) {
-      response->set_moved(response->moved() + 1);
-    } else if (taken.status().Is(StatusCode::kNotFound)) {
+    Result<wire::FetchResponse> fetched = FetchFrom(view, source, oids[i]);
+    if (!fetched.ok()) return Finish(kMigrate, fetched.status());
+    if (!fetched->found()) {
       response->set_absent(response->absent() + 1);
-    } else {
-      return Finish(kMigrate, taken.status());
+      continue;
     }
+    StageTakenCopy(oids[i], keys[i], &*fetched, &batch);
+    taken.emplace_back(i, fetched->has_repair_version());
   }
+  if (!batch.empty()) {
+    if (Status st = store_->Commit(&batch, /*sync=*/true); !st.ok()) return Finish(kMigrate, st);
+  }
+  for (const auto& [i, repair_record] : taken) TakenOver(keys[i], repair_record);
+  for (const auto& [i, repair_record] : taken) {
+    if (Status st = DiscardAt(view, source, oids[i]); !st.ok()) return Finish(kMigrate, st);
+  }
+  for (size_t i : leftovers) {
+    if (Status st = DiscardAt(view, source, oids[i]); !st.ok()) return Finish(kMigrate, st);
+  }
+  response->set_moved(static_cast<uint32_t>(taken.size()));
+  response->set_present(static_cast<uint32_t>(leftovers.size()));
   return Finish(kMigrate, Status::Ok());
 }
 

@@ -97,7 +97,7 @@ grep -q "misplaced: 0; unrecoverable: 0" "$work/scrub.out" ||
   fail "copies not where the map says: $(cat "$work/scrub.out")"
 "$bin/orthofs" rebalance --new-map "$ORTHOFS_MAP" > "$work/again.out" ||
   fail "rerun: $(cat "$work/again.out")"
-grep -q "epoch 3 -> 3: 0 copies moved" "$work/again.out" || fail "rerun moved: $(cat "$work/again.out")"
+grep -q "epoch 3 -> 3: 0 copies to move" "$work/again.out" || fail "rerun moved: $(cat "$work/again.out")"
 curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$work/metrics.txt" ||
   fail "cannot scrape the second mount's metrics"
 grep -q '^orthofs_client_map_epoch{fnso="1"} 3$' "$work/metrics.txt" ||
