@@ -240,7 +240,27 @@ Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_ma
     }
   }
 
-  // 3. Nothing left on an old holder: end the rebalance.
+  // 3. A removed OSD may still hold repair records without a copy (a delete made while the
+  // other copy's OSD was down): they are replayed now, or the OSD must not go away yet.
+  for (const OsdInfo& osd : old_map.osds) {
+    if (new_map.FindOsd(osd.id) != nullptr) continue;
+    wire::RepairRequest repair;
+    repair.set_epoch(new_map.epoch);
+    Result<wire::RepairResponse> replayed = osds[osd.id]->Repair(repair);
+    if (!replayed.ok()) {
+      return Status(replayed.status().code(), "replaying the repair records of removed " +
+                                                  osds[osd.id]->name() + ": " +
+                                                  replayed.status().message());
+    }
+    if (replayed->remaining() > 0) {
+      return Status::Unavailable(osds[osd.id]->name() + " still holds " +
+                                 std::to_string(replayed->remaining()) +
+                                 " repair records for copies on OSDs that do not answer; bring "
+                                 "them back and rerun before removing it");
+    }
+  }
+
+  // 4. Nothing left on an old holder: end the rebalance.
   for (const OsdInfo& osd : new_map.osds) {
     ORTHOFS_RETURN_IF_ERROR(SetMapOn(osds[osd.id].get(), new_map, std::nullopt));
   }

@@ -9,8 +9,9 @@
 // 2. For every OSD, the copies it holds but no longer owns (exactly those whose placement
 //    changed, originals and replicas) are asked of their new owner (Migrate), which takes each
 //    over and has the old holder drop it.
-// 3. When no OSD holds a copy it does not own, every OSD of the new map ends the rebalance
-//    (SetMap without a previous map); the removed OSDs hold nothing and may be stopped.
+// 3. When no OSD holds a copy it does not own and the removed OSDs have replayed their repair
+//    records, every OSD of the new map ends the rebalance (SetMap without a previous map); the
+//    removed OSDs hold nothing and may be stopped.
 //
 // Rerunning it resumes: the cluster's own state says which step is due, and copies already
 // moved are no longer on their old holders.

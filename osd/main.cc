@@ -83,33 +83,38 @@ struct RunningMaps {
   std::optional<orthofs::ClusterMap> previous;  // while a rebalance runs
 };
 
-// The maps to start with: the map file's, unless the store holds a later one (a rebalance
-// changed the map while the file stayed as it was).
+// The maps to start with. The store keeps the maps this OSD runs (SetMap persists them), and a
+// map file with a later epoch does not override them: a cluster moves to a new map through
+// orthofs rebalance, which also tells each OSD the map before (an OSD that jumped ahead alone
+// would not know where the copies it gained are). A fresh store starts with the file's map (an
+// OSD being added); the same epoch takes the file's settings.
 orthofs::Result<RunningMaps> ChooseMaps(orthofs::ObjectStore* store,
                                         const orthofs::ClusterMap& file_map) {
-  orthofs::Result<std::string> stored = store->GetMeta(orthofs::OsdService::kMapMetaName);
-  if (!stored.ok()) {
-    if (stored.status().Is(orthofs::StatusCode::kNotFound)) return RunningMaps{file_map, {}};
-    return stored.status();
-  }
-  orthofs::Result<orthofs::ClusterMap> map = orthofs::ParseClusterMap(*stored);
-  if (!map.ok())
-    return orthofs::Status::Corruption("stored cluster map: " + map.status().message());
-  if (map->epoch < file_map.epoch) return RunningMaps{file_map, {}};
-  RunningMaps running{*map, {}};
-  orthofs::Result<std::string> previous = store->GetMeta(orthofs::OsdService::kPreviousMapMetaName);
-  if (previous.ok() && !previous->empty()) {
-    orthofs::Result<orthofs::ClusterMap> parsed = orthofs::ParseClusterMap(*previous);
-    if (!parsed.ok()) {
-      return orthofs::Status::Corruption("stored previous map: " + parsed.status().message());
+  using orthofs::OsdService;
+  orthofs::Result<std::string> stored = store->GetMeta(OsdService::kMapsMetaName);
+  if (!stored.ok() && !stored.status().Is(orthofs::StatusCode::kNotFound)) return stored.status();
+  if (stored.ok()) {
+    auto maps = orthofs::DecodeRunningMaps(*stored);
+    if (!maps.ok()) return maps.status();
+    const auto& [map, previous] = *maps;
+    if (map.epoch > file_map.epoch || previous) {
+      if (map.epoch != file_map.epoch) {
+        spdlog::info("starting with the stored map epoch {} (the map file has epoch {})", map.epoch,
+                     file_map.epoch);
+      }
+      return RunningMaps{map, previous};
     }
-    running.previous = *parsed;
+    if (map.epoch < file_map.epoch) {
+      spdlog::warn(
+          "the map file has epoch {}, this OSD runs epoch {}: starting with {}. A new map takes "
+          "effect through 'orthofs rebalance --new-map FILE', which moves the copies",
+          file_map.epoch, map.epoch, map.epoch);
+      return RunningMaps{map, {}};
+    }
   }
-  if (map->epoch > file_map.epoch) {
-    spdlog::info("starting with the stored map epoch {} (the map file has epoch {})", map->epoch,
-                 file_map.epoch);
-  }
-  return running;
+  ORTHOFS_RETURN_IF_ERROR(store->PutMeta(OsdService::kMapsMetaName,
+                                         orthofs::EncodeRunningMaps(file_map, std::nullopt)));
+  return RunningMaps{file_map, {}};
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/map_view.h"
 
@@ -26,15 +27,18 @@ class MapHolder {
 
   // Installs `view` and waits up to `timeout` for requests still placing by the old one. False
   // on timeout (the new view is installed all the same; settled_epoch lags until a retry).
+  // Every view replaced earlier and still held counts too (a retried Install after a timeout
+  // must not settle while a request of the first old view still runs).
   bool Install(std::shared_ptr<const MapView> view, std::chrono::milliseconds timeout) {
     std::lock_guard install(install_mu_);
-    std::shared_ptr<const MapView> old;
     {
       std::lock_guard lock(mu_);
-      old = std::exchange(view_, view);
+      undrained_.push_back(std::exchange(view_, view));
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (old.use_count() > 1) {
+    while (!undrained_.empty()) {
+      std::erase_if(undrained_, [](const std::weak_ptr<const MapView>& v) { return v.expired(); });
+      if (undrained_.empty()) break;
       if (std::chrono::steady_clock::now() >= deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -47,8 +51,9 @@ class MapHolder {
 
  private:
   mutable std::mutex mu_;
-  std::shared_ptr<const MapView> view_;  // guarded by mu_
-  std::mutex install_mu_;                // one Install at a time
+  std::shared_ptr<const MapView> view_;                  // guarded by mu_
+  std::mutex install_mu_;                                // one Install at a time
+  std::vector<std::weak_ptr<const MapView>> undrained_;  // guarded by install_mu_
   std::atomic<uint64_t> settled_epoch_;
 };
 

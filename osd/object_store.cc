@@ -312,7 +312,7 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
 
 Status ObjectStore::Scan(const std::string& begin, const std::string& end,
                          const std::string& start_after, const Visitor& visit,
-                         const CorruptVisitor& visit_corrupt) const {
+                         const CorruptVisitor& visit_corrupt, bool with_tombstones) const {
   rocksdb::ReadOptions ro;
   rocksdb::Slice upper(end);
   if (!end.empty()) ro.iterate_upper_bound = &upper;
@@ -329,10 +329,11 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
       if (visit_corrupt && !visit_corrupt(key.ToString())) break;
       continue;
     }
-    if (record->tombstone) continue;
+    if (record->tombstone && !with_tombstones) continue;
     // Adjacent objects continue where the previous one ended: one positioning per scan.
     EmulateDiskRead(key.ToStringView(), key.ToStringView(), it->value().size());
-    StoredObject object{record->version, record->checksum, std::string(record->data)};
+    StoredObject object{record->version, record->checksum, std::string(record->data),
+                        record->tombstone};
     if (!visit(key.ToString(), object)) break;
   }
   return FromRocks(it->status(), "store scan");

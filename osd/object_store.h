@@ -74,12 +74,14 @@ class ObjectStore {
   Status Commit(Batch* batch, bool sync);
 
   // Visits objects with begin <= key < end in key order, after `start_after` if non-empty,
-  // until a visitor returns false. Tombstones are skipped. Records that fail to decode go to
-  // visit_corrupt (skipped when it is empty), so a listing never stops on one bad object.
+  // until a visitor returns false. Tombstones are skipped unless with_tombstones. Records that fail
+  // to decode go to visit_corrupt (skipped when it is empty), so a listing never stops on one bad
+  // object.
   using Visitor = std::function<bool(const std::string& key, const StoredObject& object)>;
   using CorruptVisitor = std::function<bool(const std::string& key)>;
   Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,
-              const Visitor& visit, const CorruptVisitor& visit_corrupt = {}) const;
+              const Visitor& visit, const CorruptVisitor& visit_corrupt = {},
+              bool with_tombstones = false) const;
 
   // The stored record of a key exactly as it is on disk, and a raw replacement of it: for
   // tests that damage a record the way a bad disk would (common/object_record.h's format).

@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <map>
 #include <set>
@@ -37,6 +38,34 @@ std::string OtherCopyKey(const Oid& oid) {
 }
 
 }  // namespace
+
+std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous) {
+  // "<length of the map's YAML>\n<map YAML><previous map's YAML, if any>"
+  const std::string text = FormatClusterMap(map);
+  return std::to_string(text.size()) + "\n" + text + (previous ? FormatClusterMap(*previous) : "");
+}
+
+Result<std::pair<ClusterMap, std::optional<ClusterMap>>> DecodeRunningMaps(std::string_view value) {
+  const size_t newline = value.find('\n');
+  size_t length = 0;
+  if (newline == std::string_view::npos ||
+      std::from_chars(value.data(), value.data() + newline, length).ec != std::errc() ||
+      length > value.size() - newline - 1) {
+    return Status::Corruption("stored cluster maps are malformed");
+  }
+  Result<ClusterMap> map = ParseClusterMap(value.substr(newline + 1, length));
+  if (!map.ok()) return Status::Corruption("stored cluster map: " + map.status().message());
+  std::optional<ClusterMap> previous;
+  const std::string_view rest = value.substr(newline + 1 + length);
+  if (!rest.empty()) {
+    Result<ClusterMap> parsed = ParseClusterMap(rest);
+    if (!parsed.ok()) {
+      return Status::Corruption("stored previous map: " + parsed.status().message());
+    }
+    previous = *parsed;
+  }
+  return std::make_pair(*map, previous);
+}
 
 OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
                        ObjectStore* store, const OsdServiceOptions& options)
@@ -428,7 +457,10 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
                     : Status::Ok();
     return Finish(kDelete, st);
   }
-  const bool tombstone = oid->type != ObjectType::kData;
+  // During a rebalance a gained DATA copy leaves a tombstone too: were the key simply gone, a
+  // later miss would ask the previous owner, which may still hold the old copy.
+  const bool tombstone =
+      oid->type != ObjectType::kData || view.PreviousOwnerOf(*oid, osd_id_).has_value();
   const uint64_t new_version =
       request->has_set_version() ? request->set_version() : stored_version + 1;
   const uint64_t old_length = existed ? (*current)->data.size() : 0;
@@ -553,7 +585,8 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
                 current[i] != nullptr, old_length);
       response->add_versions(stored_version + 1);
     } else if (op.kind() == wire::TxnOp::DELETE) {
-      if (current[i] && oids[i].type != ObjectType::kData) {
+      if (current[i] && (oids[i].type != ObjectType::kData ||
+                         view.PreviousOwnerOf(oids[i], osd_id_).has_value())) {
         batch.PutTombstone(keys[i], stored_version + 1, true, old_length);
       } else if (current[i]) {
         batch.Delete(keys[i], true, old_length);
@@ -652,6 +685,10 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
           last_key = key;
           return true;
         }
+        if (object.tombstone && !request->unowned()) {
+          last_key = key;
+          return true;
+        }
         wire::ObjectMeta* meta = response->add_objects();
         *meta->mutable_oid() = ToWire(*oid);
         meta->set_version(object.version);
@@ -669,13 +706,15 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
           more = true;
           return false;
         }
+        // (A damaged copy this OSD no longer owns stays here for scrub to judge.)
         Result<Oid> oid = DecodeStoreKey(key);
         if (!oid.ok()) return true;
         *response->add_corrupt() = ToWire(*oid);
         ++corrupt;
         last_key = key;
         return true;
-      });
+      },
+      /*with_tombstones=*/request->unowned());
   if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
   if (!st.ok()) return Finish(kList, st);
   if (more) response->set_next_page_token(last_key);
@@ -1285,10 +1324,9 @@ grpc::Status OsdService::GetMap(grpc::ServerContext*, const wire::GetMapRequest*
 
 Status OsdService::AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
                              const char* why) {
-  // Persisted first: a restart resumes with the maps the cluster may already place by.
-  ORTHOFS_RETURN_IF_ERROR(store_->PutMeta(kMapMetaName, FormatClusterMap(map)));
-  ORTHOFS_RETURN_IF_ERROR(
-      store_->PutMeta(kPreviousMapMetaName, previous ? FormatClusterMap(*previous) : ""));
+  // Persisted first (both in one write): a restart resumes with the maps the cluster may
+  // already place by.
+  ORTHOFS_RETURN_IF_ERROR(store_->PutMeta(kMapsMetaName, EncodeRunningMaps(map, previous)));
   ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
   const uint64_t before = maps_.Current()->epoch();
   const bool settled =
@@ -1354,6 +1392,10 @@ void OsdService::CatchUp() {
   if (catching_up_.exchange(true)) return;
   last_catch_up_ms_ = now_ms;
   std::lock_guard lock(catch_up_mu_);
+  if (stopping_.load()) {  // StopBackgroundWork joined already
+    catching_up_ = false;
+    return;
+  }
   if (catch_up_.joinable()) catch_up_.join();  // the previous one, finished
   catch_up_ = std::thread([this] {
     std::shared_ptr<const MapView> view = maps_.Current();

@@ -45,6 +45,10 @@ struct OsdServiceOptions {
   int64_t tls_not_after = 0;  // this OSD's certificate expiry (Unix seconds) for the metrics
 };
 
+// The current map and the previous one (empty while no rebalance runs) as one value.
+std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous);
+Result<std::pair<ClusterMap, std::optional<ClusterMap>>> DecodeRunningMaps(std::string_view value);
+
 class OsdService final : public wire::Osd::Service {
  public:
   // `previous_map`: set while a rebalance runs (as persisted by an earlier SetMap).
@@ -86,9 +90,9 @@ class OsdService final : public wire::Osd::Service {
   grpc::Status Migrate(grpc::ServerContext*, const wire::MigrateRequest*,
                        wire::MigrateResponse*) override;
 
-  // The store meta names under which the maps persist (osd/main.cc reads them at start).
-  static constexpr const char* kMapMetaName = "cluster_map";
-  static constexpr const char* kPreviousMapMetaName = "previous_map";
+  // The store meta name under which the maps persist (EncodeRunningMaps; osd/main.cc reads them
+  // at start).
+  static constexpr const char* kMapsMetaName = "cluster_maps";
 
   // Prometheus text (orthofs-osd --metrics): the Stats counters, store and disk gauges, and
   // per-RPC request counts and latency histograms, labelled with this OSD's id.

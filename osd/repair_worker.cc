@@ -144,6 +144,10 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
       spdlog::error("repair: cannot read {}: {}", our_key, ours.status().ToString());
       continue;
     }
+    // Read after our copy: if a rebalance handed the copy to its new owner meanwhile (which
+    // removes copy and record in one commit), the record is gone and "our copy is absent" must
+    // not be pushed as a delete.
+    if (!store_->GetRepairRecord(other_key).ok()) continue;
     if (Status st = Push(*other, *ours); !st.ok()) {
       if (st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kDeadlineExceeded)) {
         unreachable.insert(other_osd);

@@ -4,6 +4,7 @@
 // moving the rest, and the maps surviving an OSD restart.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -35,6 +36,12 @@ uint64_t SumCounter(TestCluster& cluster, const std::string& name) {
     if (stats.ok()) sum += stats->counters().at(name);
   }
   return sum;
+}
+
+// What the OSDs are (re)started with.
+void WriteMapFile(TestCluster& cluster, const ClusterMap& map) {
+  std::ofstream file(cluster.map_path(), std::ios::trunc);
+  file << FormatClusterMap(map);
 }
 
 void SetMapEverywhere(TestCluster& cluster, const ClusterMap& map,
@@ -70,8 +77,25 @@ TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
   }
   ASSERT_GT(moving, 10u);
 
+  // The map file already names the new map (as local-cluster resize writes it first), and OSD 2
+  // restarts before the rebalance: it keeps the map it ran, since jumping ahead alone it would
+  // not know where the copies it gains are.
+  WriteMapFile(cluster, new_map);
+  cluster.Stop(2);
+  cluster.Start(2);
+  Result<wire::MapResponse> kept = cluster.client().Osd(2)->GetMap({});
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->map(), FormatClusterMap(old_map));
+
   // Step 1 of a rebalance only: every OSD runs the new map and remembers the old one.
   SetMapEverywhere(cluster, new_map, old_map);
+  // A restart in the middle resumes with both maps.
+  cluster.Stop(0);
+  cluster.Start(0);
+  Result<wire::MapResponse> both = cluster.client().Osd(0)->GetMap({});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->map(), FormatClusterMap(new_map));
+  EXPECT_EQ(both->previous_map(), FormatClusterMap(old_map));
   // Scrub would take copies on their way for missing ones: it waits for the end.
   Result<ScrubReport> early = RunScrub(&cluster.client(), kFnso, {});
   EXPECT_TRUE(early.status().Is(StatusCode::kUnavailable)) << early.status().ToString();
@@ -164,7 +188,8 @@ TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
   EXPECT_EQ(again->moved, 0u);
   EXPECT_FALSE(again->resumed);
 
-  // A restarted OSD runs the map its store holds, not the older map file it is started with.
+  // A restarted OSD runs the map its store holds, not an older map file it is started with.
+  WriteMapFile(cluster, old_map);
   cluster.Stop(1);
   cluster.Start(1);
   Result<wire::MapResponse> map = cluster.client().Osd(1)->GetMap({});
