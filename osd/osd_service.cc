@@ -81,7 +81,8 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       prefetch_(map, &maps_, store, &cache_, &locks_, options.prefetch),
       repair_(options.osd_id, &maps_, store, &locks_, options.repair),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
-      tls_(options.prefetch.tls) {}
+      tls_(options.prefetch.tls),
+      catch_up_from_peers_(options.catch_up_from_peers) {}
 
 OsdService::~OsdService() { StopBackgroundWork(); }
 
@@ -1388,7 +1389,9 @@ void OsdService::CatchUp() {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::steady_clock::now().time_since_epoch())
                              .count();
-  if (stopping_.load() || now_ms - last_catch_up_ms_.load() < 200) return;
+  if (!catch_up_from_peers_ || stopping_.load() || now_ms - last_catch_up_ms_.load() < 200) {
+    return;
+  }
   if (catching_up_.exchange(true)) return;
   last_catch_up_ms_ = now_ms;
   std::lock_guard lock(catch_up_mu_);

@@ -43,6 +43,9 @@ struct OsdServiceOptions {
   // With TLS: every call is checked against the caller's certificate name (common/peer_role.h).
   bool authorize_callers = false;
   int64_t tls_not_after = 0;  // this OSD's certificate expiry (Unix seconds) for the metrics
+  // Fetch a later map from the peers when a request shows one (CatchUp). The request fuzzer
+  // turns it off: its peers do not exist.
+  bool catch_up_from_peers = true;
 };
 
 // The current map and the previous one (empty while no rebalance runs) as one value.
@@ -260,6 +263,7 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<bool> catching_up_{false};             // a CatchUp runs
   std::atomic<int64_t> last_catch_up_ms_{-1000000};  // steady clock
   std::atomic<bool> stopping_{false};
+  const bool catch_up_from_peers_;
   std::atomic<uint64_t> copies_taken_over_{0};
   std::atomic<uint64_t> copies_discarded_{0};
   std::atomic<uint64_t> map_changes_{0};

@@ -107,6 +107,7 @@ struct FuzzOsd {
     options.prefetch.window_expiry = std::chrono::milliseconds(1000);
     // Repair pushes go to closed ports: fail at once instead of waiting for the peer.
     options.repair.rpc = RpcOptions{std::chrono::milliseconds(100), /*wait_for_ready=*/false};
+    options.catch_up_from_peers = false;
     service = std::make_unique<OsdService>(map, std::nullopt, store.get(), options);
     requests = 0;
   }
