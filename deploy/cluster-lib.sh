@@ -41,10 +41,12 @@ cluster_osd_pid() {
   [ -r "/proc/$pid/cmdline" ] || return 0
   cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline")
   # Only our process: an orthofs-osd using this directory's map, or one started from its unit
-  # on host DIR/hosts/oID: deploy/run-unit, until it has exec'd, then the OSD it marked with
-  # ORTHOFS_UNIT_ROOT (the same pid throughout).
+  # on host DIR/hosts/oID: deploy/run-unit, then the stages it execs on the way (ip netns exec,
+  # unshare, sh -c ... run-unit ROOT ...), then the OSD it marked with ORTHOFS_UNIT_ROOT (the
+  # same pid throughout).
   if grep -q -- "orthofs-osd .*--map $1/cluster.yaml" <<< "$cmd" ||
     grep -q -- "run-unit --root $1/hosts/o$2 " <<< "$cmd" ||
+    grep -q -- "run-unit $1/hosts/o$2 " <<< "$cmd" ||
     { grep -q -- "orthofs-osd --id $2 " <<< "$cmd" &&
       tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "ORTHOFS_UNIT_ROOT=$1/hosts/o$2"; }; then
     echo "$pid"
