@@ -109,7 +109,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
       if (!r.ok() && !r.status().Is(StatusCode::kNotFound)) return pending.Done(r.status());
       {
         std::lock_guard lock(mu_);  // absent objects are holes: zeros
-        cache_.FillAndRead(key, token, r.ok() ? std::string_view(r->data()) : std::string_view(),
+        cache_.FillAndRead(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string(),
                            span.offset, span.length, out.data() + span.buffer_offset);
       }
       pending.Done(Status::Ok());
@@ -136,7 +136,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
                                 std::lock_guard lock(windows_mu_);
                                 windows_.OnClientRead(window, original.offset, WindowClock::now());
                               }
-                              return fill(r);
+                              return fill(std::move(r));
                             }
                             ++replica_read_failures_;  // the original serves instead
                             cluster_->ReadAsync(original, 0, 0, fill);
@@ -149,7 +149,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     Oid second = original.WithFlag(CopyFlag::kReplica);
     if (cluster_->CopyIsDown(first)) std::swap(first, second);
     cluster_->ReadAsync(first, 0, 0, [this, second, fill](Result<wire::ReadResponse> r) {
-      if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(r);
+      if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(std::move(r));
       // A missing object is a hole only if the other copy lacks it too (a degraded write may
       // not be repaired here yet).
       if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
@@ -159,7 +159,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
                             if (first_missing && ClusterClient::IsOsdFailure(other.status())) {
                               return fill(Status::NotFound("absent"));
                             }
-                            fill(other);
+                            fill(std::move(other));
                           });
     });
   }

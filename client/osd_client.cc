@@ -124,12 +124,12 @@ void OsdClient::Observe(const grpc::Status& status) {
 }
 
 template <typename Request, typename Response, typename Start>
-void OsdClient::CallAsync(Start start, Request request,
+void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
                           std::function<void(Result<Response>)> done) {
   // Everything the call needs lives until its callback.
   struct Call {
     grpc::ClientContext context;
-    Request request;
+    std::shared_ptr<const Request> request;
     Response response;
     std::function<void(Result<Response>)> done;
   };
@@ -140,7 +140,7 @@ void OsdClient::CallAsync(Start start, Request request,
     // The deadline counts from the start on the wire, not from the wait in the queue.
     call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
     call->context.set_wait_for_ready(options_.wait_for_ready);
-    start(&call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+    start(&call->context, call->request.get(), &call->response, [this, call](grpc::Status status) {
       Observe(status);
       if (status.ok()) {
         call->done(std::move(call->response));
@@ -179,7 +179,7 @@ void OsdClient::CallFinished() {
   next();
 }
 
-void OsdClient::ReadAsync(wire::ReadRequest request,
+void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
                           std::function<void(Result<wire::ReadResponse>)> done) {
   CallAsync<wire::ReadRequest, wire::ReadResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
@@ -188,7 +188,7 @@ void OsdClient::ReadAsync(wire::ReadRequest request,
       std::move(request), std::move(done));
 }
 
-void OsdClient::WriteAsync(wire::WriteRequest request,
+void OsdClient::WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
                            std::function<void(Result<wire::WriteResponse>)> done) {
   CallAsync<wire::WriteRequest, wire::WriteResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
@@ -204,7 +204,7 @@ void OsdClient::PrefetchNotifyAsync(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->PrefetchNotify(context, req, resp, std::move(on_done));
       },
-      std::move(request), std::move(done));
+      std::make_shared<const wire::PrefetchNotifyRequest>(std::move(request)), std::move(done));
 }
 
 void OsdClient::PrefetchAsync(wire::PrefetchRequest request,
@@ -213,7 +213,7 @@ void OsdClient::PrefetchAsync(wire::PrefetchRequest request,
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->Prefetch(context, req, resp, std::move(on_done));
       },
-      std::move(request), std::move(done));
+      std::make_shared<const wire::PrefetchRequest>(std::move(request)), std::move(done));
 }
 
 std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> OsdClient::Subscribe(
@@ -294,15 +294,15 @@ Result<Response> ClusterClient::SendForCopy(const Oid& oid, Request request,
 }
 
 template <typename Request, typename Response>
-void ClusterClient::SendForCopyAsync(const Oid& oid, Request request,
-                                     void (OsdClient::*call)(Request,
+void ClusterClient::SendForCopyAsync(const Oid& oid, std::shared_ptr<Request> request,
+                                     void (OsdClient::*call)(std::shared_ptr<const Request>,
                                                              std::function<void(Result<Response>)>),
                                      std::function<void(Result<Response>)> done, int attempt) {
   const MapState* s = state();
   const uint64_t epoch = s->placement.map().epoch;
-  request.set_epoch(epoch);
+  request->set_epoch(epoch);
   OsdClient* osd = s->Osd(s->placement.OsdFor(oid));
-  // A copy of the request stays for a resend: a map change is rare, but must not fail a write.
+  // The request stays for a resend: a map change is rare, but must not fail a write.
   (osd->*call)(request, [this, oid, request, call, done = std::move(done), osd, epoch,
                          attempt](Result<Response> result) mutable {
     if (result.ok() || !result.status().Is(StatusCode::kStaleEpoch) || attempt >= kMaxMapRetries) {
@@ -445,9 +445,11 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
     // The belief is a hint that may outlive the outage: if the live copy's OSD fails now, the
     // other one may well be back, and takes the write (with the record) instead.
     SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-        live, MakeWrite(live, data, degraded), &OsdClient::WriteAsync,
+        live, std::make_shared<wire::WriteRequest>(MakeWrite(live, data, degraded)),
+        &OsdClient::WriteAsync,
         [this, done, believed_down,
-         request = MakeWrite(believed_down, data, degraded)](Result<wire::WriteResponse> r) {
+         request = std::make_shared<wire::WriteRequest>(MakeWrite(believed_down, data, degraded))](
+            Result<wire::WriteResponse> r) {
           if (r.ok() || !IsOsdFailure(r.status())) return done(r.status());
           SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
               believed_down, request, &OsdClient::WriteAsync,
@@ -466,7 +468,8 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
   auto outcome = std::make_shared<Outcome>();
   for (int i = 0; i < 2; ++i) {
     SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-        copies[i], MakeWrite(copies[i], data, how), &OsdClient::WriteAsync,
+        copies[i], std::make_shared<wire::WriteRequest>(MakeWrite(copies[i], data, how)),
+        &OsdClient::WriteAsync,
         [this, outcome, i, copies, sync = how.sync, done](Result<wire::WriteResponse> r) {
           {
             std::lock_guard lock(outcome->mu);
@@ -490,7 +493,9 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
           // it gets a repair record too, so the two copies agree once space is back.
           const int live = 1 - failed;
           SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-              copies[live], RecordRepairRequest(copies[live], outcome->version[live], sync),
+              copies[live],
+              std::make_shared<wire::WriteRequest>(
+                  RecordRepairRequest(copies[live], outcome->version[live], sync)),
               &OsdClient::WriteAsync, [done, full, lost](Result<wire::WriteResponse> r) {
                 done(full ? lost : r.status());
               });
@@ -514,7 +519,7 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
   r.set_offset(offset);
   r.set_length(length);
   SendForCopyAsync<wire::ReadRequest, wire::ReadResponse>(
-      oid, std::move(r), &OsdClient::ReadAsync,
+      oid, std::make_shared<wire::ReadRequest>(std::move(r)), &OsdClient::ReadAsync,
       [oid, done = std::move(done)](Result<wire::ReadResponse> read) {
         if (read.ok()) {
           if (Status st = VerifyWholeObject(oid, *read); !st.ok()) return done(st);
@@ -526,7 +531,7 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
 void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
                                std::function<void(Status)> done) {
   SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-      oid, MakeWrite(oid, data, how), &OsdClient::WriteAsync,
+      oid, std::make_shared<wire::WriteRequest>(MakeWrite(oid, data, how)), &OsdClient::WriteAsync,
       [done = std::move(done)](Result<wire::WriteResponse> r) { done(r.status()); });
 }
 

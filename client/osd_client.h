@@ -61,9 +61,12 @@ class OsdClient {
   Result<wire::DiscardResponse> Discard(const wire::DiscardRequest& request);
   Result<wire::MigrateResponse> Migrate(const wire::MigrateRequest& request);
 
-  // Start a call and return at once; `done` runs on a gRPC thread when it completes.
-  void ReadAsync(wire::ReadRequest request, std::function<void(Result<wire::ReadResponse>)> done);
-  void WriteAsync(wire::WriteRequest request,
+  // Start a call and return at once; `done` runs on a gRPC thread when it completes. Requests
+  // are shared, not copied: a write carries a whole object, and its sender keeps it for a
+  // resend after a map change.
+  void ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
+                 std::function<void(Result<wire::ReadResponse>)> done);
+  void WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
                   std::function<void(Result<wire::WriteResponse>)> done);
   // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
   void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
@@ -94,7 +97,8 @@ class OsdClient {
   Result<Response> Call(Method method, const Request& request);
   // `start(context, request, response, on_done)` issues the callback-API call.
   template <typename Request, typename Response, typename Start>
-  void CallAsync(Start start, Request request, std::function<void(Result<Response>)> done);
+  void CallAsync(Start start, std::shared_ptr<const Request> request,
+                 std::function<void(Result<Response>)> done);
 
   // An OSD serves a bounded number of calls at once and refuses more (RESOURCE_EXHAUSTED):
   // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
@@ -274,9 +278,12 @@ class ClusterClient {
   template <typename Request, typename Response>
   Result<Response> SendForCopy(const Oid& oid, Request request,
                                Result<Response> (OsdClient::*call)(const Request&));
+  // The request is stamped here, then shared with the call (never copied: no call of it is in
+  // flight when it is stamped again for a resend).
   template <typename Request, typename Response>
-  void SendForCopyAsync(const Oid& oid, Request request,
-                        void (OsdClient::*call)(Request, std::function<void(Result<Response>)>),
+  void SendForCopyAsync(const Oid& oid, std::shared_ptr<Request> request,
+                        void (OsdClient::*call)(std::shared_ptr<const Request>,
+                                                std::function<void(Result<Response>)>),
                         std::function<void(Result<Response>)> done, int attempt = 0);
   static constexpr int kMaxMapRetries = 200;  // 10 s for an OSD to catch up
 

@@ -75,15 +75,15 @@ bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length
   return true;
 }
 
-void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string_view stored,
+void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
                                  uint64_t offset, uint64_t length, char* out) {
-  stored = stored.substr(0, options_.object_size);
+  if (stored.size() > options_.object_size) stored.resize(options_.object_size);
   auto found = entries_.find(key);
   if (token != generation_) {
     // The file changed under the read: answer from what was read, overlaid with what this
     // client knows, but keep nothing.
     ++stats_.stale_fills;
-    std::string merged(stored);
+    std::string merged = std::move(stored);
     if (found != entries_.end()) {
       const Entry& e = found->second;
       merged.resize(std::max<uint64_t>(merged.size(), e.data.size()), '\0');
@@ -102,7 +102,7 @@ void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::stri
   Entry& e = Touch(key);
   Unaccount(e);
   // Fill the gaps between the bytes known here with the stored bytes.
-  std::string merged(stored);
+  std::string merged = std::move(stored);
   merged.resize(std::max<uint64_t>(merged.size(), e.data.size()), '\0');
   for (const auto& [b, end] : e.valid.ranges()) {
     if (b >= merged.size()) break;

@@ -88,8 +88,8 @@ class WriteBackCache {
   uint64_t FillToken() const { return generation_; }
   // The object as the OSDs hold it (`stored`; bytes beyond it read as zeros, as do absent
   // objects). Bytes written here are newer and win. Copies [offset, offset + length) of the
-  // merged object into `out`.
-  void FillAndRead(const ObjectKey& key, uint64_t token, std::string_view stored, uint64_t offset,
+  // merged object into `out`. The cache keeps `stored` itself (moved in: no copy of the object).
+  void FillAndRead(const ObjectKey& key, uint64_t token, std::string stored, uint64_t offset,
                    uint64_t length, char* out);
 
   // Copies new bytes into the object and marks them dirty.
