@@ -8,8 +8,10 @@
 
 #include <thread>
 
+#include "common/crc32c.h"
 #include "common/object_record.h"
 #include "common/oid.h"
+#include "osd/rocksdb_crc32c.h"
 
 namespace orthofs {
 namespace {
@@ -239,11 +241,14 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   // filter answers "absent" without reading data blocks.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_mb << 20);
-  // This RocksDB's CRC32C is the slow table-driven one (a portable build); XXH3 is several
-  // times faster for the block checksums of flushes and compactions.
+  // XXH3 for the block checksums of flushes and compactions: cheaper than even a hardware
+  // CRC32C. (The write-ahead log has no choice: CRC32C, see osd/rocksdb_crc32c.cc.)
   table.checksum = rocksdb::kXXH3;
   db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
+  spdlog::debug(
+      "store {}: RocksDB's log checksums (CRC32C) on {}", dir,
+      RocksDbCrc32cIsOurs() && Crc32cUsesHardware() ? "the crc32 instruction" : "a lookup table");
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, dir, &raw);
   if (!s.ok()) {
