@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deploy/compare-fs.sh against a real mount and a local directory at tiny size: every fio job
-# and bonnie++ line has a number for both, --remount remounts the client, bad input is refused.
+# and bonnie++ line has a number for both, --remount remounts the client, bad input is refused;
+# deploy/cpu-usage.sh reports the CPU seconds of the mount and each OSD during a write.
 #   compare_fs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" compare
@@ -27,4 +28,21 @@ for label in "block write MB/s" "block read MB/s" "seq create /s" "random delete
 done
 grep -q " $mnt fuse.orthofs " /proc/mounts || fail "the mount is gone after --remount"
 [ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
+step "cpu-usage.sh: CPU seconds of this cluster's processes during a write"
+out=$("$src/deploy/cpu-usage.sh" --match "$cluster/" -- \
+  dd if=/dev/zero of="$mnt/cpu" bs=1M count=64 conv=fsync status=none 2>&1) ||
+  fail "cpu-usage.sh failed: $out"
+echo "$out"
+mount_cpu=$(awk '/orthofs-mount/ && $1 ~ /^[0-9]+$/ { print $2 }' <<< "$out")
+[ -n "$mount_cpu" ] && awk -v c="$mount_cpu" 'BEGIN { exit !(c > 0) }' ||
+  fail "no CPU time for the mount: $out"
+[ "$(grep -Ec '^  [0-9]+ +[0-9.]+ s +[0-9.]+ cores  .*orthofs-osd' <<< "$out")" -eq 3 ] ||
+  fail "not one line per OSD: $out"
+grep -Eq '^  total +[0-9.]+ s' <<< "$out" || fail "no total: $out"
+rm -f "$mnt/cpu"
+"$src/deploy/cpu-usage.sh" -- false && fail "the command's status is not passed on"
+out=$("$src/deploy/cpu-usage.sh" 2>&1) && fail "no command accepted"
+grep -q "no command" <<< "$out" || fail "no message: $out"
+"$src/deploy/cpu-usage.sh" --bogus -- true 2> /dev/null && fail "--bogus accepted"
+
 echo "compare_fs_test: all checks passed"
