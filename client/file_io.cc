@@ -196,7 +196,9 @@ Status FileIo::RelievePressure() {
       lock.unlock();
       // The writer that must wait for room hears why there is none (both copies' OSDs down, a
       // full OSD) instead of waiting forever; what failed is retried or reported by Flush.
-      ORTHOFS_RETURN_IF_ERROR(WriteBackNow(std::move(*job)));
+      std::vector<FlushJob> oldest;
+      oldest.push_back(std::move(*job));
+      ORTHOFS_RETURN_IF_ERROR(WriteBackNow(std::move(oldest)));
       lock.lock();
     } else if (cache_.Full()) {
       // Everything pinned is already being written back: wait for some of it.
@@ -209,7 +211,8 @@ Status FileIo::RelievePressure() {
   return Status::Ok();
 }
 
-void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done) {
+void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done,
+                            CopyWriteBatch* batch) {
   // The job's ranges go to both copies at once (one copy and a repair record while the other's
   // OSD is down); the last range to finish reports.
   auto pending = std::make_shared<std::atomic<int>>(0);
@@ -257,28 +260,39 @@ void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(St
     how.offset = offset;
     how.replace = job->replace;
     const std::string_view bytes = std::string_view(job->data).substr(offset, length);
-    cluster_->WriteBothCopiesAsync(original, bytes, how, finish_one);
+    cluster_->WriteBothCopiesAsync(original, bytes, how, finish_one, batch);
   }
 }
 
-Status FileIo::WriteBackNow(FlushJob job) {
+Status FileIo::WriteBackNow(std::vector<FlushJob> jobs) {
   PendingCalls pending;
-  pending.Add();
-  StartWriteBack(std::make_shared<FlushJob>(std::move(job)),
-                 [&pending](Status st) { pending.Done(st); });
+  CopyWriteBatch batch;
+  for (FlushJob& job : jobs) {
+    pending.Add();
+    StartWriteBack(
+        std::make_shared<FlushJob>(std::move(job)), [&pending](Status st) { pending.Done(st); },
+        &batch);
+  }
+  cluster_->SendWrites(std::move(batch));
   return pending.Wait();
 }
 
 void FileIo::FlushThread() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    std::optional<FlushJob> job = cache_.TakeDueFlush(CacheClock::now());
-    if (!job) {
+    std::vector<FlushJob> jobs;
+    const auto now = CacheClock::now();
+    while (jobs.size() < kFlushBatch) {
+      std::optional<FlushJob> job = cache_.TakeDueFlush(now);
+      if (!job) break;
+      jobs.push_back(std::move(*job));
+    }
+    if (jobs.empty()) {
       work_cv_.wait_for(lock, kAgeCheckInterval);
       continue;
     }
     lock.unlock();
-    const Status st = WriteBackNow(std::move(*job));  // a failure is reported by Flush
+    const Status st = WriteBackNow(std::move(jobs));  // a failure is reported by Flush
     lock.lock();
     // A failed write-back that stays dirty is overdue at once: pause before trying again
     // rather than spin.

@@ -82,8 +82,13 @@ class FileIo {
   static constexpr std::chrono::milliseconds kRecoveryRetryDelay{100};
   Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size);
   // Writes both copies of the job's ranges, then reports to the cache; `done` gets the result.
-  void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done);
-  Status WriteBackNow(FlushJob job);
+  // With a `batch`, the copy writes wait there for ClusterClient::SendWrites.
+  void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done,
+                      CopyWriteBatch* batch = nullptr);
+  // Writes the jobs back together (one call per OSD) and waits; the first failure is returned.
+  Status WriteBackNow(std::vector<FlushJob> jobs);
+  // Objects a flush thread writes back together.
+  static constexpr size_t kFlushBatch = 8;
   void FlushThread();
   // Under memory pressure the writer writes back the oldest dirty objects itself; a failure
   // is the writer's error.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "client/wire.h"
@@ -193,6 +194,15 @@ void OsdClient::WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
   CallAsync<wire::WriteRequest, wire::WriteResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->Write(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
+void OsdClient::WriteManyAsync(std::shared_ptr<const wire::WriteManyRequest> request,
+                               std::function<void(Result<wire::WriteManyResponse>)> done) {
+  CallAsync<wire::WriteManyRequest, wire::WriteManyResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->WriteMany(context, req, resp, std::move(on_done));
       },
       std::move(request), std::move(done));
 }
@@ -432,7 +442,8 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
 }
 
 void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view data,
-                                         const ObjectWrite& how, std::function<void(Status)> done) {
+                                         const ObjectWrite& how, std::function<void(Status)> done,
+                                         CopyWriteBatch* batch) {
   const Oid copies[2] = {original.WithFlag(CopyFlag::kOriginal),
                          original.WithFlag(CopyFlag::kReplica)};
   const bool down[2] = {CopyIsDown(copies[0]), CopyIsDown(copies[1])};
@@ -467,39 +478,119 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
   };
   auto outcome = std::make_shared<Outcome>();
   for (int i = 0; i < 2; ++i) {
-    SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-        copies[i], std::make_shared<wire::WriteRequest>(MakeWrite(copies[i], data, how)),
-        &OsdClient::WriteAsync,
-        [this, outcome, i, copies, sync = how.sync, done](Result<wire::WriteResponse> r) {
-          {
-            std::lock_guard lock(outcome->mu);
-            outcome->status[i] = r.status();
-            if (r.ok()) outcome->version[i] = r->meta().version();
-            if (++outcome->done < 2) return;
+    auto request = std::make_shared<wire::WriteRequest>(MakeWrite(copies[i], data, how));
+    auto on_written = [this, outcome, i, copies, sync = how.sync,
+                       done](Result<wire::WriteResponse> r) {
+      {
+        std::lock_guard lock(outcome->mu);
+        outcome->status[i] = r.status();
+        if (r.ok()) outcome->version[i] = r->meta().version();
+        if (++outcome->done < 2) return;
+      }
+      const Status& a = outcome->status[0];
+      const Status& b = outcome->status[1];
+      if (a.ok() && b.ok()) return done(Status::Ok());
+      const int failed = a.ok() ? 1 : 0;
+      // A damaged copy refuses ranged writes; like a down one, the repair record brings
+      // it back from the live copy (an OSD replaces a damaged record whole).
+      const Status lost = outcome->status[failed];
+      const bool full = lost.Is(StatusCode::kNoSpace);
+      if (a.ok() == b.ok() || !(IsOsdFailure(lost) || lost.Is(StatusCode::kCorruption) || full)) {
+        return done(a.ok() ? b : a);
+      }
+      // A full OSD fails the write (the application hears ENOSPC), but the copy that took
+      // it gets a repair record too, so the two copies agree once space is back.
+      const int live = 1 - failed;
+      SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+          copies[live],
+          std::make_shared<wire::WriteRequest>(
+              RecordRepairRequest(copies[live], outcome->version[live], sync)),
+          &OsdClient::WriteAsync,
+          [done, full, lost](Result<wire::WriteResponse> r) { done(full ? lost : r.status()); });
+    };
+    if (batch != nullptr) {
+      batch->Add(copies[i], std::move(request), std::move(on_written));
+    } else {
+      SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+          copies[i], std::move(request), &OsdClient::WriteAsync, std::move(on_written));
+    }
+  }
+}
+
+void ClusterClient::SendWrites(CopyWriteBatch batch) {
+  const MapState* s = state();
+  const uint64_t epoch = s->placement.map().epoch;
+  std::map<uint32_t, std::vector<CopyWriteBatch::Item>> by_osd;
+  for (CopyWriteBatch::Item& item : batch.items_) {
+    by_osd[s->placement.OsdFor(item.oid)].push_back(std::move(item));
+  }
+  for (auto& [osd_id, items] : by_osd) {
+    OsdClient* osd = s->Osd(osd_id);
+    size_t begin = 0;
+    while (begin < items.size()) {
+      // As many writes as fit one call's size limit.
+      size_t end = begin;
+      uint64_t bytes = 0;
+      while (end < items.size() && end - begin < kMaxWriteManyWrites &&
+             (end == begin || bytes + items[end].request->data().size() <= kMaxWriteManyBytes)) {
+        bytes += items[end++].request->data().size();
+      }
+      if (end - begin == 1) {
+        CopyWriteBatch::Item& item = items[begin];
+        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+            item.oid, std::move(item.request), &OsdClient::WriteAsync, std::move(item.done));
+        begin = end;
+        continue;
+      }
+      auto many = std::make_shared<wire::WriteManyRequest>();
+      std::vector<CopyWriteBatch::Item> group;
+      for (size_t k = begin; k < end; ++k) {
+        items[k].request->set_epoch(epoch);
+        many->add_writes()->Swap(items[k].request.get());  // the bytes move, no copy
+        group.push_back(std::move(items[k]));
+      }
+      begin = end;
+      osd->WriteManyAsync(many, [this, many, group = std::move(group),
+                                 osd](Result<wire::WriteManyResponse> r) mutable {
+        const bool old_osd = !r.ok() && IsNotImplemented(r.status());
+        for (size_t k = 0; k < group.size(); ++k) {
+          if (old_osd) {
+            // An OSD from before WriteMany (a rolling upgrade): each write alone.
+            SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+                group[k].oid,
+                std::make_shared<wire::WriteRequest>(many->writes(static_cast<int>(k))),
+                &OsdClient::WriteAsync, std::move(group[k].done));
+            continue;
           }
-          const Status& a = outcome->status[0];
-          const Status& b = outcome->status[1];
-          if (a.ok() && b.ok()) return done(Status::Ok());
-          const int failed = a.ok() ? 1 : 0;
-          // A damaged copy refuses ranged writes; like a down one, the repair record brings
-          // it back from the live copy (an OSD replaces a damaged record whole).
-          const Status lost = outcome->status[failed];
-          const bool full = lost.Is(StatusCode::kNoSpace);
-          if (a.ok() == b.ok() ||
-              !(IsOsdFailure(lost) || lost.Is(StatusCode::kCorruption) || full)) {
-            return done(a.ok() ? b : a);
+          if (!r.ok()) {
+            group[k].done(r.status());
+            continue;
           }
-          // A full OSD fails the write (the application hears ENOSPC), but the copy that took
-          // it gets a repair record too, so the two copies agree once space is back.
-          const int live = 1 - failed;
-          SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-              copies[live],
-              std::make_shared<wire::WriteRequest>(
-                  RecordRepairRequest(copies[live], outcome->version[live], sync)),
-              &OsdClient::WriteAsync, [done, full, lost](Result<wire::WriteResponse> r) {
-                done(full ? lost : r.status());
-              });
-        });
+          if (static_cast<int>(k) >= r->results_size()) {
+            group[k].done(Status::Internal(osd->name() + ": WriteMany answered " +
+                                           std::to_string(r->results_size()) + " of " +
+                                           std::to_string(group.size()) + " writes"));
+            continue;
+          }
+          const wire::WriteManyResult& result = r->results(static_cast<int>(k));
+          if (result.error_code().empty()) {
+            group[k].done(result.response());
+            continue;
+          }
+          const Status st(StatusCodeFromName(result.error_code()),
+                          osd->name() + ": " + result.error_message());
+          if (st.Is(StatusCode::kStaleEpoch)) {
+            // Alone, through the path that follows a map change.
+            SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+                group[k].oid,
+                std::make_shared<wire::WriteRequest>(many->writes(static_cast<int>(k))),
+                &OsdClient::WriteAsync, std::move(group[k].done));
+            continue;
+          }
+          group[k].done(st);
+        }
+      });
+    }
   }
 }
 

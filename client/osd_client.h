@@ -68,6 +68,8 @@ class OsdClient {
                  std::function<void(Result<wire::ReadResponse>)> done);
   void WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
                   std::function<void(Result<wire::WriteResponse>)> done);
+  void WriteManyAsync(std::shared_ptr<const wire::WriteManyRequest> request,
+                      std::function<void(Result<wire::WriteManyResponse>)> done);
   // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
   void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
                            std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
@@ -119,6 +121,27 @@ class OsdClient {
   std::mutex queue_mu_;
   int in_flight_ = 0;
   std::deque<std::function<void()>> waiting_;
+};
+
+// Writes of single copies collected to go out together: ClusterClient::SendWrites sends one
+// WriteMany call per OSD (a client's write-back of many objects), so the per-call cost is paid
+// once per OSD instead of once per copy.
+class CopyWriteBatch {
+ public:
+  void Add(const Oid& oid, std::shared_ptr<wire::WriteRequest> request,
+           std::function<void(Result<wire::WriteResponse>)> done) {
+    items_.push_back(Item{oid, std::move(request), std::move(done)});
+  }
+  bool empty() const { return items_.empty(); }
+
+ private:
+  friend class ClusterClient;
+  struct Item {
+    Oid oid;
+    std::shared_ptr<wire::WriteRequest> request;
+    std::function<void(Result<wire::WriteResponse>)> done;
+  };
+  std::vector<Item> items_;
 };
 
 // Waits for a set of asynchronous calls; the first failure is the result.
@@ -222,9 +245,17 @@ class ClusterClient {
   // The same without waiting: `pending` counts both writes and collects the first failure.
   void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
                             PendingCalls* pending);
-  // The same reporting to `done` (on a gRPC thread).
+  // The same reporting to `done` (on a gRPC thread). With a `batch`, the two copy writes wait
+  // there for SendWrites (follow-ups such as repair records go out at once).
   void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
-                            std::function<void(Status)> done);
+                            std::function<void(Status)> done, CopyWriteBatch* batch = nullptr);
+  // Sends the batch's writes: one WriteMany call per OSD of the current map (at most
+  // kMaxWriteManyBytes of data and kMaxWriteManyWrites writes each, well inside an OSD's
+  // message limit of twice the object size plus 1 MiB), a lone write as a plain Write. A write
+  // refused for a stale epoch goes again alone and follows the map change.
+  void SendWrites(CopyWriteBatch batch);
+  static constexpr uint64_t kMaxWriteManyBytes = 1 << 20;
+  static constexpr size_t kMaxWriteManyWrites = 64;
   void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
                  std::function<void(Result<wire::ReadResponse>)> done);
   void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,

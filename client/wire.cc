@@ -72,10 +72,17 @@ grpc::StatusCode GrpcCodeFor(StatusCode code) {
 
 }  // namespace
 
+constexpr std::string_view kNotImplemented = " (not implemented by this OSD)";
+
 grpc::Status ToGrpc(const Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(GrpcCodeFor(status.code()), status.message(),
                       std::string(StatusCodeName(status.code())));
+}
+
+bool IsNotImplemented(const Status& status) {
+  return status.Is(StatusCode::kInternal) &&
+         status.message().find(kNotImplemented) != std::string::npos;
 }
 
 Status FromGrpc(const grpc::Status& status, const std::string& peer) {
@@ -101,7 +108,7 @@ Status FromGrpc(const grpc::Status& status, const std::string& peer) {
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status::InvalidArgument(message);
     case grpc::StatusCode::UNIMPLEMENTED:
-      return Status::Internal(message + " (not implemented by this OSD)");
+      return Status::Internal(message + std::string(kNotImplemented));
     default:
       return Status::Internal(message + " (gRPC code " +
                               std::to_string(static_cast<int>(status.error_code())) + ")");

@@ -18,5 +18,7 @@ Result<Oid> FromWire(const wire::Oid& oid);
 grpc::Status ToGrpc(const Status& status);
 // `peer` names the other side in messages ("OSD 3 (127.0.0.1:7003)").
 Status FromGrpc(const grpc::Status& status, const std::string& peer);
+// The OSD does not know the call (an older version): FromGrpc's status for UNIMPLEMENTED.
+bool IsNotImplemented(const Status& status);
 
 }  // namespace orthofs

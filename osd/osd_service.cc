@@ -337,26 +337,46 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kWrite, oid.status());
+  return Finish(kWrite, WriteObject(view, *request, response));
+}
+
+grpc::Status OsdService::WriteMany(grpc::ServerContext*, const wire::WriteManyRequest* request,
+                                   wire::WriteManyResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  for (const wire::WriteRequest& write : request->writes()) {
+    wire::WriteManyResult* result = response->add_results();
+    Status st = WriteObject(view, write, result->mutable_response());
+    ++counters_[kWrite].calls;
+    if (!st.ok()) {
+      ++counters_[kWrite].errors;
+      result->set_error_code(std::string(StatusCodeName(st.code())));
+      result->set_error_message(st.message());
+    }
+  }
+  return Finish(kWriteMany, Status::Ok());
+}
+
+Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
+                               wire::WriteResponse* response) {
+  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
+  if (!oid.ok()) return oid.status();
   const uint64_t object_size = object_size_;
-  const std::string& data = request->data();
-  if (request->replace() && request->offset() != 0) {
-    return Finish(kWrite, Status::InvalidArgument("a replacing write must start at offset 0"));
+  const std::string& data = request.data();
+  if (request.replace() && request.offset() != 0) {
+    return Status::InvalidArgument("a replacing write must start at offset 0");
   }
-  if (request->offset() > object_size || data.size() > object_size - request->offset()) {
-    return Finish(
-        kWrite, Status::InvalidArgument("write of " + std::to_string(data.size()) +
-                                        " bytes at offset " + std::to_string(request->offset()) +
-                                        " exceeds the object size " + std::to_string(object_size)));
+  if (request.offset() > object_size || data.size() > object_size - request.offset()) {
+    return Status::InvalidArgument("write of " + std::to_string(data.size()) + " bytes at offset " +
+                                   std::to_string(request.offset()) + " exceeds the object size " +
+                                   std::to_string(object_size));
   }
-  if (request->has_set_version() && request->set_version() == 0) {
-    return Finish(kWrite, Status::InvalidArgument("set_version must be at least 1"));
+  if (request.has_set_version() && request.set_version() == 0) {
+    return Status::InvalidArgument("set_version must be at least 1");
   }
   const auto use =
       oid->type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
   if (Status st = CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use); !st.ok()) {
-    return Finish(kWrite, st);
+    return st;
   }
   bytes_in_ += data.size();
   const std::string key = EncodeStoreKey(*oid);
@@ -367,9 +387,9 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
   // update, repair or scrub): a ranged write needs its bytes, a version check its header.
   const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption) &&
-                       request->replace() && request->has_set_version();
+                       request.replace() && request.has_set_version();
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound) && !damaged) {
-    return Finish(kWrite, current.status());
+    return current.status();
   }
   const bool existed = current.ok();
   const uint64_t old_version = existed ? (*current)->version : 0;
@@ -380,16 +400,16 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
       old_length = raw->size() - kObjectRecordHeaderSize;
     }
     spdlog::warn("replacing damaged record of {} with the other copy's version {}", oid->ToString(),
-                 request->set_version());
+                 request.set_version());
   }
   // Versions only grow, also across a delete: the tombstone's version counts.
   const uint64_t stored_version = existed ? old_version : tombstone_version;
-  if (request->has_set_version() && request->set_version() <= stored_version) {
+  if (request.has_set_version() && request.set_version() <= stored_version) {
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
-    if (request->record_repair()) {
-      if (Status st = CommitRepairRecordOnly(*oid, stored_version, request->sync()); !st.ok()) {
-        return Finish(kWrite, st);
+    if (request.record_repair()) {
+      if (Status st = CommitRepairRecordOnly(*oid, stored_version, request.sync()); !st.ok()) {
+        return st;
       }
     }
     if (existed) {
@@ -398,33 +418,33 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
       *response->mutable_meta()->mutable_oid() = ToWire(*oid);
       response->mutable_meta()->set_version(stored_version);
     }
-    return Finish(kWrite, Status::Ok());
+    return Status::Ok();
   }
-  if (request->has_expected_version() && request->expected_version() != old_version) {
-    return Finish(kWrite, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
-                                                  std::to_string(old_version) + ", expected " +
-                                                  std::to_string(request->expected_version())));
+  if (request.has_expected_version() && request.expected_version() != old_version) {
+    return Status::VersionMismatch("object " + oid->ToString() + " is at version " +
+                                   std::to_string(old_version) + ", expected " +
+                                   std::to_string(request.expected_version()));
   }
   std::string new_data;
-  if (request->replace()) {
+  if (request.replace()) {
     new_data = data;
   } else {
     new_data = existed ? (*current)->data : std::string();
-    const uint64_t end = request->offset() + data.size();
+    const uint64_t end = request.offset() + data.size();
     if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
-    new_data.replace(request->offset(), data.size(), data);
+    new_data.replace(request.offset(), data.size(), data);
   }
-  const uint64_t version = request->has_set_version() ? request->set_version() : stored_version + 1;
+  const uint64_t version = request.has_set_version() ? request.set_version() : stored_version + 1;
   std::shared_ptr<const CachedObject> updated = MakeObject(version, std::move(new_data));
   ObjectStore::Batch batch;
   batch.Put(key, version, updated->checksum, updated->data, existed || damaged, old_length);
-  if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), version);
-  if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kWrite, st);
-  if (request->record_repair()) RepairRecorded();
+  if (request.record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), version);
+  if (Status st = store_->Commit(&batch, request.sync()); !st.ok()) return st;
+  if (request.record_repair()) RepairRecorded();
   if (cache_.Contains(key)) cache_.Insert(key, updated, CacheChain::kDemand);
   locks_.Committed(key);
   FillMeta(*oid, *updated, response->mutable_meta());
-  return Finish(kWrite, Status::Ok());
+  return Status::Ok();
 }
 
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,

@@ -61,6 +61,8 @@ class OsdService final : public wire::Osd::Service {
   grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
   grpc::Status Write(grpc::ServerContext*, const wire::WriteRequest*,
                      wire::WriteResponse*) override;
+  grpc::Status WriteMany(grpc::ServerContext*, const wire::WriteManyRequest*,
+                         wire::WriteManyResponse*) override;
   grpc::Status Delete(grpc::ServerContext*, const wire::DeleteRequest*,
                       wire::DeleteResponse*) override;
   grpc::Status Stat(grpc::ServerContext*, const wire::StatRequest*, wire::StatResponse*) override;
@@ -156,12 +158,13 @@ class OsdService final : public wire::Osd::Service {
     kFetch,
     kDiscard,
     kMigrate,
+    kWriteMany,  // calls; each of their writes counts as a write too
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
       "read",    "write",           "delete",   "stat",      "transact", "list",
       "sync",    "prefetch_notify", "prefetch", "subscribe", "repair",   "set_log_level",
-      "get_map", "set_map",         "fetch",    "discard",   "migrate"};
+      "get_map", "set_map",         "fetch",    "discard",   "migrate",  "write_many"};
 
   // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
   // `what` names the call in the message and the log.
@@ -180,6 +183,9 @@ class OsdService final : public wire::Osd::Service {
   Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
                             uint64_t epoch, const wire::Oid& wire_oid);
   grpc::Status Finish(Method method, const Status& status);
+  // One write (Write, and each of WriteMany's) under the request's map view.
+  Status WriteObject(const MapView& view, const wire::WriteRequest& request,
+                     wire::WriteResponse* response);
   // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
   Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
   // After a delete on a full OSD: compact so that the deleted bytes' space comes back.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -613,6 +614,103 @@ TEST_F(OsdTest, StatsCountObjectsAndBytes) {
   EXPECT_GT(after.counters().at("write_calls"), 0u);
   EXPECT_EQ(after.osd_id(), osd->osd_id());
   EXPECT_EQ(after.epoch(), client().map().epoch);
+}
+
+// A first data object of a file from `fno` on whose original OSD is `osd_id`.
+Oid DataOn(const ClusterClient& c, uint32_t osd_id, uint64_t* fno) {
+  Oid oid = Data(++*fno, 0);
+  while (c.placement().OsdFor(oid) != osd_id) oid = Data(++*fno, 0);
+  return oid;
+}
+
+// Every write of a WriteMany call is applied and answered on its own: good ones land, the
+// others get the error their own Write would get, in order.
+TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
+  // Files 2000 and up: no other test of the suite uses them.
+  const uint32_t osd_id = client().placement().OsdFor(Data(2000, 0));
+  uint64_t fno = 2000;
+  const Oid fresh = DataOn(client(), osd_id, &fno);
+  const Oid conditional = DataOn(client(), osd_id, &fno);
+  const Oid stale = DataOn(client(), osd_id, &fno);
+  const Oid too_far = DataOn(client(), osd_id, &fno);
+  auto write = [&](const Oid& oid, const std::string& data) {
+    wire::WriteRequest w;
+    w.set_epoch(client().map().epoch);
+    *w.mutable_oid() = ToWire(oid);
+    w.set_data(data);
+    w.set_replace(true);
+    return w;
+  };
+  auto many = std::make_shared<wire::WriteManyRequest>();
+  *many->add_writes() = write(fresh, "fresh bytes");
+  wire::WriteRequest w = write(conditional, "must not land");
+  w.set_expected_version(5);
+  *many->add_writes() = w;
+  w = write(stale, "stale epoch");
+  w.set_epoch(client().map().epoch + 1);
+  *many->add_writes() = w;
+  w = write(too_far, "beyond the object");
+  w.set_replace(false);
+  w.set_offset(client().map().object_size);
+  *many->add_writes() = w;
+  std::promise<Result<wire::WriteManyResponse>> answered;
+  client().Osd(osd_id)->WriteManyAsync(
+      many, [&](Result<wire::WriteManyResponse> r) { answered.set_value(std::move(r)); });
+  Result<wire::WriteManyResponse> r = answered.get_future().get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->results_size(), 4);
+  EXPECT_EQ(r->results(0).error_code(), "");
+  EXPECT_EQ(r->results(0).response().meta().version(), 1u);
+  EXPECT_EQ(r->results(1).error_code(), StatusCodeName(StatusCode::kVersionMismatch));
+  EXPECT_EQ(r->results(2).error_code(), StatusCodeName(StatusCode::kStaleEpoch));
+  EXPECT_EQ(r->results(3).error_code(), StatusCodeName(StatusCode::kInvalidArgument));
+  EXPECT_NE(r->results(3).error_message().find("exceeds the object size"), std::string::npos);
+  EXPECT_EQ(ReadAll(client(), fresh), "fresh bytes");
+  for (const Oid& absent : {conditional, stale, too_far}) {
+    EXPECT_TRUE(client().Read(absent).status().Is(StatusCode::kNotFound)) << absent.ToString();
+  }
+}
+
+// A write-back of many objects: both copies of each land, with one WriteMany call per OSD
+// (the replicas of one file all go to its replica OSD).
+TEST_F(OsdTest, SendWritesWritesBothCopiesWithOneCallPerOsd) {
+  auto write_many_calls = [&] {
+    uint64_t sum = 0;
+    for (const auto& osd : client().map().osds) {
+      Result<wire::StatsResponse> s = client().Osd(osd.id)->Stats(wire::StatsRequest());
+      EXPECT_TRUE(s.ok());
+      if (s.ok()) sum += s->counters().at("write_many_calls");
+    }
+    return sum;
+  };
+  const uint64_t before = write_many_calls();
+  const uint64_t fno = 2100;
+  CopyWriteBatch batch;
+  PendingCalls pending;
+  std::map<uint32_t, int> copies_per_osd;
+  for (uint64_t index = 0; index < 12; ++index) {
+    const Oid original = Data(fno, index * client().map().object_size);
+    for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      ++copies_per_osd[client().placement().OsdFor(original.WithFlag(f))];
+    }
+    ObjectWrite how;
+    how.replace = true;
+    pending.Add();
+    client().WriteBothCopiesAsync(
+        original, "object " + std::to_string(index), how,
+        [&pending](Status st) { pending.Done(st); }, &batch);
+  }
+  client().SendWrites(std::move(batch));
+  ASSERT_TRUE(pending.Wait().ok());
+  for (uint64_t index = 0; index < 12; ++index) {
+    const Oid original = Data(fno, index * client().map().object_size);
+    for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      EXPECT_EQ(ReadAll(client(), original.WithFlag(f)), "object " + std::to_string(index));
+    }
+  }
+  int osds_with_several = 0;
+  for (const auto& [osd, copies] : copies_per_osd) osds_with_several += copies > 1 ? 1 : 0;
+  EXPECT_EQ(write_many_calls() - before, static_cast<uint64_t>(osds_with_several));
 }
 
 // kill -9 after acknowledged writes: the WAL holds them; restart and every object is intact,
