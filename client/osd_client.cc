@@ -552,14 +552,15 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
       begin = end;
       osd->WriteManyAsync(many, [this, many, group = std::move(group),
                                  osd](Result<wire::WriteManyResponse> r) mutable {
+        auto send_alone = [&](size_t k) {
+          SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+              group[k].oid, std::make_shared<wire::WriteRequest>(many->writes(static_cast<int>(k))),
+              &OsdClient::WriteAsync, std::move(group[k].done));
+        };
         const bool old_osd = !r.ok() && IsNotImplemented(r.status());
         for (size_t k = 0; k < group.size(); ++k) {
           if (old_osd) {
-            // An OSD from before WriteMany (a rolling upgrade): each write alone.
-            SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-                group[k].oid,
-                std::make_shared<wire::WriteRequest>(many->writes(static_cast<int>(k))),
-                &OsdClient::WriteAsync, std::move(group[k].done));
+            send_alone(k);  // an OSD from before WriteMany (a rolling upgrade)
             continue;
           }
           if (!r.ok()) {
@@ -580,11 +581,7 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
           const Status st(StatusCodeFromName(result.error_code()),
                           osd->name() + ": " + result.error_message());
           if (st.Is(StatusCode::kStaleEpoch)) {
-            // Alone, through the path that follows a map change.
-            SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-                group[k].oid,
-                std::make_shared<wire::WriteRequest>(many->writes(static_cast<int>(k))),
-                &OsdClient::WriteAsync, std::move(group[k].done));
+            send_alone(k);  // through the path that follows a map change
             continue;
           }
           group[k].done(st);

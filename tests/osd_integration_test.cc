@@ -60,6 +60,13 @@ uint32_t SomeOtherOsd(const ClusterClient& c, const Oid& oid) {
   return holder;
 }
 
+// The first data object of a file after `*fno` whose original OSD is `osd_id`.
+Oid DataOn(const Placement& placement, uint32_t osd_id, uint64_t* fno) {
+  Oid oid = Data(++*fno, 0);
+  while (placement.OsdFor(oid) != osd_id) oid = Data(++*fno, 0);
+  return oid;
+}
+
 class OsdTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { cluster_ = new TestCluster(TestClusterOptions{.osds = 3}); }
@@ -616,23 +623,16 @@ TEST_F(OsdTest, StatsCountObjectsAndBytes) {
   EXPECT_EQ(after.epoch(), client().map().epoch);
 }
 
-// A first data object of a file from `fno` on whose original OSD is `osd_id`.
-Oid DataOn(const ClusterClient& c, uint32_t osd_id, uint64_t* fno) {
-  Oid oid = Data(++*fno, 0);
-  while (c.placement().OsdFor(oid) != osd_id) oid = Data(++*fno, 0);
-  return oid;
-}
-
 // Every write of a WriteMany call is applied and answered on its own: good ones land, the
 // others get the error their own Write would get, in order.
 TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
   // Files 2000 and up: no other test of the suite uses them.
   const uint32_t osd_id = client().placement().OsdFor(Data(2000, 0));
   uint64_t fno = 2000;
-  const Oid fresh = DataOn(client(), osd_id, &fno);
-  const Oid conditional = DataOn(client(), osd_id, &fno);
-  const Oid stale = DataOn(client(), osd_id, &fno);
-  const Oid too_far = DataOn(client(), osd_id, &fno);
+  const Oid fresh = DataOn(client().placement(), osd_id, &fno);
+  const Oid conditional = DataOn(client().placement(), osd_id, &fno);
+  const Oid stale = DataOn(client().placement(), osd_id, &fno);
+  const Oid too_far = DataOn(client().placement(), osd_id, &fno);
   auto write = [&](const Oid& oid, const std::string& data) {
     wire::WriteRequest w;
     w.set_epoch(client().map().epoch);
@@ -774,8 +774,7 @@ std::pair<int, int> Overload(const TestCluster& cluster, uint32_t osd_id, int cl
   uint64_t fno = 1000;
   for (int c = 0; c < clients; ++c) {
     for (int k = 0; k < 32; ++k) {
-      Oid oid = Data(++fno, 0);
-      while (placement.OsdFor(oid) != osd_id) oid = Data(++fno, 0);
+      const Oid oid = DataOn(placement, osd_id, &fno);
       wire::WriteRequest w;
       w.set_epoch(cluster.map().epoch);
       *w.mutable_oid() = ToWire(oid);
