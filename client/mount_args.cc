@@ -1,5 +1,6 @@
 #include "client/mount_args.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -83,6 +84,12 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
 }
 
 }  // namespace
+
+uint64_t DefaultCacheMb(uint64_t physical_memory_bytes) {
+  const uint64_t memory_mb = physical_memory_bytes >> 20;
+  const uint64_t floor_mb = std::min<uint64_t>(256, std::max<uint64_t>(memory_mb / 4, 1));
+  return std::clamp<uint64_t>(memory_mb / 16, floor_mb, 4096);
+}
 
 Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
   MountArgs args;

@@ -55,7 +55,7 @@ TEST(MountArgsTest, DebugFlagStaysInForegroundAndPassesThrough) {
 
 TEST(MountArgsTest, CacheOptions) {
   MountArgs defaults = Parse({"--map", "m", "/x"});
-  EXPECT_EQ(defaults.cache_mb, 256u);
+  EXPECT_EQ(defaults.cache_mb, 0u);  // sized by DefaultCacheMb at mount time
   EXPECT_EQ(defaults.flush_threads, 4u);
   MountArgs a = Parse({"--map", "m", "--cache-mb", "64", "--flush-threads", "2", "/x"});
   EXPECT_EQ(a.cache_mb, 64u);
@@ -70,6 +70,17 @@ TEST(MountArgsTest, CacheOptions) {
             std::string::npos);
   EXPECT_NE(ErrorOf({"--map", "m", "--flush-threads", "65", "/x"}).find("1..64"),
             std::string::npos);
+}
+
+TEST(MountArgsTest, DefaultCacheFollowsTheMachinesMemory) {
+  constexpr uint64_t kGiB = 1ull << 30;
+  EXPECT_EQ(DefaultCacheMb(24 * kGiB), 1536u);  // 1/16
+  EXPECT_EQ(DefaultCacheMb(8 * kGiB), 512u);
+  EXPECT_EQ(DefaultCacheMb(4 * kGiB), 256u);
+  EXPECT_EQ(DefaultCacheMb(2 * kGiB), 256u);     // the floor
+  EXPECT_EQ(DefaultCacheMb(kGiB / 2), 128u);     // but not over a quarter of a small machine
+  EXPECT_EQ(DefaultCacheMb(256 * kGiB), 4096u);  // the ceiling
+  EXPECT_EQ(DefaultCacheMb(0), 1u);              // unknown memory: still a working cache
 }
 
 TEST(MountArgsTest, ExpectedPrefetchMode) {

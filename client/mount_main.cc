@@ -742,9 +742,10 @@ void Usage(const char* prog) {
             << " FILE MOUNTPOINT -o fnso=N[,opts]   (mount(8), fstab)\n"
                "  Mounts OrthoFS namespace N (default 1) of the cluster whose map is FILE.\n"
                "  -f stays in the foreground, -d also prints every FUSE request;\n"
-               "  --cache-mb sizes the client object cache (default 256; written bytes wait\n"
-               "  there for write-back at most 5 s), --flush-threads the write-back threads\n"
-               "  (default 4). -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=,\n"
+               "  --cache-mb sizes the client object cache (default 1/16 of memory, 256..4096;\n"
+               "  written bytes wait there for write-back at most 5 s), --flush-threads the\n"
+               "  write-back threads (default 4). -o passes FUSE mount options (allow_other, ro, "
+               "...); map=, fnso=,\n"
                "  cache_mb=, flush_threads= and log_level= may also be given there.\n"
                "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
                "  --metrics HOST:PORT (-o metrics=) serves Prometheus text at /metrics.\n"
@@ -809,7 +810,10 @@ int main(int argc, char** argv) {
   TuneProcessForDataPath();
 
   FileIoOptions io_options;
-  io_options.cache_bytes = cli.cache_mb << 20;
+  const uint64_t cache_mb =
+      cli.cache_mb != 0 ? cli.cache_mb : DefaultCacheMb(PhysicalMemoryBytes());
+  spdlog::debug("client cache {} MiB{}", cache_mb, cli.cache_mb != 0 ? "" : " (1/16 of memory)");
+  io_options.cache_bytes = cache_mb << 20;
   io_options.flush_threads = static_cast<int>(cli.flush_threads);
   RpcOptions rpc;
   rpc.tls = *tls;

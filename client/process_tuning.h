@@ -1,11 +1,16 @@
 // Process-wide settings for the daemons' data path (OSD and mount), applied once at start.
 #pragma once
 
+#include <cstdint>
+
 namespace orthofs {
 
 // Keeps glibc from mmap'ing and unmapping every object-sized buffer (each time paying page
 // faults), and turns off abseil's mutex deadlock detection, which Debian's build leaves on and
 // which shows up in gRPC-heavy profiles.
 void TuneProcessForDataPath();
+
+// The machine's physical memory (0 if unknown), for sizing caches by default.
+uint64_t PhysicalMemoryBytes();
 
 }  // namespace orthofs
