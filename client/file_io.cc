@@ -6,8 +6,6 @@
 #include <atomic>
 #include <thread>
 
-#include "common/object_spans.h"
-
 namespace orthofs {
 
 namespace {
@@ -38,6 +36,7 @@ FileIo::FileIo(ClusterClient* cluster, uint32_t fnso, const FileIoOptions& optio
       fnso_(fnso),
       object_size_(cluster->map().object_size),
       cache_(CacheOptionsFor(options, cluster->map().object_size)),
+      read_ahead_(options.read_ahead),
       prefetch_mode_(cluster->map().prefetch.mode),
       windows_(cluster->map().prefetch, kWindowExpiry) {
   for (int i = 0; i < std::max(1, options.flush_threads); ++i) {
@@ -56,6 +55,10 @@ void FileIo::ApplyWindowUpdate(const wire::WindowUpdate& update) {
 }
 
 FileIo::~FileIo() {
+  {
+    std::unique_lock lock(mu_);  // read-aheads in flight call back into this
+    fetched_cv_.wait(lock, [this] { return read_ahead_in_flight_ == 0; });
+  }
   subscriptions_.reset();
   if (Status st = FlushAll(); !st.ok()) {
     spdlog::error("unwritten data lost at shutdown: {}", st.ToString());
@@ -87,84 +90,145 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   if (offset >= file_size) return std::string();
   length = std::min(length, file_size - offset);
   std::string out(length, '\0');
+  const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, length, object_size_);
+  const uint64_t object_count = (file_size + object_size_ - 1) / object_size_;
   std::vector<ObjectSpan> misses;
+  std::vector<ObjectSpan> awaited;  // being fetched for another read or ahead
+  std::vector<ObjectKey> ahead;
   uint64_t token;
   {
     std::lock_guard lock(mu_);
-    for (const ObjectSpan& span : SplitIntoObjects(offset, length, object_size_)) {
-      if (!cache_.Read({fno, span.index}, span.offset, span.length,
-                       out.data() + span.buffer_offset)) {
+    for (const ObjectSpan& span : spans) {
+      const ObjectKey key{fno, span.index};
+      if (cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset)) continue;
+      if (fetches_.contains(key)) {
+        awaited.push_back(span);
+      } else {
+        fetches_.insert(key);
         misses.push_back(span);
       }
     }
     token = cache_.FillToken();
+    const ObjectRange range = read_ahead_.OnRead(fno, spans.front().index, spans.back().index,
+                                                 object_count, cache_.ReadAheadQuantity());
+    for (uint64_t index = range.begin; index < range.end; ++index) {
+      const ObjectKey key{fno, index};
+      if (cache_.Has(key) || !fetches_.insert(key).second) continue;
+      ahead.push_back(key);
+    }
+    read_ahead_in_flight_ += ahead.size();
+    read_ahead_objects_ += ahead.size();
   }
-  if (misses.empty()) return out;
+  for (const ObjectKey& key : ahead) {
+    FetchObject(key, [this, key, token](Result<wire::ReadResponse> r) {
+      {
+        std::lock_guard lock(mu_);
+        // A failed read-ahead is dropped: the reader fetches the object itself and hears why.
+        if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
+          cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
+        }
+        fetches_.erase(key);
+        --read_ahead_in_flight_;
+      }
+      fetched_cv_.notify_all();
+    });
+  }
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, misses, token, &out));
+  if (awaited.empty()) return out;
+  // Objects another fetch brings: wait for it, then read them from the cache; what is not
+  // there after all (that fetch failed, or its bytes were already evicted) is fetched here.
+  std::vector<ObjectSpan> still_missing;
+  {
+    std::unique_lock lock(mu_);
+    ++fetch_waits_;
+    for (const ObjectSpan& span : awaited) {
+      const ObjectKey key{fno, span.index};
+      fetched_cv_.wait(lock, [&] { return !fetches_.contains(key); });
+      if (!cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset)) {
+        fetches_.insert(key);
+        still_missing.push_back(span);
+      }
+    }
+    token = cache_.FillToken();
+  }
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, still_missing, token, &out));
+  return out;
+}
+
+Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
+                         std::string* out) {
+  if (misses.empty()) return Status::Ok();
   // Every missing object is fetched whole, all at once, from the OSDs that hold them.
   PendingCalls pending;
   pending.Add(static_cast<int>(misses.size()));
   for (const ObjectSpan& span : misses) {
     const ObjectKey key{fno, span.index};
-    auto fill = [this, &out, &pending, key, span, token](Result<wire::ReadResponse> r) {
-      if (!r.ok() && !r.status().Is(StatusCode::kNotFound)) return pending.Done(r.status());
+    FetchObject(key, [this, out, &pending, key, span, token](Result<wire::ReadResponse> r) {
+      const bool ok = r.ok() || r.status().Is(StatusCode::kNotFound);
       {
         std::lock_guard lock(mu_);  // absent objects are holes: zeros
-        cache_.FillAndRead(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string(),
-                           span.offset, span.length, out.data() + span.buffer_offset);
+        if (ok) {
+          cache_.FillAndRead(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string(),
+                             span.offset, span.length, out->data() + span.buffer_offset);
+        }
+        fetches_.erase(key);
       }
-      pending.Done(Status::Ok());
-    };
-    const Oid original = OriginalOf(key);
-    const WindowKey window{"", fnso_, fno};
-    bool in_window = false;
-    if (prefetch_mode_ == PrefetchMode::kCor) {
-      std::lock_guard lock(windows_mu_);
-      in_window = windows_.Covers(window, span.index);
-      const auto now = WindowClock::now();
-      if (now - last_window_expiry_ > kWindowExpiry) {
-        windows_.Expire(now);
-        last_window_expiry_ = now;
-      }
-    }
-    if (in_window && !cluster_->CopyIsDown(original.WithFlag(CopyFlag::kReplica))) {
-      // COR: the replica OSD prefetched it; reading it there moves the window (both copies).
-      ++replica_reads_;
-      cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0,
-                          [this, original, window, fill](Result<wire::ReadResponse> r) {
-                            if (!ClusterClient::NeedsOtherCopy(r.status())) {
-                              {
-                                std::lock_guard lock(windows_mu_);
-                                windows_.OnClientRead(window, original.offset, WindowClock::now());
-                              }
-                              return fill(std::move(r));
-                            }
-                            ++replica_read_failures_;  // the original serves instead
-                            cluster_->ReadAsync(original, 0, 0, fill);
-                          });
-      continue;
-    }
-    ++original_reads_;
-    // The other copy serves when one copy's OSD is down (known: it goes first) or fails now.
-    Oid first = original;
-    Oid second = original.WithFlag(CopyFlag::kReplica);
-    if (cluster_->CopyIsDown(first)) std::swap(first, second);
-    cluster_->ReadAsync(first, 0, 0, [this, second, fill](Result<wire::ReadResponse> r) {
-      if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(std::move(r));
-      // A missing object is a hole only if the other copy lacks it too (a degraded write may
-      // not be repaired here yet).
-      if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
-      cluster_->ReadAsync(second, 0, 0,
-                          [first_missing = r.status().Is(StatusCode::kNotFound),
-                           fill](Result<wire::ReadResponse> other) {
-                            if (first_missing && ClusterClient::IsOsdFailure(other.status())) {
-                              return fill(Status::NotFound("absent"));
-                            }
-                            fill(std::move(other));
-                          });
+      fetched_cv_.notify_all();
+      pending.Done(ok ? Status::Ok() : r.status());
     });
   }
-  ORTHOFS_RETURN_IF_ERROR(pending.Wait());
-  return out;
+  return pending.Wait();
+}
+
+void FileIo::FetchObject(const ObjectKey& key, ReadCallback fill) {
+  const Oid original = OriginalOf(key);
+  const WindowKey window{"", fnso_, key.fno};
+  bool in_window = false;
+  if (prefetch_mode_ == PrefetchMode::kCor) {
+    std::lock_guard lock(windows_mu_);
+    in_window = windows_.Covers(window, key.index);
+    const auto now = WindowClock::now();
+    if (now - last_window_expiry_ > kWindowExpiry) {
+      windows_.Expire(now);
+      last_window_expiry_ = now;
+    }
+  }
+  if (in_window && !cluster_->CopyIsDown(original.WithFlag(CopyFlag::kReplica))) {
+    // COR: the replica OSD prefetched it; reading it there moves the window (both copies).
+    ++replica_reads_;
+    cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0,
+                        [this, original, window, fill](Result<wire::ReadResponse> r) {
+                          if (!ClusterClient::NeedsOtherCopy(r.status())) {
+                            {
+                              std::lock_guard lock(windows_mu_);
+                              windows_.OnClientRead(window, original.offset, WindowClock::now());
+                            }
+                            return fill(std::move(r));
+                          }
+                          ++replica_read_failures_;  // the original serves instead
+                          cluster_->ReadAsync(original, 0, 0, fill);
+                        });
+    return;
+  }
+  ++original_reads_;
+  // The other copy serves when one copy's OSD is down (known: it goes first) or fails now.
+  Oid first = original;
+  Oid second = original.WithFlag(CopyFlag::kReplica);
+  if (cluster_->CopyIsDown(first)) std::swap(first, second);
+  cluster_->ReadAsync(first, 0, 0, [this, second, fill](Result<wire::ReadResponse> r) {
+    if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(std::move(r));
+    // A missing object is a hole only if the other copy lacks it too (a degraded write may
+    // not be repaired here yet).
+    if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
+    cluster_->ReadAsync(second, 0, 0,
+                        [first_missing = r.status().Is(StatusCode::kNotFound),
+                         fill](Result<wire::ReadResponse> other) {
+                          if (first_missing && ClusterClient::IsOsdFailure(other.status())) {
+                            return fill(Status::NotFound("absent"));
+                          }
+                          fill(std::move(other));
+                        });
+  });
 }
 
 Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
@@ -344,6 +408,7 @@ Status FileIo::FlushAll() {
 void FileIo::Forget(uint64_t fno) {
   std::unique_lock lock(mu_);
   cache_.Forget(fno);
+  read_ahead_.Forget(fno);
   write_back_errors_.erase(fno);
   written_back_cv_.wait(lock, [&] { return !cache_.HasInFlight(fno); });
 }
@@ -363,8 +428,9 @@ Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
 
 FileIoStats FileIo::stats() {
   std::lock_guard lock(mu_);
-  return FileIoStats{cache_.stats(), synchronous_write_backs_, writer_waits_,  original_reads_,
-                     replica_reads_, replica_read_failures_,   failover_reads_};
+  return FileIoStats{cache_.stats(),  synchronous_write_backs_, writer_waits_,
+                     original_reads_, replica_reads_,           replica_read_failures_,
+                     failover_reads_, read_ahead_objects_,      fetch_waits_};
 }
 
 }  // namespace orthofs

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -28,6 +29,8 @@
 
 #include "client/osd_client.h"
 #include "client/window_subscriptions.h"
+#include "common/object_spans.h"
+#include "common/read_ahead.h"
 #include "common/window_table.h"
 #include "common/write_back_cache.h"
 
@@ -37,6 +40,7 @@ struct FileIoOptions {
   uint64_t cache_bytes = 256ull << 20;
   int flush_threads = 4;
   std::chrono::milliseconds max_dirty_age{5000};
+  ReadAheadOptions read_ahead;
 };
 
 struct FileIoStats {
@@ -47,6 +51,8 @@ struct FileIoStats {
   uint64_t replica_reads = 0;            // from the replica OSD, inside the COR window
   uint64_t replica_read_failures = 0;    // replica OSD failed; the original served
   uint64_t failover_reads = 0;           // one copy's OSD failed; the other copy served
+  uint64_t read_ahead_objects = 0;       // objects fetched ahead of a sequential reader
+  uint64_t fetch_waits = 0;              // reads that waited for a fetch already under way
 };
 
 class FileIo {
@@ -81,6 +87,14 @@ class FileIo {
   static constexpr int kRecoveryRetries = 50;
   static constexpr std::chrono::milliseconds kRecoveryRetryDelay{100};
   Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size);
+  using ReadCallback = std::function<void(Result<wire::ReadResponse>)>;
+  // Fetches the missing objects (registered in fetches_ by the caller) into the cache and their
+  // spans into `out`; unregisters them.
+  Status FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
+                   std::string* out);
+  // Reads one object from the copy that should serve it (COR window, failover) and hands the
+  // answer to `fill` (NotFound: a hole).
+  void FetchObject(const ObjectKey& key, ReadCallback fill);
   // Writes both copies of the job's ranges, then reports to the cache; `done` gets the result.
   // With a `batch`, the copy writes wait there for ClusterClient::SendWrites.
   void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done,
@@ -107,6 +121,14 @@ class FileIo {
   std::condition_variable written_back_cv_;  // a write-back finished
   WriteBackCache cache_;
   std::map<uint64_t, Status> write_back_errors_;  // per file, until its next Flush
+  // Objects being fetched (for a reader or ahead of one): another reader waits for the fetch
+  // instead of sending its own.
+  std::set<ObjectKey> fetches_;
+  std::condition_variable fetched_cv_;  // a fetch finished
+  ReadAhead read_ahead_;
+  uint64_t read_ahead_in_flight_ = 0;
+  uint64_t read_ahead_objects_ = 0;
+  uint64_t fetch_waits_ = 0;
   uint64_t synchronous_write_backs_ = 0;
   uint64_t writer_waits_ = 0;
   bool stopping_ = false;

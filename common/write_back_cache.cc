@@ -75,6 +75,11 @@ bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length
   return true;
 }
 
+bool WriteBackCache::Has(const ObjectKey& key) const {
+  auto it = entries_.find(key);
+  return it != entries_.end() && it->second.valid.Covers(0, options_.object_size);
+}
+
 void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
                                  uint64_t offset, uint64_t length, char* out) {
   if (stored.size() > options_.object_size) stored.resize(options_.object_size);
@@ -98,6 +103,22 @@ void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::stri
     std::memset(out + have, 0, length - have);
     return;
   }
+  CopyOut(Keep(key, std::move(stored)), offset, length, out);
+  EvictClean();
+}
+
+bool WriteBackCache::Fill(const ObjectKey& key, uint64_t token, std::string stored) {
+  if (token != generation_) {
+    ++stats_.stale_fills;
+    return false;
+  }
+  if (stored.size() > options_.object_size) stored.resize(options_.object_size);
+  Keep(key, std::move(stored));
+  EvictClean();
+  return true;
+}
+
+WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string stored) {
   ++stats_.fills;
   Entry& e = Touch(key);
   Unaccount(e);
@@ -111,8 +132,7 @@ void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::stri
   e.data = std::move(merged);
   e.valid.Add(0, options_.object_size);
   Account(key, e);
-  CopyOut(e, offset, length, out);
-  EvictClean();
+  return e;
 }
 
 void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,

@@ -92,6 +92,13 @@ class WriteBackCache {
   void FillAndRead(const ObjectKey& key, uint64_t token, std::string stored, uint64_t offset,
                    uint64_t length, char* out);
 
+  // FillAndRead without a reader (read-ahead): keeps the object unless the token is stale.
+  bool Fill(const ObjectKey& key, uint64_t token, std::string stored);
+  // Whether every byte of the object is known here (no fetch needed to read it whole).
+  bool Has(const ObjectKey& key) const;
+  // Objects read-ahead may fetch ahead of a reader now: thrashing control's prefetch quantity
+  // (paper 002), halved each time dirty and in-flight objects crowd the cache to W1.
+  uint32_t ReadAheadQuantity() const { return thrashing_.prefetch_quantity(); }
   // Copies new bytes into the object and marks them dirty.
   void Write(const ObjectKey& key, uint64_t offset, std::string_view data,
              CacheClock::time_point now);
@@ -151,6 +158,8 @@ class WriteBackCache {
   void Account(const ObjectKey& key, Entry& e);
   Entry& Touch(const ObjectKey& key);  // finds or creates, and marks most recently used
   void CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const;
+  // Merges the stored bytes under the ones known here; the object is then valid whole.
+  Entry& Keep(const ObjectKey& key, std::string stored);
   FlushJob Take(Entries::iterator it);
   void Drop(Entries::iterator it);  // dropped now, or emptied and dropped after its write-back
   void EvictClean();

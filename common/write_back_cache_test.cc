@@ -231,6 +231,30 @@ TEST(WriteBackCacheTest, StaleFillAfterTruncateIsNotKept) {
   EXPECT_FALSE(ReadBytes(cache, {1, 0}, 0, 1).has_value());
 }
 
+TEST(WriteBackCacheTest, FillWithoutReaderKeepsTheObjectUnderLocalWrites) {
+  WriteBackCache cache(Options());
+  cache.Write({1, 0}, 2, "WW", T(0));
+  EXPECT_FALSE(cache.Has({1, 0}));
+  EXPECT_TRUE(cache.Fill({1, 0}, cache.FillToken(), std::string(kObjectSize, 's')));
+  EXPECT_TRUE(cache.Has({1, 0}));
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, kObjectSize), "ssWW" + std::string(kObjectSize - 4, 's'));
+  // An absent object (a hole) is kept as zeros; a short one is zero-padded.
+  EXPECT_TRUE(cache.Fill({1, 1}, cache.FillToken(), std::string()));
+  EXPECT_EQ(ReadBytes(cache, {1, 1}, 0, kObjectSize), Zeros(kObjectSize));
+  EXPECT_TRUE(cache.Fill({1, 2}, cache.FillToken(), "abc"));
+  EXPECT_EQ(ReadBytes(cache, {1, 2}, 0, kObjectSize), "abc" + Zeros(kObjectSize - 3));
+  EXPECT_EQ(cache.stats().fills, 3u);
+}
+
+TEST(WriteBackCacheTest, StaleFillWithoutReaderIsNotKept) {
+  WriteBackCache cache(Options());
+  const uint64_t token = cache.FillToken();
+  cache.Truncate(1, 0);
+  EXPECT_FALSE(cache.Fill({1, 0}, token, Pattern(5)));
+  EXPECT_FALSE(cache.Has({1, 0}));
+  EXPECT_EQ(cache.stats().stale_fills, 1u);
+}
+
 TEST(WriteBackCacheTest, StaleFillAfterForgetIsNotKept) {
   WriteBackCache cache(Options());
   uint64_t token = cache.FillToken();
@@ -707,6 +731,18 @@ TEST(WriteBackCacheTest, UnderPressureAndFullFollowPinnedBytes) {
   EXPECT_EQ(cache.stats().pinned_bytes, 0u);
   EXPECT_FALSE(cache.UnderPressure());
   EXPECT_FALSE(cache.Full());
+}
+
+TEST(WriteBackCacheTest, ReadAheadQuantityHalvesUnderPressure) {
+  WriteBackCache cache(Options());
+  const uint32_t full_quantity = cache.ReadAheadQuantity();
+  EXPECT_EQ(full_quantity, ThrashingConfig{}.p_max);
+  for (uint64_t i = 0; i < kObjectsInCapacity / 2; ++i) cache.Write({1, i}, 0, Pattern(i), T(0));
+  ASSERT_TRUE(cache.UnderPressure());
+  EXPECT_EQ(cache.ReadAheadQuantity(), full_quantity / 2);
+  while (std::optional<FlushJob> j = cache.TakeOldestFlush()) cache.FlushDone(*j, true);
+  EXPECT_FALSE(cache.UnderPressure());
+  EXPECT_GE(cache.ReadAheadQuantity(), full_quantity / 2);
 }
 
 TEST(WriteBackCacheTest, SmallWritesToFilledObjectsCauseUnderPressure) {
