@@ -56,6 +56,7 @@ enum Rpc : uint8_t {
   kPrefetchNotify,
   kPrefetch,
   kRepair,
+  kWriteMany,
   kRpcCount
 };
 
@@ -64,7 +65,9 @@ enum Rpc : uint8_t {
 // take writes only up to a byte budget, and mode none, wiped now and then, takes the rest.
 enum Mode : uint8_t { kModeNone, kModeCor, kModeSpa, kModeCount };
 
-bool Mutates(Rpc rpc) { return rpc == kWrite || rpc == kDelete || rpc == kTransact; }
+bool Mutates(Rpc rpc) {
+  return rpc == kWrite || rpc == kDelete || rpc == kTransact || rpc == kWriteMany;
+}
 
 ClusterMap FuzzMap(PrefetchMode mode) {
   ClusterMap map;
@@ -249,6 +252,21 @@ void Dispatch(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
         Require(r.repaired() <= r.records() && r.remaining() <= r.records(),
                 "repair counted more copies than it had records");
       });
+    case kWriteMany:
+      return Call(s, &OsdService::WriteMany, rpc, data, size, [](const auto& q, const auto& r) {
+        Require(r.results_size() == q.writes_size(), "write-many answered for other writes");
+        for (const wire::WriteManyResult& result : r.results()) {
+          if (!result.error_code().empty()) {
+            const StatusCode code = StatusCodeFromName(result.error_code());
+            Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
+            Require(code != StatusCode::kInternal && code != StatusCode::kCorruption &&
+                        code != StatusCode::kIoError && code != StatusCode::kUnavailable,
+                    "write-many failed a write inside the OSD");
+          }
+          Require(result.response().meta().length() <= kObjectSize,
+                  "write-many grew an object past the object size");
+        }
+      });
     case kRpcCount:
       break;
   }
@@ -414,6 +432,21 @@ void WriteSeeds(const std::string& dir) {
   degraded.clear_expected_version();
   degraded.set_record_repair(true);
   WriteSeed(dir, "write-record-repair", kWrite, kModeNone, degraded);
+  // Several objects' writes in one call, each answered on its own: a good one, a version
+  // mismatch, a stale epoch and one past the object.
+  wire::WriteManyRequest many;
+  *many.add_writes() = write;
+  wire::WriteRequest mismatch = write;
+  mismatch.set_expected_version(41);
+  *many.add_writes() = mismatch;
+  *many.add_writes() = stale;
+  *many.add_writes() = oversized;
+  WriteSeed(dir, "write-many", kWriteMany, kModeNone, many);
+  many.Clear();
+  *many.add_writes() = copy;
+  *many.add_writes() = degraded;
+  WriteSeed(dir, "write-many-copies", kWriteMany, kModeNone, many);
+
   wire::RepairRequest repair;
   repair.set_epoch(kEpoch);
   WriteSeed(dir, "repair", kRepair, kModeNone, repair);
