@@ -37,6 +37,13 @@ Status ParseFlushThreads(const std::string& text, MountArgs* args) {
   return Status::Ok();
 }
 
+Status ParseReadAhead(const std::string& text, MountArgs* args) {
+  uint64_t n = 0;
+  ORTHOFS_RETURN_IF_ERROR(ParseCount("read-ahead object count", text, 0, 256, &n));
+  args->read_ahead = static_cast<uint32_t>(n);
+  return Status::Ok();
+}
+
 const std::set<std::string>& FstabOnlyWords() {
   // mount(8) and fstab vocabulary that means nothing to a FUSE session.
   static const std::set<std::string> words = {"defaults", "auto",  "noauto",  "user",  "nouser",
@@ -64,6 +71,8 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(opt.substr(9), args));
     } else if (opt.rfind("flush_threads=", 0) == 0) {
       ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(opt.substr(14), args));
+    } else if (opt.rfind("read_ahead=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseReadAhead(opt.substr(11), args));
     } else if (opt.rfind("metrics=", 0) == 0) {
       args->metrics = opt.substr(8);
     } else if (opt.rfind("tls_dir=", 0) == 0) {
@@ -101,8 +110,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       return argv[++i];
     };
     if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "--cache-mb" ||
-        a == "--flush-threads" || a == "--prefetch" || a == "--metrics" || a == "--tls-dir" ||
-        a == "--tls-ca" || a == "--tls-cert" || a == "--tls-key" || a == "-o") {
+        a == "--flush-threads" || a == "--read-ahead" || a == "--prefetch" || a == "--metrics" ||
+        a == "--tls-dir" || a == "--tls-ca" || a == "--tls-cert" || a == "--tls-key" || a == "-o") {
       Result<std::string> v = value(a);
       if (!v.ok()) return v.status();
       if (a == "--map") {
@@ -127,6 +136,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
         ORTHOFS_RETURN_IF_ERROR(ParseCacheMb(*v, &args));
       } else if (a == "--flush-threads") {
         ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(*v, &args));
+      } else if (a == "--read-ahead") {
+        ORTHOFS_RETURN_IF_ERROR(ParseReadAhead(*v, &args));
       } else {
         ORTHOFS_RETURN_IF_ERROR(TakeOptions(*v, &args));
       }

@@ -2,7 +2,8 @@
 //   orthofs-mount --map FILE [--fnso N] MOUNTPOINT [-f] [-o opts]      (by hand)
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
-// Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, prefetch=,
+// Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, read_ahead=,
+// prefetch=,
 // metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are taken out;
 // fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
@@ -22,6 +23,7 @@ struct MountArgs {
   std::string log_level = "info";
   uint64_t cache_mb = 0;       // the client object cache (write-back and reads); 0: DefaultCacheMb
   uint32_t flush_threads = 4;  // write-back threads
+  uint32_t read_ahead = 16;    // objects fetched ahead of a sequential reader at most; 0: off
   std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
   std::string metrics;            // serve Prometheus text at http://HOST:PORT/metrics
   TlsFlags tls;                   // identity "client" by default

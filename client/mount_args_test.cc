@@ -70,6 +70,12 @@ TEST(MountArgsTest, CacheOptions) {
             std::string::npos);
   EXPECT_NE(ErrorOf({"--map", "m", "--flush-threads", "65", "/x"}).find("1..64"),
             std::string::npos);
+  EXPECT_EQ(defaults.read_ahead, 16u);
+  EXPECT_EQ(Parse({"--map", "m", "--read-ahead", "0", "/x"}).read_ahead, 0u);
+  EXPECT_EQ(Parse({"m", "/x", "-o", "read_ahead=40"}).read_ahead, 40u);
+  EXPECT_NE(ErrorOf({"--map", "m", "--read-ahead", "257", "/x"}).find("0..256"), std::string::npos);
+  EXPECT_NE(ErrorOf({"m", "/x", "-o", "read_ahead=-1"}).find("read-ahead object count '-1'"),
+            std::string::npos);
 }
 
 TEST(MountArgsTest, DefaultCacheFollowsTheMachinesMemory) {

@@ -734,8 +734,9 @@ std::string NewClientId() {
 
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
-            << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--log-level LEVEL]\n"
-               "       [--prefetch MODE] [--metrics HOST:PORT] [--tls-dir DIR | --insecure]\n"
+            << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--read-ahead N]\n"
+               "       [--log-level LEVEL] [--prefetch MODE] [--metrics HOST:PORT]\n"
+               "       [--tls-dir DIR | --insecure]\n"
                "       MOUNTPOINT [-f] [-d] [-o opts]\n"
                "       "
             << prog
@@ -744,9 +745,10 @@ void Usage(const char* prog) {
                "  -f stays in the foreground, -d also prints every FUSE request;\n"
                "  --cache-mb sizes the client object cache (default 1/16 of memory, 256..4096;\n"
                "  written bytes wait there for write-back at most 5 s), --flush-threads the\n"
-               "  write-back threads (default 4). -o passes FUSE mount options (allow_other, ro, "
-               "...); map=, fnso=,\n"
-               "  cache_mb=, flush_threads= and log_level= may also be given there.\n"
+               "  write-back threads (default 4), --read-ahead how many objects a sequential\n"
+               "  reader gets fetched ahead at most (default 16, 0: none).\n"
+               "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=, cache_mb=,\n"
+               "  flush_threads=, read_ahead= and log_level= may also be given there.\n"
                "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
                "  --metrics HOST:PORT (-o metrics=) serves Prometheus text at /metrics.\n"
                "  Mutual TLS with --tls-dir DIR (default /etc/orthofs/tls: ca.crt, client.crt,\n"
@@ -815,6 +817,7 @@ int main(int argc, char** argv) {
   spdlog::debug("client cache {} MiB{}", cache_mb, cli.cache_mb != 0 ? "" : " (1/16 of memory)");
   io_options.cache_bytes = cache_mb << 20;
   io_options.flush_threads = static_cast<int>(cli.flush_threads);
+  io_options.read_ahead.max_objects = cli.read_ahead;
   RpcOptions rpc;
   rpc.tls = *tls;
   auto cluster = std::make_unique<ClusterClient>(*map, rpc);

@@ -5,8 +5,9 @@
 # dropped) the files read round-robin with 16 KiB requests, sequentially and randomly.
 #   deploy/bench-prefetch.sh [--osds 6] [--files 5] [--size-mb 100] [--modes "none spa cor"]
 #                            [--dir DIR] [--osd-flags "--disk-model hdd ..."]
-# Prints MB/s per mode and job, and the OSD-to-OSD messages each read job caused. Needs root
-# (drop caches) and a built tree.
+# Prints MB/s per mode and job, and the OSD-to-OSD messages each read job caused. The client
+# is the paper's (read_ahead=0: each object fetched when the reader asks), so the modes differ
+# by what the OSDs do alone. Needs root (drop caches) and a built tree.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${ORTHOFS_BIN:-$(dirname "$here")/build/bin}
@@ -19,7 +20,7 @@ while [ $# -gt 0 ]; do
     --modes) modes=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --osd-flags) osd_flags=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-prefetch: unknown flag $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +36,7 @@ cold_start() {
   "$here/local-cluster" down --dir "$cluster" > /dev/null
   sync
   echo 3 > /proc/sys/vm/drop_caches
-  "$here/local-cluster" up --dir "$cluster" --mount "$mnt" > /dev/null
+  "$here/local-cluster" up --dir "$cluster" --mount "$mnt" --mount-options read_ahead=0 > /dev/null
 }
 
 osd_messages() {
@@ -47,7 +48,7 @@ declare -A result
 for mode in $modes; do
   cleanup
   "$here/local-cluster" up --osds "$osds" --dir "$cluster" --mount "$mnt" --prefetch "$mode" \
-    --osd-flags "$osd_flags" > /dev/null
+    --mount-options read_ahead=0 --osd-flags "$osd_flags" > /dev/null
   result[$mode,write]=$(fio_job "$mnt" seqwrite write 1m "$files" "$size_mb")
   for job in read randread; do
     cold_start

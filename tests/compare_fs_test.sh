@@ -4,9 +4,15 @@
 # deploy/cpu-usage.sh reports the CPU seconds of the mount and each OSD during a write.
 #   compare_fs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
+cluster_mount_options=read_ahead=8,cache_mb=64
 source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" compare
 local_dir=$work/local
 mkdir -p "$local_dir"
+
+step "local-cluster --mount-options reach the mount"
+mount_pid=$(pgrep -f "orthofs-mount .*$mnt" | head -1)
+tr '\0' ' ' < "/proc/$mount_pid/cmdline" | grep -q -- "-o read_ahead=8,cache_mb=64" ||
+  fail "mount options not passed: $(tr '\0' ' ' < "/proc/$mount_pid/cmdline")"
 
 step "bad input"
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$work/missing" 2>&1) && fail "missing dir accepted"

@@ -4,8 +4,8 @@
 # Sets src, bin, work, cluster, mnt, ORTHOFS_BIN, ORTHOFS_MAP and ORTHOFS_TLS_DIR (the cluster
 # runs mutual TLS, as local-cluster does by default); defines fail and step.
 # Optional, set before sourcing: before_cluster_up (a function run before the cluster starts,
-# e.g. to mount a small file system as an OSD's data dir), cluster_osd_flags and cluster_osds
-# (default 3).
+# e.g. to mount a small file system as an OSD's data dir), cluster_osd_flags, cluster_osds
+# (default 3) and cluster_mount_options (orthofs-mount -o, through local-cluster).
 src=$1
 export ORTHOFS_BIN=$2
 bin=$2
@@ -27,6 +27,7 @@ step() { echo "== $*"; }
 
 if declare -F before_cluster_up > /dev/null; then before_cluster_up; fi
 "$src/deploy/local-cluster" up --osds "${cluster_osds:-3}" --dir "$cluster" --mount "$mnt" \
-  ${cluster_osd_flags:+--osd-flags "$cluster_osd_flags"} > /dev/null
+  ${cluster_osd_flags:+--osd-flags "$cluster_osd_flags"} \
+  ${cluster_mount_options:+--mount-options "$cluster_mount_options"} > /dev/null
 export ORTHOFS_MAP=$cluster/cluster.yaml
 export ORTHOFS_TLS_DIR=$cluster/tls

@@ -8,6 +8,11 @@
 // so every object read reaches the OSDs. The assertions are on the bytes read and on counter
 // deltas taken around the read phase; never on timing. Waits poll for an event with a
 // deadline (an asynchronous notify or prefetch request still in flight), nothing else.
+//
+// The reading mounts are the paper's client: no read-ahead of their own (--read-ahead 0), so
+// each object reaches the OSDs when the reader asks for it and the counters show the OSDs'
+// protocol alone. (The default client also fetches a sequential reader's next objects in
+// parallel; fuse_cache_test checks that.)
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -49,6 +54,8 @@ constexpr uint64_t kObjectSize = kDefaultObjectSize;  // 128 KiB
 constexpr uint64_t kObjects = 200;                    // 25 MiB per file
 constexpr uint64_t kFileSize = kObjects * kObjectSize;
 constexpr int kOsds = 6;
+// Mount flags of the paper's client: one object at a time, as the reader asks.
+const std::vector<std::string> kPaperClient = {"--read-ahead", "0"};
 // Notifies and prefetch requests are sent asynchronously: how long one may still be in flight.
 constexpr auto kInFlightDeadline = std::chrono::seconds(5);
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
@@ -219,7 +226,7 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 1, 40)));
   const uint64_t fno = WriteFile("seq", 1);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   const std::vector<Counters> before = Snapshot(*cluster_);
   const std::string got = ReadSequentially(reader / "seq", kObjectSize);
@@ -265,7 +272,7 @@ TEST_F(PrefetchTest, SmallOsdCacheTriggersThrashingControl) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 8, 40), kOsds, 2));
   const uint64_t fno = WriteFile("small", 9);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   const std::vector<Counters> before = Snapshot(*cluster_);
   const std::string got = ReadSequentially(reader / "small", 4 << 20);
@@ -293,7 +300,7 @@ TEST_F(PrefetchTest, CorWindowReachesItsMaximum) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 1, 8)));
   const uint64_t fno = WriteFile("max", 2);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   const std::vector<Counters> before = Snapshot(*cluster_);
   const std::string got = ReadSequentially(reader / "max", 4 << 20);
@@ -321,7 +328,7 @@ TEST_F(PrefetchTest, CorRandomReadsBoundedWindow) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 1, kMaxWindow)));
   const uint64_t fno = WriteFile("random", 3);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   std::vector<uint64_t> order(kObjects);
   std::iota(order.begin(), order.end(), 0);
@@ -377,8 +384,8 @@ TEST_F(PrefetchTest, TwoClientsHaveSeparateWindows) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 1, 40)));
   const uint64_t fno = WriteFile("shared", 6);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount a(cluster_.get(), kFnso);
-  TestMount b(cluster_.get(), kFnso);
+  TestMount a(cluster_.get(), kFnso, kPaperClient);
+  TestMount b(cluster_.get(), kFnso, kPaperClient);
   // The writer's mount is gone; its Subscribe streams end within moments.
   ASSERT_TRUE(WaitFor([&] { return Get(StatsOf(*cluster_, replica), "subscribers") == 2; },
                       kInFlightDeadline, kPollInterval))
@@ -420,7 +427,7 @@ TEST_F(PrefetchTest, CorReadSurvivesKillOfReplicaOsd) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 1, 40)));
   const uint64_t fno = WriteFile("kill", 7);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   const std::vector<Counters> before = Snapshot(*cluster_);
   Fd fd(open((reader / "kill").c_str(), O_RDONLY));
@@ -452,7 +459,7 @@ TEST_F(PrefetchTest, SpaSequentialReadPrefetchesOnOwners) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kSpa, 1, 40)));
   const uint64_t fno = WriteFile("spa", 4);
   const uint32_t replica = ReplicaOsd(fno);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   const std::vector<Counters> before = Snapshot(*cluster_);
   const std::string got = ReadSequentially(reader / "spa", kObjectSize);
@@ -494,7 +501,7 @@ TEST_F(PrefetchTest, SpaSequentialReadPrefetchesOnOwners) {
 TEST_F(PrefetchTest, NoneModeHasNoPrefetchTraffic) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kNone)));
   WriteFile("none", 5);
-  TestMount reader(cluster_.get(), kFnso);
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
 
   const std::vector<Counters> before = Snapshot(*cluster_);
   const std::string got = ReadSequentially(reader / "none", kObjectSize);
