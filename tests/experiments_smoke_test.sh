@@ -13,13 +13,20 @@ name=ofsxs$$
 name=${name:0:10}
 D=$(mktemp -d "${TMPDIR:-/tmp}/orthofs-experiments-test.XXXXXX")
 cleanup() {
-  local rc=$? pid ns
+  local rc=$? pid ns log
   set +e
+  if [ $rc -ne 0 ]; then
+    # What failed, while the cluster's own logs still exist.
+    echo "--- run.log:" >&2
+    tail -n 30 "$D/out/run.log" >&2
+    for log in "$D"/work/cluster/mount.log "$D"/work/cluster/osd-*.log; do
+      [ -s "$log" ] && { echo "--- $log:" >&2; tail -n 15 "$log" >&2; }
+    done
+  fi
   "$src/deploy/emulated-cluster" down --dir "$D/work/cluster" --name "$name" --purge \
     > /dev/null 2>&1
   for pid in $(pgrep -f -- "$D"); do kill -KILL "$pid" 2> /dev/null; done
   for ns in $(ip netns list | awk '{print $1}' | grep "^$name-"); do ip netns delete "$ns"; done
-  [ $rc -eq 0 ] || { echo "--- run.log:" >&2; tail -n 30 "$D/out/run.log" >&2; }
   rm -rf "$D"
   exit $rc
 }
