@@ -66,7 +66,14 @@ cluster_stop_osds() {
     [ $alive -eq 0 ] && break
     sleep 0.1
   done
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  # One that ignored TERM for 10 s is killed, and waited for: until it is gone it holds its
+  # port and its store's lock, and an OSD started in its place would fail.
+  for pid in "${pids[@]}"; do
+    kill -0 "$pid" 2>/dev/null || continue
+    echo "$(basename "$0"): OSD process $pid did not stop within 10 s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  done
   for id in $2; do rm -f "$dir/osd-$id.pid"; done
   echo "$(basename "$0"): stopped ${#pids[@]} OSD(s) in $dir"
 }
