@@ -82,7 +82,7 @@ cluster_stop_osds() {
 # (`orthofs status`, run under PREFIX, e.g. a network namespace). Fails early, showing its
 # log, when an OSD process exits.
 cluster_wait_healthy() {
-  local dir=$1 id
+  local dir=$1 id pid
   shift
   for _ in $(seq 1 150); do
     if "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" "${tool_tls[@]}" --timeout-ms 500 \
@@ -90,9 +90,12 @@ cluster_wait_healthy() {
       return 0
     fi
     for id in $(cluster_osd_ids "$dir/cluster.yaml"); do
-      if [ -z "$(cluster_osd_pid "$dir" "$id")" ]; then
-        echo "$(basename "$0"): OSD $id exited; its log ($dir/osd-$id.log) ends:" >&2
-        tail -n 5 "$dir/osd-$id.log" >&2
+      # The process just started from this pid file, alive or not. (Not cluster_osd_pid: while
+      # a unit's process is still on its way to exec the OSD, its command line is no OSD's.)
+      pid=$(cat "$dir/osd-$id.pid" 2> /dev/null || true)
+      if [ -z "$pid" ] || ! kill -0 "$pid" 2> /dev/null; then
+        echo "$(basename "$0"): OSD $id (pid ${pid:-none}) exited; its log ($dir/osd-$id.log) ends:" >&2
+        tail -n 20 "$dir/osd-$id.log" >&2
         return 1
       fi
     done

@@ -163,4 +163,17 @@ rc=0
 [ $rc -eq 2 ] || fail "unknown command: want exit 2, got $rc: $(cat "$W/cmd.out")"
 pass "unknown flag and command exit 2"
 
+# An OSD that cannot start (a flag it does not know): up says which one and shows its log,
+# at once rather than after the 30 s health wait, and leaves nothing running.
+rc=0
+"$lc" up --osds 2 --dir "$D/broken" --osd-flags "--no-such-osd-flag" > "$W/broken.out" 2>&1 ||
+  rc=$?
+[ $rc -ne 0 ] || fail "up with OSDs that cannot start succeeded"
+grep -q "OSD 0 (pid [0-9]*) exited" "$W/broken.out" || fail "no exited OSD named: $(cat "$W/broken.out")"
+grep -q -- "no-such-osd-flag" "$W/broken.out" || fail "the OSD's log not shown: $(cat "$W/broken.out")"
+! grep -q "not healthy after" "$W/broken.out" || fail "up waited out the health wait: $(cat "$W/broken.out")"
+[ -z "$(pgrep -f -- "$D/broken" || true)" ] || fail "up left processes of the broken cluster"
+"$lc" down --dir "$D/broken" --purge > /dev/null 2>&1 || true
+pass "up with an OSD that exits at once fails fast with its log"
+
 echo "local_cluster_test: all checks passed"
