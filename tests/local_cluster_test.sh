@@ -169,7 +169,7 @@ rc=0
 "$lc" up --osds 2 --dir "$D/broken" --osd-flags "--no-such-osd-flag" > "$W/broken.out" 2>&1 ||
   rc=$?
 [ $rc -ne 0 ] || fail "up with OSDs that cannot start succeeded"
-grep -q "OSD 0 (pid [0-9]*) exited" "$W/broken.out" || fail "no exited OSD named: $(cat "$W/broken.out")"
+grep -q "OSD [01] (pid [0-9]*) exited" "$W/broken.out" || fail "no exited OSD named: $(cat "$W/broken.out")"
 grep -q -- "no-such-osd-flag" "$W/broken.out" || fail "the OSD's log not shown: $(cat "$W/broken.out")"
 ! grep -q "not healthy after" "$W/broken.out" || fail "up waited out the health wait: $(cat "$W/broken.out")"
 [ -z "$(pgrep -f -- "$D/broken" || true)" ] || fail "up left processes of the broken cluster"
