@@ -82,12 +82,12 @@ bool WriteBackCache::Has(const ObjectKey& key) const {
 
 void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
                                  uint64_t offset, uint64_t length, char* out) {
-  if (stored.size() > options_.object_size) stored.resize(options_.object_size);
-  auto found = entries_.find(key);
   if (token != generation_) {
     // The file changed under the read: answer from what was read, overlaid with what this
     // client knows, but keep nothing.
     ++stats_.stale_fills;
+    if (stored.size() > options_.object_size) stored.resize(options_.object_size);
+    auto found = entries_.find(key);
     std::string merged = std::move(stored);
     if (found != entries_.end()) {
       const Entry& e = found->second;
@@ -112,13 +112,13 @@ bool WriteBackCache::Fill(const ObjectKey& key, uint64_t token, std::string stor
     ++stats_.stale_fills;
     return false;
   }
-  if (stored.size() > options_.object_size) stored.resize(options_.object_size);
   Keep(key, std::move(stored));
   EvictClean();
   return true;
 }
 
 WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string stored) {
+  if (stored.size() > options_.object_size) stored.resize(options_.object_size);
   ++stats_.fills;
   Entry& e = Touch(key);
   Unaccount(e);

@@ -246,6 +246,22 @@ TEST(WriteBackCacheTest, FillWithoutReaderKeepsTheObjectUnderLocalWrites) {
   EXPECT_EQ(cache.stats().fills, 3u);
 }
 
+TEST(WriteBackCacheTest, StoredBytesBeyondTheObjectSizeAreCut) {
+  WriteBackCache cache(Options());
+  const std::string longer = Pattern(6, kObjectSize + 5);
+  EXPECT_TRUE(cache.Fill({1, 0}, cache.FillToken(), longer));
+  EXPECT_EQ(cache.stats().bytes, kObjectSize);
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, kObjectSize), longer.substr(0, kObjectSize));
+  EXPECT_EQ(Fill(cache, {1, 1}, longer), longer.substr(0, kObjectSize));
+  EXPECT_EQ(cache.stats().bytes, 2 * kObjectSize);
+  // A stale fill answers from the stored bytes, cut the same way.
+  const uint64_t token = cache.FillToken();
+  cache.Truncate(2, 0);
+  std::string out(kObjectSize, '?');
+  cache.FillAndRead({2, 0}, token, longer, 0, kObjectSize, out.data());
+  EXPECT_EQ(out, longer.substr(0, kObjectSize));
+}
+
 TEST(WriteBackCacheTest, StaleFillWithoutReaderIsNotKept) {
   WriteBackCache cache(Options());
   const uint64_t token = cache.FillToken();
