@@ -43,14 +43,22 @@ OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
                                          ChannelArgumentsFor(osd, options))),
       stub_(wire::Osd::NewStub(channel_)) {}
 
+Status OsdClient::Cancelled() const {
+  return Status::Unavailable(name_ + ": call cancelled: this process is shutting down");
+}
+
 template <typename Request, typename Response, typename Method>
 Result<Response> OsdClient::Call(Method method, const Request& request) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
   context.set_wait_for_ready(options_.wait_for_ready);
+  CallCanceller* canceller = options_.canceller.get();
+  if (canceller != nullptr && !canceller->Add(&context)) return Cancelled();
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  if (canceller != nullptr) canceller->Remove(&context);
   Observe(status);
+  if (!status.ok() && canceller != nullptr && canceller->cancelled()) return Cancelled();
   if (!status.ok()) return FromGrpc(status, name_);
   return response;
 }
@@ -110,7 +118,8 @@ Result<wire::LogLevelResponse> OsdClient::SetLogLevel(const wire::LogLevelReques
 }
 
 void OsdClient::Observe(const grpc::Status& status) {
-  if (health_ == nullptr) return;
+  // A call this process cancelled says nothing about the OSD.
+  if (health_ == nullptr || status.error_code() == grpc::StatusCode::CANCELLED) return;
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     ++transport_failures_;
@@ -141,16 +150,25 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
     // The deadline counts from the start on the wire, not from the wait in the queue.
     call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
     call->context.set_wait_for_ready(options_.wait_for_ready);
-    start(&call->context, call->request.get(), &call->response, [this, call](grpc::Status status) {
-      Observe(status);
-      if (status.ok()) {
-        call->done(std::move(call->response));
-      } else {
-        call->done(FromGrpc(status, name_));
-      }
+    // `done` runs last: once it has, the owner may destroy this client.
+    auto finish = [this, call](Result<Response> result) {
+      std::function<void(Result<Response>)> done = std::move(call->done);
       delete call;
       CallFinished();
-    });
+      done(std::move(result));
+    };
+    CallCanceller* canceller = options_.canceller.get();
+    if (canceller != nullptr && !canceller->Add(&call->context)) return finish(Cancelled());
+    start(&call->context, call->request.get(), &call->response,
+          [this, call, finish](grpc::Status status) {
+            if (options_.canceller != nullptr) options_.canceller->Remove(&call->context);
+            Observe(status);
+            if (status.ok()) return finish(std::move(call->response));
+            if (options_.canceller != nullptr && options_.canceller->cancelled()) {
+              return finish(Cancelled());
+            }
+            finish(FromGrpc(status, name_));
+          });
   });
 }
 

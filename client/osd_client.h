@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/call_canceller.h"
 #include "client/tls.h"
 #include "common/cluster_map.h"
 #include "common/osd_health.h"
@@ -34,6 +35,9 @@ struct RpcOptions {
   // Mutual TLS with this identity; plaintext when null (--insecure). An OSD's server must
   // present the certificate name OsdCertificateName(id).
   std::shared_ptr<const TlsIdentity> tls;
+  // Calls register here while they run and fail at once (UNAVAILABLE) once it has cancelled
+  // them; null: not cancellable. Shared by every client of one owner (an OSD's peers).
+  std::shared_ptr<CallCanceller> canceller;
 };
 
 // Channel arguments every OrthoFS channel uses (message sizes fit the largest object).
@@ -106,6 +110,8 @@ class OsdClient {
   // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
   static constexpr int kMaxAsyncInFlight = 32;
   void StartOrQueue(std::function<void()> start);
+  // The outcome of a call its canceller refused or cancelled.
+  Status Cancelled() const;
   void CallFinished();
   void Observe(const grpc::Status& status);
 

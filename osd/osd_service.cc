@@ -39,6 +39,22 @@ std::string OtherCopyKey(const Oid& oid) {
 
 }  // namespace
 
+namespace {
+
+PrefetchEngineOptions WithCanceller(PrefetchEngineOptions options,
+                                    std::shared_ptr<CallCanceller> canceller) {
+  options.canceller = std::move(canceller);
+  return options;
+}
+
+RepairWorkerOptions WithCanceller(RepairWorkerOptions options,
+                                  std::shared_ptr<CallCanceller> canceller) {
+  options.rpc.canceller = std::move(canceller);
+  return options;
+}
+
+}  // namespace
+
 std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous) {
   // "<length of the map's YAML>\n<map YAML><previous map's YAML, if any>"
   const std::string text = FormatClusterMap(map);
@@ -78,8 +94,8 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()),
-      prefetch_(map, &maps_, store, &cache_, &locks_, options.prefetch),
-      repair_(options.osd_id, &maps_, store, &locks_, options.repair),
+      prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
+      repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers) {}
@@ -88,6 +104,7 @@ OsdService::~OsdService() { StopBackgroundWork(); }
 
 void OsdService::StopBackgroundWork() {
   stopping_ = true;
+  peer_calls_->CancelAll();  // what the threads joined below may be waiting for
   if (recovery_.joinable()) recovery_.join();
   {
     std::lock_guard lock(catch_up_mu_);
@@ -129,6 +146,9 @@ OsdService::RequestScope::~RequestScope() { --service_->in_flight_; }
 bool OsdService::Drain(std::chrono::milliseconds timeout) {
   draining_ = true;
   prefetch_.Shutdown();  // ends Subscribe streams, which would otherwise hold the server
+  // Requests in flight that wait for a peer (a Repair call's pushes, a take-over's fetch) fail
+  // now instead of at their deadline; the peer work they leave is redone after the restart.
+  peer_calls_->CancelAll();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (in_flight_.load() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -1058,6 +1078,7 @@ OsdClient* OsdService::Peer(const MapView& view, uint32_t osd_id) {
   RpcOptions rpc;
   rpc.deadline = std::chrono::milliseconds(10000);
   rpc.tls = tls_;
+  rpc.canceller = peer_calls_;
   return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
 }
 

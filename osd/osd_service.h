@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/call_canceller.h"
 #include "common/latency_histogram.h"
 #include "common/limits.h"
 #include "common/map_view.h"
@@ -246,6 +247,8 @@ class OsdService final : public wire::Osd::Service {
   const std::chrono::steady_clock::time_point started_;
   ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
   std::array<MethodCounters, kMethodCount> counters_;
+  // The calls this OSD makes to its peers; cancelled when it shuts down.
+  const std::shared_ptr<CallCanceller> peer_calls_ = std::make_shared<CallCanceller>();
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> bytes_in_{0};

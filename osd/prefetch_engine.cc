@@ -109,6 +109,7 @@ OsdClient* PrefetchEngine::Peer(uint32_t osd_id) {
   RpcOptions rpc;
   rpc.deadline = std::chrono::milliseconds(5000);
   rpc.tls = options_.tls;
+  rpc.canceller = options_.canceller;
   return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
 }
 

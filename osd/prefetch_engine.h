@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/call_canceller.h"
 #include "client/osd_client.h"
 #include "common/object_cache.h"
 #include "common/placement.h"
@@ -49,7 +50,8 @@ struct PrefetchEngineOptions {
   int threads = 1;      // the prefetch executor
   size_t max_queued = 1024;
   std::chrono::milliseconds window_expiry{60000};
-  std::shared_ptr<const TlsIdentity> tls;  // for the calls to other OSDs; null: plaintext
+  std::shared_ptr<const TlsIdentity> tls;    // for the calls to other OSDs; null: plaintext
+  std::shared_ptr<CallCanceller> canceller;  // cancels those calls at shutdown (may be null)
 };
 
 class PrefetchEngine {

@@ -37,6 +37,7 @@ void RepairWorker::AskPeersToReplay() {
       RpcOptions once;
       once.deadline = options_.rpc.deadline * 2;
       once.tls = options_.rpc.tls;
+      once.canceller = options_.rpc.canceller;
       OsdClient peer(osd, once);
       const uint32_t id = osd.id;
       wire::RepairRequest r;
