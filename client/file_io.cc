@@ -71,22 +71,22 @@ FileIo::~FileIo() {
   for (auto& t : flush_threads_) t.join();
 }
 
-Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
-                                 uint64_t file_size) {
+Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
+                                 bool for_page_cache) {
   // An OSD that just restarted refuses reads until the others replayed its repair records;
   // when both copies' OSDs are in that state (a cluster restart), wait for them briefly.
-  Result<std::string> read = ReadOnce(fno, offset, length, file_size);
+  Result<std::string> read = ReadOnce(fno, offset, length, file_size, for_page_cache);
   for (int attempt = 0;
        attempt < kRecoveryRetries && !read.ok() && ClusterClient::IsRecovering(read.status());
        ++attempt) {
     std::this_thread::sleep_for(kRecoveryRetryDelay);
-    read = ReadOnce(fno, offset, length, file_size);
+    read = ReadOnce(fno, offset, length, file_size, for_page_cache);
   }
   return read;
 }
 
 Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t length,
-                                     uint64_t file_size) {
+                                     uint64_t file_size, bool for_page_cache) {
   if (offset >= file_size) return std::string();
   length = std::min(length, file_size - offset);
   std::string out(length, '\0');
@@ -133,8 +133,20 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
       fetched_cv_.notify_all();
     });
   }
+  // What the kernel now has whole need not stay here too.
+  auto hand_over = [&] {
+    if (!for_page_cache) return;
+    std::lock_guard lock(mu_);
+    for (const ObjectSpan& span : spans) {
+      const uint64_t object_start = span.index * object_size_;
+      cache_.Delivered({fno, span.index}, span.offset, span.length, file_size - object_start);
+    }
+  };
   ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, misses, token, &out));
-  if (awaited.empty()) return out;
+  if (awaited.empty()) {
+    hand_over();
+    return out;
+  }
   // Objects another fetch brings: wait for it, then read them from the cache; what is not
   // there after all (that fetch failed, or its bytes were already evicted) is fetched here.
   std::vector<ObjectSpan> still_missing;
@@ -152,6 +164,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     token = cache_.FillToken();
   }
   ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, still_missing, token, &out));
+  hand_over();
   return out;
 }
 

@@ -64,8 +64,11 @@ class FileIo {
   FileIo(const FileIo&) = delete;
   FileIo& operator=(const FileIo&) = delete;
 
-  // Reads up to `length` bytes at `offset` of a file of `file_size` bytes.
-  Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size);
+  // Reads up to `length` bytes at `offset` of a file of `file_size` bytes. `for_page_cache`:
+  // the kernel keeps what it reads (not O_DIRECT), so objects it has had whole leave this
+  // client's cache (WriteBackCache::Delivered).
+  Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
+                           bool for_page_cache = false);
   // Copies the bytes into the cache (they reach the OSDs later, or now under pressure).
   Status Write(uint64_t fno, uint64_t offset, std::string_view data);
   // Every byte written to the file so far is on both copies' OSDs when this returns (not yet
@@ -86,7 +89,8 @@ class FileIo {
  private:
   static constexpr int kRecoveryRetries = 50;
   static constexpr std::chrono::milliseconds kRecoveryRetryDelay{100};
-  Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size);
+  Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
+                               bool for_page_cache);
   using ReadCallback = std::function<void(Result<wire::ReadResponse>)>;
   // Fetches the missing objects (registered in fetches_ by the caller) into the cache and their
   // spans into `out`; unregisters them.

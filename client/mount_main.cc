@@ -88,6 +88,19 @@ class OrthoFs {
 
   Namespace& ns() { return ns_; }
   FileIo& io() { return io_; }
+  void set_session(fuse_session* session) { session_ = session; }
+
+  // The kernel trusts a file's attributes for kAttrTimeout; after an open found the file
+  // changed, it must ask again (close-to-open: the new size, not the one it saw a moment
+  // ago). Attributes only: invalidating pages here could wait on writes the open holds up.
+  void ForgetKernelAttributes(fuse_ino_t ino) {
+    if (session_ == nullptr) return;
+    const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
+    if (rc != 0 && rc != -ENOENT) {
+      spdlog::warn("file {}: cannot invalidate the kernel's attributes: {}", ino,
+                   std::strerror(-rc));
+    }
+  }
   // orthofs-mount --metrics.
   std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
     return RenderMountMetrics(fnso, cache_bytes, tls_not_after, io_.stats(), *cluster_);
@@ -133,11 +146,13 @@ class OrthoFs {
     return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
   }
 
-  void Opened(const InodeRef& ref) {
+  // Returns whether what this client cached of the file is still valid: nobody else changed
+  // its INODE since (every change of a file's bytes publishes a new mtime there).
+  bool Opened(const InodeRef& ref) {
     std::lock_guard lock(mu_);
     OpenInode& o = open_[ref.fno];
     if (o.open_count++ == 0 || !o.size_dirty) o.size = ref.inode.size;  // close-to-open
-    CheckCachedVersion(ref.fno, ref.version);
+    return CheckCachedVersion(ref.fno, ref.version);
   }
 
   void Wrote(uint64_t fno, uint64_t end) {
@@ -253,18 +268,26 @@ class OrthoFs {
   // Close-to-open for cached bytes: the INODE version the cached bytes of a file belong to. A
   // different version at open means another client changed the file. Forgetting entries only
   // costs re-reads, so the map is simply cleared when it grows large.
-  void CheckCachedVersion(uint64_t fno, uint64_t version) {
+  // Drops what this client cached of the file if its INODE changed since the last look.
+  // Returns true only for a file seen before at this very version (a first look may follow a
+  // clear of the table, so it proves nothing about caches that outlived the entry).
+  bool CheckCachedVersion(uint64_t fno, uint64_t version) {
     auto [it, inserted] = cached_version_.try_emplace(fno, version);
-    if (inserted || it->second == version) return;
+    if (!inserted && it->second == version) return true;
+    if (inserted) {
+      if (cached_version_.size() > kMaxCachedVersions) cached_version_.clear();
+      return false;
+    }
     io_.ForgetClean(fno);
     it->second = version;
-    if (cached_version_.size() > kMaxCachedVersions) cached_version_.clear();
+    return false;
   }
   static constexpr size_t kMaxCachedVersions = 1 << 16;
 
   std::mutex mu_;
   std::map<uint64_t, OpenInode> open_;
   std::map<uint64_t, uint64_t> cached_version_;
+  fuse_session* session_ = nullptr;  // for notifications to the kernel
 };
 
 OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }
@@ -298,6 +321,11 @@ void OpInit(void*, fuse_conn_info* conn) {
   // No kernel writeback cache: with it Linux trusts its own cached size of a regular file
   // forever and ignores the size another client published, which breaks close-to-open.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // Nor automatic invalidation (libfuse's default), which has every read ask for the file's
+  // attributes once they are older than kAttrTimeout and drops the page cache when they
+  // changed. Close-to-open needs neither: open revalidates (OpOpen), and reads of an open
+  // file keep working while the OSDs of its INODE are down.
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 // Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
@@ -435,8 +463,11 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Fs(req)->Truncated(ino, 0);
     opened = *t;
   }
-  Fs(req)->Opened(opened);
-  fi->keep_cache = 0;
+  // Close-to-open: the kernel's page cache of the file survives the open only if nobody
+  // changed the file since this client last looked; then a re-read costs no request at all.
+  const bool unchanged = Fs(req)->Opened(opened);
+  if (!unchanged) Fs(req)->ForgetKernelAttributes(ino);
+  fi->keep_cache = unchanged ? 1 : 0;
   fuse_reply_open(req, fi);
 }
 
@@ -454,7 +485,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fuse_reply_create(req, &e, fi);
 }
 
-void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   OrthoFs* fs = Fs(req);
   // An open file's size is known without asking its INODE object (close-to-open).
   std::optional<uint64_t> file_size = fs->OpenSize(ino);
@@ -463,7 +494,9 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     if (!inode.ok()) return ReplyError(req, inode.status(), "read");
     file_size = fs->SizeOf(*inode);
   }
-  Result<std::string> data = fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size);
+  const bool for_page_cache = (fi->flags & O_DIRECT) == 0;
+  Result<std::string> data =
+      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
   fuse_reply_buf(req, data->data(), data->size());
 }
@@ -846,6 +879,7 @@ int main(int argc, char** argv) {
   fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());
   int rc = 1;
   if (se != nullptr) {
+    fs->set_session(se);
     if (fuse_set_signal_handlers(se) == 0) {
       if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
         spdlog::debug("mounted namespace {} of {} at {}", fnso, map_path, cli.mountpoint);

@@ -80,6 +80,20 @@ bool WriteBackCache::Has(const ObjectKey& key) const {
   return it != entries_.end() && it->second.valid.Covers(0, options_.object_size);
 }
 
+bool WriteBackCache::Delivered(const ObjectKey& key, uint64_t offset, uint64_t length,
+                               uint64_t object_end) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || length == 0) return false;
+  Entry& e = it->second;
+  e.delivered.Add(offset, offset + length);
+  if (Pinned(e) || !e.delivered.Covers(0, std::min(object_end, options_.object_size))) {
+    return false;
+  }
+  ++stats_.delivered_drops;
+  Drop(it);
+  return true;
+}
+
 void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
                                  uint64_t offset, uint64_t length, char* out) {
   if (token != generation_) {

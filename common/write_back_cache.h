@@ -66,6 +66,7 @@ struct WriteBackStats {
   uint64_t refused_flushes = 0;  // dropped for good (FlushRefused)
   uint64_t refused_bytes = 0;
   uint64_t evictions = 0;
+  uint64_t delivered_drops = 0;  // clean objects dropped once the kernel had them whole
   uint64_t entries = 0;
   uint64_t bytes = 0;              // cached bytes
   uint64_t dirty_bytes = 0;        // written here, not yet taken for write-back
@@ -96,6 +97,13 @@ class WriteBackCache {
   bool Fill(const ObjectKey& key, uint64_t token, std::string stored);
   // Whether every byte of the object is known here (no fetch needed to read it whole).
   bool Has(const ObjectKey& key) const;
+  // Bytes [offset, offset + length) of the object went to the kernel's page cache (a read
+  // that was not O_DIRECT). Once the kernel has had every byte of the object up to
+  // `object_end` (its end in the file, capped at the object size), a clean object is dropped
+  // here: a second copy of bytes the kernel now serves itself only takes memory, and the freed
+  // buffer takes the next object read without faulting in fresh pages. Dirty or in-flight
+  // objects stay. Returns whether the object was dropped.
+  bool Delivered(const ObjectKey& key, uint64_t offset, uint64_t length, uint64_t object_end);
   // Objects read-ahead may fetch ahead of a reader now: thrashing control's prefetch quantity
   // (paper 002), halved each time dirty and in-flight objects crowd the cache to W1.
   uint32_t ReadAheadQuantity() const { return thrashing_.prefetch_quantity(); }
@@ -139,10 +147,11 @@ class WriteBackCache {
 
  private:
   struct Entry {
-    std::string data;    // bytes [0, data.size()); beyond are zeros where valid
-    ByteRanges valid;    // bytes known here
-    ByteRanges dirty;    // written here, not yet taken for write-back; subset of valid
-    ByteRanges writing;  // the ranges of the write-back in flight
+    std::string data;      // bytes [0, data.size()); beyond are zeros where valid
+    ByteRanges valid;      // bytes known here
+    ByteRanges dirty;      // written here, not yet taken for write-back; subset of valid
+    ByteRanges writing;    // the ranges of the write-back in flight
+    ByteRanges delivered;  // bytes handed to the kernel's page cache (Delivered)
     bool in_flight = false;
     uint64_t incarnation = 0;  // bumped when the bytes are dropped under a write-back
     uint64_t dirty_seq = 0;    // position in dirty_order_ while dirty

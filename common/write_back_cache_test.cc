@@ -169,6 +169,60 @@ TEST(WriteBackCacheTest, FillReturnsStoredBytesAndThenHits) {
   EXPECT_EQ(cache.stats().pinned_bytes, 0u);
 }
 
+// --- Handing objects over to the kernel's page cache (Delivered) -------------------------------
+
+TEST(WriteBackCacheTest, CleanObjectLeavesOnceTheKernelHadEveryByte) {
+  WriteBackCache cache(Options());
+  const std::string stored = Pattern(1);
+  ASSERT_EQ(Fill(cache, {1, 0}, stored, 0, 4), stored.substr(0, 4));
+  // Out of order, overlapping, and a zero-length read: not whole yet.
+  EXPECT_FALSE(cache.Delivered({1, 0}, 8, 8, kObjectSize));
+  EXPECT_FALSE(cache.Delivered({1, 0}, 2, 4, kObjectSize));
+  EXPECT_FALSE(cache.Delivered({1, 0}, 0, 0, kObjectSize));
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, kObjectSize), stored);
+  EXPECT_FALSE(cache.Delivered({1, 0}, 5, 3, kObjectSize));  // [2, 16)
+  EXPECT_EQ(cache.stats().delivered_drops, 0u);
+  EXPECT_TRUE(cache.Delivered({1, 0}, 0, 3, kObjectSize));  // [0, 16): whole
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, 1), std::nullopt);
+  EXPECT_FALSE(cache.Has({1, 0}));
+  const WriteBackStats stats = cache.stats();
+  EXPECT_EQ(stats.delivered_drops, 1u);
+  EXPECT_EQ(stats.entries, 0u);
+  EXPECT_EQ(stats.bytes, 0u);
+  EXPECT_EQ(stats.evictions, 0u);
+  // Unknown objects: nothing to do.
+  EXPECT_FALSE(cache.Delivered({1, 0}, 0, kObjectSize, kObjectSize));
+  EXPECT_FALSE(cache.Delivered({9, 9}, 0, kObjectSize, kObjectSize));
+}
+
+TEST(WriteBackCacheTest, LastObjectOfAFileIsWholeAtTheFilesEnd) {
+  WriteBackCache cache(Options());
+  Fill(cache, {1, 2}, "tail");
+  EXPECT_FALSE(cache.Delivered({1, 2}, 0, 3, 4));
+  EXPECT_TRUE(cache.Delivered({1, 2}, 3, 1, 4));
+  // An object end beyond the object size counts as the object size.
+  Fill(cache, {1, 0}, Pattern(2));
+  EXPECT_FALSE(cache.Delivered({1, 0}, 0, kObjectSize - 1, 1000));
+  EXPECT_TRUE(cache.Delivered({1, 0}, kObjectSize - 1, 1, 1000));
+}
+
+TEST(WriteBackCacheTest, DirtyOrInFlightObjectsStayWhenDelivered) {
+  WriteBackCache cache(Options());
+  const std::string bytes = Pattern(3);
+  cache.Write({1, 0}, 0, bytes, T(0));
+  EXPECT_FALSE(cache.Delivered({1, 0}, 0, kObjectSize, kObjectSize));  // dirty
+  std::optional<FlushJob> job = cache.TakeFlushOf(1);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_FALSE(cache.Delivered({1, 0}, 0, kObjectSize, kObjectSize));  // being written back
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, kObjectSize), bytes);
+  cache.FlushDone(*job, true);
+  // Clean now, and the kernel had it whole before: the next delivery drops it.
+  EXPECT_EQ(cache.stats().delivered_drops, 0u);
+  EXPECT_TRUE(cache.Delivered({1, 0}, 0, 1, kObjectSize));
+  EXPECT_EQ(cache.stats().delivered_drops, 1u);
+  EXPECT_FALSE(cache.HasUnwritten(1));
+}
+
 TEST(WriteBackCacheTest, FillCopiesRequestedPart) {
   WriteBackCache cache(Options());
   std::string stored = Pattern(2);

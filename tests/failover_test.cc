@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -253,7 +255,24 @@ TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
   EXPECT_GE(Sample(read, "orthofs_client_cache_misses_total" + ns), 1);
   EXPECT_GE(Sample(read, "orthofs_client_read_ahead_objects_total" + ns), 2);
   EXPECT_LE(Sample(read, "orthofs_client_read_ahead_objects_total" + ns), objects - 1);
-  EXPECT_GT(Sample(read, "orthofs_client_cache_bytes" + ns), 0);
+  // The kernel's page cache had every object whole: none stays in the client's cache too.
+  EXPECT_EQ(Sample(read, "orthofs_client_cache_handed_to_kernel_total" + ns), objects);
+  EXPECT_EQ(Sample(read, "orthofs_client_cache_bytes" + ns), 0);
+  // An O_DIRECT reader bypasses the page cache: what it read stays in the client's cache.
+  {
+    Fd direct(open((mount / "f").c_str(), O_RDONLY | O_DIRECT));
+    ASSERT_GE(direct.get(), 0) << std::strerror(errno);
+    void* buffer = nullptr;
+    ASSERT_EQ(posix_memalign(&buffer, 4096, kObjectSize), 0);
+    std::unique_ptr<void, decltype(&free)> owned(buffer, &free);
+    ASSERT_EQ(pread(direct.get(), buffer, kObjectSize, 0), static_cast<ssize_t>(kObjectSize))
+        << std::strerror(errno);
+    EXPECT_EQ(std::string(static_cast<const char*>(buffer), kObjectSize),
+              data.substr(0, kObjectSize));
+  }
+  std::map<std::string, double> direct_read = scrape();
+  EXPECT_EQ(Sample(direct_read, "orthofs_client_cache_handed_to_kernel_total" + ns), objects);
+  EXPECT_GE(Sample(direct_read, "orthofs_client_cache_bytes" + ns), kObjectSize);
 
   // Writes reach both copies through write-backs.
   CreateFile(mount / "g", data);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/oid.h"
+#include "tests/metrics_scrape.h"
 #include "tests/posix_files.h"
 #include "tests/test_cluster.h"
 
@@ -377,6 +378,64 @@ TEST_F(FuseCacheTest, RewriteAfterReadSeesNewBytesInSameClient) {
   {
     SCOPED_TRACE("read through the other mount");
     const std::string got = ReadFile(S("f"));
+    EXPECT_TRUE(got == model) << Mismatch(got, model);
+  }
+}
+
+// Close-to-open keeps the kernel's page cache of a file nobody changed: opening it again and
+// reading it whole asks the client for nothing (its cache's hit and miss counters stand still),
+// while a change by another client, or by this one, is read at the next open.
+TEST_F(FuseCacheTest, ReopeningAnUnchangedFileReadsFromThePageCache) {
+  const int port = FreePort();
+  TestMount reader(cluster_, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
+  const std::string path = reader / (name_ + "/f");
+  auto object_reads = [&] {
+    auto [code, text] = HttpGet(port, "/metrics");
+    EXPECT_EQ(code, 200) << text;
+    std::map<std::string, double> samples = ParsePrometheus(text);
+    return samples["orthofs_client_cache_hits_total{fnso=\"1\"}"] +
+           samples["orthofs_client_cache_misses_total{fnso=\"1\"}"];
+  };
+  std::string model = RandomBytes(3 * kObjectSize + 1000, 109);
+  CreateFile(P("f"), model);
+  ASSERT_TRUE(ReadFile(path) == model);
+  const double first = object_reads();
+  ASSERT_GT(first, 0);
+  for (int again = 0; again < 2; ++again) {
+    const std::string got = ReadFile(path);
+    EXPECT_TRUE(got == model) << "re-read " << again << ": " << Mismatch(got, model);
+  }
+  EXPECT_EQ(object_reads(), first) << "re-reading an unchanged file reached the client";
+
+  {
+    SCOPED_TRACE("another client rewrote the file, longer");
+    model = RandomBytes(4 * kObjectSize + 77, 110);
+    Fd fd(open(P("f").c_str(), O_WRONLY | O_TRUNC));
+    ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+    ASSERT_TRUE(WriteFull(fd.get(), model, 0)) << std::strerror(errno);
+    ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+    const std::string got = ReadFile(path);
+    EXPECT_TRUE(got == model) << Mismatch(got, model);
+    EXPECT_GT(object_reads(), first);
+  }
+  {
+    SCOPED_TRACE("this client patched the file; both clients read the patch");
+    const std::string patch = RandomBytes(3000, 111);
+    Fd fd(open(path.c_str(), O_WRONLY));
+    ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+    ASSERT_TRUE(WriteFull(fd.get(), patch, kObjectSize - 1000)) << std::strerror(errno);
+    ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+    model.replace(kObjectSize - 1000, patch.size(), patch);
+    std::string got = ReadFile(path);
+    EXPECT_TRUE(got == model) << "this client: " << Mismatch(got, model);
+    got = ReadFile(P("f"));
+    EXPECT_TRUE(got == model) << "the other client: " << Mismatch(got, model);
+  }
+  {
+    SCOPED_TRACE("another client truncated the file");
+    ASSERT_EQ(truncate(P("f").c_str(), 1234), 0) << std::strerror(errno);
+    model.resize(1234);
+    const std::string got = ReadFile(path);
     EXPECT_TRUE(got == model) << Mismatch(got, model);
   }
 }
