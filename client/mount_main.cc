@@ -504,7 +504,8 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
              fuse_file_info* fi) {
   OrthoFs* fs = Fs(req);
-  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
+  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size),
+                             /*for_page_cache=*/(fi->flags & O_DIRECT) == 0);
   if (!st.ok()) return ReplyError(req, st, "write");
   fs->Wrote(ino, static_cast<uint64_t>(off) + size);
   if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {

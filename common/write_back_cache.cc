@@ -150,15 +150,26 @@ WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string st
 }
 
 void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,
-                           CacheClock::time_point now) {
+                           CacheClock::time_point now, bool for_page_cache) {
   if (data.empty()) return;
   ++stats_.writes;
   Entry& e = Touch(key);
   Unaccount(e);
   const uint64_t end = offset + data.size();
-  if (e.data.size() < end) e.data.resize(end, '\0');
-  std::memcpy(e.data.data() + offset, data.data(), data.size());
+  if (offset == 0 && e.data.size() <= end) {
+    e.data.assign(data);  // no zero-filling of bytes about to be overwritten
+  } else {
+    if (e.data.size() < end) e.data.resize(end, '\0');
+    std::memcpy(e.data.data() + offset, data.data(), data.size());
+  }
   e.valid.Add(offset, end);
+  if (for_page_cache) {
+    // Only pages the write filled whole are left up to date in the kernel's page cache.
+    constexpr uint64_t kPage = 4096;
+    const uint64_t first_page = (offset + kPage - 1) / kPage * kPage;
+    const uint64_t last_page = end / kPage * kPage;
+    if (first_page < last_page) e.delivered.Add(first_page, last_page);
+  }
   if (e.dirty.empty()) {
     e.dirty_seq = next_dirty_seq_++;
     e.dirty_since = now;
@@ -262,6 +273,9 @@ void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
     Unaccount(e);
     lru_.erase(e.lru);
     entries_.erase(it);
+  } else if (!Pinned(e) && e.delivered.Covers(0, options_.object_size)) {
+    ++stats_.delivered_drops;  // written back, and the kernel has every byte
+    Drop(it);
   }
   EvictClean();
 }

@@ -107,9 +107,12 @@ class WriteBackCache {
   // Objects read-ahead may fetch ahead of a reader now: thrashing control's prefetch quantity
   // (paper 002), halved each time dirty and in-flight objects crowd the cache to W1.
   uint32_t ReadAheadQuantity() const { return thrashing_.prefetch_quantity(); }
-  // Copies new bytes into the object and marks them dirty.
+  // Copies new bytes into the object and marks them dirty. `for_page_cache`: the bytes came
+  // through the kernel's page cache (not O_DIRECT), which keeps the pages they fill whole
+  // (4 KiB); an object the kernel so has whole leaves this cache once written back, as with
+  // Delivered.
   void Write(const ObjectKey& key, uint64_t offset, std::string_view data,
-             CacheClock::time_point now);
+             CacheClock::time_point now, bool for_page_cache = false);
 
   // Take an object's dirty bytes for write-back; it stays pinned until FlushDone. At most one
   // write-back per object is in flight, so writes reach the OSDs in order.

@@ -281,6 +281,17 @@ TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
   EXPECT_GE(Sample(wrote, "orthofs_client_flushed_bytes_total" + ns), 2.0 * kMiB);
   EXPECT_GT(Sample(wrote, "orthofs_client_writes_total" + ns), 0);
   EXPECT_EQ(Sample(wrote, "orthofs_client_degraded_writes_total" + ns), 0);
+  // Written whole through the page cache and written back: the kernel has every page, so the
+  // objects left the client's cache, and reading the file back asks the client for nothing.
+  const double handed = Sample(direct_read, "orthofs_client_cache_handed_to_kernel_total" + ns);
+  EXPECT_EQ(Sample(wrote, "orthofs_client_cache_handed_to_kernel_total" + ns), handed + objects);
+  auto object_reads = [&](const std::map<std::string, double>& m) {
+    return Sample(m, "orthofs_client_cache_hits_total" + ns) +
+           Sample(m, "orthofs_client_cache_misses_total" + ns);
+  };
+  ExpectSameBytes(ReadFile(mount / "g"), data);
+  std::map<std::string, double> read_back = scrape();
+  EXPECT_EQ(object_reads(read_back), object_reads(wrote));
 
   // Kill the OSD of object 0's original: reads fail over, writes go degraded, and the mount
   // says so.
