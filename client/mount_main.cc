@@ -266,11 +266,10 @@ class OrthoFs {
   Namespace ns_;
   FileIo io_;
   // Close-to-open for cached bytes: the INODE version the cached bytes of a file belong to. A
-  // different version at open means another client changed the file. Forgetting entries only
-  // costs re-reads, so the map is simply cleared when it grows large.
-  // Drops what this client cached of the file if its INODE changed since the last look.
+  // different version at open means another client changed the file: its cached bytes go.
   // Returns true only for a file seen before at this very version (a first look may follow a
-  // clear of the table, so it proves nothing about caches that outlived the entry).
+  // clear of the table, so it proves nothing about caches that outlived the entry). Forgetting
+  // entries only costs re-reads, so the map is simply cleared when it grows large.
   bool CheckCachedVersion(uint64_t fno, uint64_t version) {
     auto [it, inserted] = cached_version_.try_emplace(fno, version);
     if (!inserted && it->second == version) return true;

@@ -84,11 +84,13 @@ bool WriteBackCache::Delivered(const ObjectKey& key, uint64_t offset, uint64_t l
                                uint64_t object_end) {
   auto it = entries_.find(key);
   if (it == entries_.end() || length == 0) return false;
-  Entry& e = it->second;
-  e.delivered.Add(offset, offset + length);
-  if (Pinned(e) || !e.delivered.Covers(0, std::min(object_end, options_.object_size))) {
-    return false;
-  }
+  it->second.delivered.Add(offset, offset + length);
+  return HandOverIfWhole(it, std::min(object_end, options_.object_size));
+}
+
+bool WriteBackCache::HandOverIfWhole(Entries::iterator it, uint64_t end) {
+  const Entry& e = it->second;
+  if (Pinned(e) || !e.delivered.Covers(0, end)) return false;
   ++stats_.delivered_drops;
   Drop(it);
   return true;
@@ -273,9 +275,8 @@ void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
     Unaccount(e);
     lru_.erase(e.lru);
     entries_.erase(it);
-  } else if (!Pinned(e) && e.delivered.Covers(0, options_.object_size)) {
-    ++stats_.delivered_drops;  // written back, and the kernel has every byte
-    Drop(it);
+  } else {
+    HandOverIfWhole(it, options_.object_size);  // written back, and the kernel has it all
   }
   EvictClean();
 }

@@ -175,6 +175,9 @@ class WriteBackCache {
   FlushJob Take(Entries::iterator it);
   void Drop(Entries::iterator it);  // dropped now, or emptied and dropped after its write-back
   void EvictClean();
+  // Drops a clean entry the kernel's page cache has whole up to `end` (Delivered, written
+  // back pages); returns whether it did.
+  bool HandOverIfWhole(Entries::iterator it, uint64_t end);
   enum class FlushOutcome { kWritten, kRetry, kRefused };
   void FinishFlush(const FlushJob& job, FlushOutcome outcome);
 

@@ -37,10 +37,6 @@ std::string OtherCopyKey(const Oid& oid) {
       oid.WithFlag(oid.flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal));
 }
 
-}  // namespace
-
-namespace {
-
 PrefetchEngineOptions WithCanceller(PrefetchEngineOptions options,
                                     std::shared_ptr<CallCanceller> canceller) {
   options.canceller = std::move(canceller);
