@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "client/osd_client.h"
@@ -80,6 +82,33 @@ TEST(CallCancellerTest, CancelAllEndsAnAsyncCallWaitingForAnOsdThatIsDown) {
   w.AwaitTracked(1);
   w.canceller->CancelAll();
   ExpectCancelled(outcome.get_future().get());
+  EXPECT_EQ(w.canceller->tracked(), 0u);
+}
+
+// Beyond the calls in flight, later ones wait in the client's queue; CancelAll finishes all of
+// them, each as cancelled.
+TEST(CallCancellerTest, CancelAllFinishesEveryQueuedCall) {
+  WaitingClient w;
+  constexpr int kCalls = 20000;
+  std::mutex mu;
+  std::condition_variable cv;
+  int cancelled = 0;
+  int finished = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    w.client->ReadAsync(std::make_shared<wire::ReadRequest>(), [&](Result<wire::ReadResponse> r) {
+      std::lock_guard lock(mu);
+      if (r.status().message().find("call cancelled") != std::string::npos) {
+        ++cancelled;
+      }
+      ++finished;
+      cv.notify_all();
+    });
+  }
+  w.AwaitTracked(32);  // the client's limit of calls in flight; the rest are queued
+  w.canceller->CancelAll();
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return finished == kCalls; });
+  EXPECT_EQ(cancelled, kCalls);
   EXPECT_EQ(w.canceller->tracked(), 0u);
 }
 

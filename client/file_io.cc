@@ -244,7 +244,7 @@ void FileIo::FetchObject(const ObjectKey& key, ReadCallback fill) {
   });
 }
 
-Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data, bool for_page_cache) {
+Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   const auto now = CacheClock::now();
   const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, data.size(), object_size_);
   {
@@ -257,7 +257,7 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data, bool 
     }
     for (const ObjectSpan& span : spans) {
       cache_.Write({fno, span.index}, span.offset, data.substr(span.buffer_offset, span.length),
-                   now, for_page_cache);
+                   now);
     }
   }
   // Each object written whole is due at once: one flush thread per object.

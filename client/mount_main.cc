@@ -77,6 +77,7 @@ struct OpenInode {
   uint64_t size = 0;              // the size this client knows, including its own writes
   bool size_dirty = false;        // writes not yet published to the INODE object
   bool release_on_close = false;  // unlinked while open: free its objects at the last close
+  std::optional<InodeRef> seen;   // the INODE as of the last open or publish
 };
 
 class OrthoFs {
@@ -139,6 +140,13 @@ class OrthoFs {
     return it->second.size;
   }
 
+  // An open file's INODE as this client last saw it (at open, or its own last publish).
+  std::optional<InodeRef> SeenWhileOpen(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() ? it->second.seen : std::nullopt;
+  }
+
   // The size, counting this client's unpublished writes.
   uint64_t SizeOf(const InodeRef& ref) {
     std::lock_guard lock(mu_);
@@ -147,12 +155,33 @@ class OrthoFs {
   }
 
   // Returns whether what this client cached of the file is still valid: nobody else changed
-  // its INODE since (every change of a file's bytes publishes a new mtime there).
-  bool Opened(const InodeRef& ref) {
+  // its INODE since (every change of a file's bytes publishes a new mtime there). When not,
+  // an open must call Revalidated once the kernel's pages are gone; until then other opens of
+  // the file are not told their pages are valid either. A file just created has no pages.
+  bool Opened(const InodeRef& ref, bool created = false) {
     std::lock_guard lock(mu_);
     OpenInode& o = open_[ref.fno];
     if (o.open_count++ == 0 || !o.size_dirty) o.size = ref.inode.size;  // close-to-open
-    return CheckCachedVersion(ref.fno, ref.version);
+    o.seen = ref;
+    const bool unchanged = CheckCachedVersion(ref.fno, ref.version);
+    if (created || (unchanged && !revalidating_.contains(ref.fno))) return unchanged;
+    ++revalidating_[ref.fno];
+    return false;
+  }
+
+  // After an open that found the file changed has replied: drops the kernel's pages (and
+  // attributes) of the file now, synchronously, so that no later open keeps stale pages that
+  // the kernel would have dropped only when the opener ran again.
+  void Revalidated(fuse_ino_t ino) {
+    if (session_ != nullptr) {
+      const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+      if (rc != 0 && rc != -ENOENT) {
+        spdlog::warn("file {}: cannot invalidate the kernel's cache: {}", ino, std::strerror(-rc));
+      }
+    }
+    std::lock_guard lock(mu_);
+    auto it = revalidating_.find(ino);
+    if (it != revalidating_.end() && --it->second == 0) revalidating_.erase(it);
   }
 
   void Wrote(uint64_t fno, uint64_t end) {
@@ -187,16 +216,25 @@ class OrthoFs {
       open_[fno].size_dirty = true;  // try again at the next flush
       return r.status();
     }
+    if (auto it = open_.find(fno); it != open_.end()) it->second.seen = *r;
     // Our own change: the cached bytes stay valid unless someone else changed it in between.
     auto known = cached_version_.find(fno);
-    if (known != cached_version_.end() && known->second + 1 == r->version) known->second++;
-    CheckCachedVersion(fno, r->version);
+    if (known != cached_version_.end() && known->second + 1 == r->version) {
+      known->second++;
+    } else {
+      ForgetCachedBytes(fno);
+    }
     return Status::Ok();
   }
 
   // The file's written bytes on both copies, and its size published.
   Status FlushFile(uint64_t fno) {
     Status written = io_.Flush(fno);
+    if (!written.ok()) {
+      // A refused write-back (a full OSD) left bytes in the kernel's pages that no OSD has.
+      std::lock_guard lock(mu_);
+      ForgetCachedBytes(fno);
+    }
     Status published = Publish(fno);
     return written.ok() ? published : written;
   }
@@ -273,20 +311,24 @@ class OrthoFs {
   bool CheckCachedVersion(uint64_t fno, uint64_t version) {
     auto [it, inserted] = cached_version_.try_emplace(fno, version);
     if (!inserted && it->second == version) return true;
-    if (inserted) {
-      if (cached_version_.size() > kMaxCachedVersions) cached_version_.clear();
-      return false;
-    }
     io_.ForgetClean(fno);
     it->second = version;
+    if (cached_version_.size() > kMaxCachedVersions) cached_version_.clear();
     return false;
+  }
+  // What this client and its kernel cached of the file may be stale: the next open drops it
+  // (without a known version it cannot keep the kernel's pages). Caller holds mu_.
+  void ForgetCachedBytes(uint64_t fno) {
+    io_.ForgetClean(fno);
+    cached_version_.erase(fno);
   }
   static constexpr size_t kMaxCachedVersions = 1 << 16;
 
   std::mutex mu_;
   std::map<uint64_t, OpenInode> open_;
   std::map<uint64_t, uint64_t> cached_version_;
-  fuse_session* session_ = nullptr;  // for notifications to the kernel
+  std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
+  fuse_session* session_ = nullptr;       // for notifications to the kernel
 };
 
 OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }
@@ -320,11 +362,10 @@ void OpInit(void*, fuse_conn_info* conn) {
   // No kernel writeback cache: with it Linux trusts its own cached size of a regular file
   // forever and ignores the size another client published, which breaks close-to-open.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-  // Nor automatic invalidation (libfuse's default), which has every read ask for the file's
-  // attributes once they are older than kAttrTimeout and drops the page cache when they
-  // changed. Close-to-open needs neither: open revalidates (OpOpen), and reads of an open
-  // file keep working while the OSDs of its INODE are down.
-  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  // libfuse's default automatic invalidation stays on: a read asks for the file's attributes
+  // when they are older than kAttrTimeout or were invalidated (OpOpen), which is how the kernel
+  // learns a size another client published; for an open file whose INODE is out of reach,
+  // OpGetattr answers as of the open.
 }
 
 // Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
@@ -337,10 +378,20 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
+  OrthoFs* fs = Fs(req);
+  Result<InodeRef> r = fs->ns().GetInode(ino);
+  if (!r.ok() && ClusterClient::IsOsdFailure(r.status())) {
+    // Both OSDs of the INODE are down: an open file keeps the attributes it was opened with
+    // (plus this client's writes), so the kernel's reads of it go on (it asks for attributes
+    // before reading once they are older than kAttrTimeout).
+    if (std::optional<InodeRef> seen = fs->SeenWhileOpen(ino)) {
+      spdlog::debug("getattr {}: {}; answering as of open", ino, r.status().ToString());
+      r = std::move(*seen);
+    }
+  }
   if (!r.ok()) return ReplyError(req, r.status(), "getattr");
   struct stat st;
-  Fs(req)->FillStat(*r, &st);
+  fs->FillStat(*r, &st);
   fuse_reply_attr(req, &st, kAttrTimeout);
 }
 
@@ -467,7 +518,9 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const bool unchanged = Fs(req)->Opened(opened);
   if (!unchanged) Fs(req)->ForgetKernelAttributes(ino);
   fi->keep_cache = unchanged ? 1 : 0;
-  fuse_reply_open(req, fi);
+  OrthoFs* fs = Fs(req);
+  fuse_reply_open(req, fi);  // req is gone after this
+  if (!unchanged) fs->Revalidated(ino);
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
@@ -475,7 +528,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   Result<InodeRef> r =
       Fs(req)->ns().Create(parent, name, S_IFREG | (mode & 07777), 0, CallerOf(req));
   if (!r.ok()) return ReplyError(req, r.status(), "create");
-  Fs(req)->Opened(*r);
+  Fs(req)->Opened(*r, /*created=*/true);
   fuse_entry_param e{};
   e.ino = r->fno;
   e.attr_timeout = kAttrTimeout;
@@ -503,8 +556,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
              fuse_file_info* fi) {
   OrthoFs* fs = Fs(req);
-  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size),
-                             /*for_page_cache=*/(fi->flags & O_DIRECT) == 0);
+  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
   fs->Wrote(ino, static_cast<uint64_t>(off) + size);
   if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {

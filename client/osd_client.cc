@@ -185,17 +185,24 @@ void OsdClient::StartOrQueue(std::function<void()> start) {
 }
 
 void OsdClient::CallFinished() {
-  std::function<void()> next;
+  std::deque<std::function<void()>> next;
   {
     std::lock_guard lock(queue_mu_);
     if (waiting_.empty()) {
       --in_flight_;
       return;
     }
-    next = std::move(waiting_.front());  // the slot passes to the next call
-    waiting_.pop_front();
+    if (options_.canceller != nullptr && options_.canceller->cancelled()) {
+      // Each of them fails at once and finishes here again: all in this loop, not one call
+      // deeper per queued call.
+      in_flight_ += static_cast<int>(waiting_.size()) - 1;
+      next.swap(waiting_);
+    } else {
+      next.push_back(std::move(waiting_.front()));  // the slot passes to the next call
+      waiting_.pop_front();
+    }
   }
-  next();
+  for (std::function<void()>& start : next) start();
 }
 
 void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,

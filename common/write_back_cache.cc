@@ -84,13 +84,11 @@ bool WriteBackCache::Delivered(const ObjectKey& key, uint64_t offset, uint64_t l
                                uint64_t object_end) {
   auto it = entries_.find(key);
   if (it == entries_.end() || length == 0) return false;
-  it->second.delivered.Add(offset, offset + length);
-  return HandOverIfWhole(it, std::min(object_end, options_.object_size));
-}
-
-bool WriteBackCache::HandOverIfWhole(Entries::iterator it, uint64_t end) {
-  const Entry& e = it->second;
-  if (Pinned(e) || !e.delivered.Covers(0, end)) return false;
+  Entry& e = it->second;
+  e.delivered.Add(offset, offset + length);
+  if (Pinned(e) || !e.delivered.Covers(0, std::min(object_end, options_.object_size))) {
+    return false;
+  }
   ++stats_.delivered_drops;
   Drop(it);
   return true;
@@ -152,7 +150,7 @@ WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string st
 }
 
 void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,
-                           CacheClock::time_point now, bool for_page_cache) {
+                           CacheClock::time_point now) {
   if (data.empty()) return;
   ++stats_.writes;
   Entry& e = Touch(key);
@@ -165,13 +163,6 @@ void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_vi
     std::memcpy(e.data.data() + offset, data.data(), data.size());
   }
   e.valid.Add(offset, end);
-  if (for_page_cache) {
-    // Only pages the write filled whole are left up to date in the kernel's page cache.
-    constexpr uint64_t kPage = 4096;
-    const uint64_t first_page = (offset + kPage - 1) / kPage * kPage;
-    const uint64_t last_page = end / kPage * kPage;
-    if (first_page < last_page) e.delivered.Add(first_page, last_page);
-  }
   if (e.dirty.empty()) {
     e.dirty_seq = next_dirty_seq_++;
     e.dirty_since = now;
@@ -275,8 +266,6 @@ void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
     Unaccount(e);
     lru_.erase(e.lru);
     entries_.erase(it);
-  } else {
-    HandOverIfWhole(it, options_.object_size);  // written back, and the kernel has it all
   }
   EvictClean();
 }

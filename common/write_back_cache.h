@@ -107,12 +107,12 @@ class WriteBackCache {
   // Objects read-ahead may fetch ahead of a reader now: thrashing control's prefetch quantity
   // (paper 002), halved each time dirty and in-flight objects crowd the cache to W1.
   uint32_t ReadAheadQuantity() const { return thrashing_.prefetch_quantity(); }
-  // Copies new bytes into the object and marks them dirty. `for_page_cache`: the bytes came
-  // through the kernel's page cache (not O_DIRECT), which keeps the pages they fill whole
-  // (4 KiB); an object the kernel so has whole leaves this cache once written back, as with
-  // Delivered.
+  // Copies new bytes into the object and marks them dirty. (Written objects stay when written
+  // back, though the kernel has their pages too: once this client's close publishes a new
+  // mtime, the kernel drops its pages of the file at the next attribute refresh, and reading
+  // the file back then comes here.)
   void Write(const ObjectKey& key, uint64_t offset, std::string_view data,
-             CacheClock::time_point now, bool for_page_cache = false);
+             CacheClock::time_point now);
 
   // Take an object's dirty bytes for write-back; it stays pinned until FlushDone. At most one
   // write-back per object is in flight, so writes reach the OSDs in order.
@@ -154,7 +154,7 @@ class WriteBackCache {
     ByteRanges valid;      // bytes known here
     ByteRanges dirty;      // written here, not yet taken for write-back; subset of valid
     ByteRanges writing;    // the ranges of the write-back in flight
-    ByteRanges delivered;  // bytes handed to the kernel's page cache (Delivered)
+    ByteRanges delivered;  // bytes the kernel's page cache received from here (Delivered)
     bool in_flight = false;
     uint64_t incarnation = 0;  // bumped when the bytes are dropped under a write-back
     uint64_t dirty_seq = 0;    // position in dirty_order_ while dirty
@@ -175,9 +175,6 @@ class WriteBackCache {
   FlushJob Take(Entries::iterator it);
   void Drop(Entries::iterator it);  // dropped now, or emptied and dropped after its write-back
   void EvictClean();
-  // Drops a clean entry the kernel's page cache has whole up to `end` (Delivered, written
-  // back pages); returns whether it did.
-  bool HandOverIfWhole(Entries::iterator it, uint64_t end);
   enum class FlushOutcome { kWritten, kRetry, kRefused };
   void FinishFlush(const FlushJob& job, FlushOutcome outcome);
 

@@ -438,6 +438,26 @@ TEST_F(FuseCacheTest, ReopeningAnUnchangedFileReadsFromThePageCache) {
     const std::string got = ReadFile(path);
     EXPECT_TRUE(got == model) << Mismatch(got, model);
   }
+  {
+    SCOPED_TRACE("another client patched the file while this one had it open and appended");
+    Fd fd(open(path.c_str(), O_RDWR));
+    ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+    ASSERT_TRUE(ReadAt(fd.get(), 0, model.size()) == model);  // in the kernel's pages now
+    const std::string patch = RandomBytes(1000, 112);
+    {
+      Fd other(open(P("f").c_str(), O_WRONLY));
+      ASSERT_GE(other.get(), 0) << "open: " << std::strerror(errno);
+      ASSERT_TRUE(WriteFull(other.get(), patch, 0)) << std::strerror(errno);
+      ASSERT_EQ(other.Close(), 0) << "close: " << std::strerror(errno);
+    }
+    model.replace(0, patch.size(), patch);
+    const std::string tail = RandomBytes(500, 113);
+    ASSERT_TRUE(WriteFull(fd.get(), tail, model.size())) << std::strerror(errno);
+    ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+    model += tail;
+    const std::string got = ReadFile(path);
+    EXPECT_TRUE(got == model) << Mismatch(got, model);
+  }
 }
 
 // Read-ahead (common/read_ahead.h) through real mounts: sequential readers get every byte,
