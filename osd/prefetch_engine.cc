@@ -47,7 +47,12 @@ PrefetchEngine::PrefetchEngine(const ClusterMap& map, const MapHolder* maps, Obj
   }
 }
 
-PrefetchEngine::~PrefetchEngine() { Shutdown(); }
+PrefetchEngine::~PrefetchEngine() {
+  Shutdown();
+  // The peer clients go with this object: their calls must have finished (at most their
+  // deadline; at once when the OSD cancelled its peer calls).
+  (void)peer_calls_.Wait();
+}
 
 void PrefetchEngine::Shutdown() {
   if (shut_down_.exchange(true)) return;
@@ -182,8 +187,10 @@ void PrefetchEngine::SendNotify(const Oid& original, const std::string& client_i
   ++counters_.notifies_sent;
   ++counters_.osd_messages_out;
   counters_.osd_bytes_out += request.ByteSizeLong();
-  peer->PrefetchNotifyAsync(std::move(request), [](Result<wire::PrefetchNotifyResponse> r) {
+  peer_calls_.Add();
+  peer->PrefetchNotifyAsync(std::move(request), [this](Result<wire::PrefetchNotifyResponse> r) {
     if (!r.ok()) spdlog::debug("prefetch notify: {}", r.status().ToString());
+    peer_calls_.Done(Status::Ok());
   });
 }
 
@@ -312,8 +319,10 @@ void PrefetchEngine::StartReadahead(const Oid& oid, const Readahead& readahead) 
       ++counters_.prefetch_requests_sent;
       ++counters_.osd_messages_out;
       counters_.osd_bytes_out += request.ByteSizeLong();
-      peer->PrefetchAsync(std::move(request), [](Result<wire::PrefetchResponse> r) {
+      peer_calls_.Add();
+      peer->PrefetchAsync(std::move(request), [this](Result<wire::PrefetchResponse> r) {
         if (!r.ok()) spdlog::debug("prefetch request: {}", r.status().ToString());
+        peer_calls_.Done(Status::Ok());
       });
     });
   }

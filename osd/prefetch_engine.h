@@ -124,6 +124,7 @@ class PrefetchEngine {
 
   std::mutex peers_mu_;
   std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;
+  PendingCalls peer_calls_;  // asynchronous calls to peers not yet finished
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
