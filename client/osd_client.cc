@@ -47,6 +47,11 @@ Status OsdClient::Cancelled() const {
   return Status::Unavailable(name_ + ": call cancelled: this process is shutting down");
 }
 
+Status OsdClient::FailureOf(const grpc::Status& status) const {
+  if (options_.canceller != nullptr && options_.canceller->cancelled()) return Cancelled();
+  return FromGrpc(status, name_);
+}
+
 template <typename Request, typename Response, typename Method>
 Result<Response> OsdClient::Call(Method method, const Request& request) {
   grpc::ClientContext context;
@@ -58,8 +63,7 @@ Result<Response> OsdClient::Call(Method method, const Request& request) {
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
   if (canceller != nullptr) canceller->Remove(&context);
   Observe(status);
-  if (!status.ok() && canceller != nullptr && canceller->cancelled()) return Cancelled();
-  if (!status.ok()) return FromGrpc(status, name_);
+  if (!status.ok()) return FailureOf(status);
   return response;
 }
 
@@ -164,10 +168,7 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
             if (options_.canceller != nullptr) options_.canceller->Remove(&call->context);
             Observe(status);
             if (status.ok()) return finish(std::move(call->response));
-            if (options_.canceller != nullptr && options_.canceller->cancelled()) {
-              return finish(Cancelled());
-            }
-            finish(FromGrpc(status, name_));
+            finish(FailureOf(status));
           });
   });
 }

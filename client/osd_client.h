@@ -112,6 +112,8 @@ class OsdClient {
   void StartOrQueue(std::function<void()> start);
   // The outcome of a call its canceller refused or cancelled.
   Status Cancelled() const;
+  // A failed call's status: Cancelled() once the canceller ran, else the OSD's answer.
+  Status FailureOf(const grpc::Status& status) const;
   void CallFinished();
   void Observe(const grpc::Status& status);
 
