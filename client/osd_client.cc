@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "client/wire.h"
@@ -357,11 +358,20 @@ void ClusterClient::SendForCopyAsync(const Oid& oid, std::shared_ptr<Request> re
 
 namespace {
 
-// The client checks what the OSD sent against the object's checksum (the OSD checked what it
-// read from its disk): a whole object whose bytes do not match is corrupt in transit or memory.
-Status VerifyWholeObject(const Oid& oid, const wire::ReadResponse& read) {
-  if (read.data().size() != read.meta().length()) return Status::Ok();  // a range: nothing to check
-  if (ObjectChecksum(read.data()) == read.meta().checksum()) return Status::Ok();
+// The client checks what the OSD sent (the OSD checked what it read from its disk): a whole
+// object against the object's checksum, a range (truncation's kept head, `orthofs get` ranges)
+// against the checksum the OSD computed for it. Bytes that do not match were corrupted in transit
+// or memory.
+Status VerifyReadBytes(const Oid& oid, const wire::ReadResponse& read) {
+  if (ReadBytesIntact(
+          read.data(), read.meta().length(), read.meta().checksum(),
+          read.has_range_checksum() ? std::optional(read.range_checksum()) : std::nullopt)) {
+    return Status::Ok();
+  }
+  if (read.data().size() != read.meta().length() && !read.has_range_checksum()) {
+    return Status::Corruption("object " + oid.ToString() +
+                              ": the OSD sent a range without its checksum (an older OSD?)");
+  }
   return Status::Corruption("object " + oid.ToString() + ": bytes received fail their checksum");
 }
 
@@ -375,7 +385,7 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
   r.set_offset(offset);
   r.set_length(length);
   Result<wire::ReadResponse> read = SendForCopy(oid, std::move(r), &OsdClient::Read);
-  if (read.ok()) ORTHOFS_RETURN_IF_ERROR(VerifyWholeObject(oid, *read));
+  if (read.ok()) ORTHOFS_RETURN_IF_ERROR(VerifyReadBytes(oid, *read));
   return read;
 }
 
@@ -636,7 +646,7 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
       oid, std::make_shared<wire::ReadRequest>(std::move(r)), &OsdClient::ReadAsync,
       [oid, done = std::move(done)](Result<wire::ReadResponse> read) {
         if (read.ok()) {
-          if (Status st = VerifyWholeObject(oid, *read); !st.ok()) return done(st);
+          if (Status st = VerifyReadBytes(oid, *read); !st.ok()) return done(st);
         }
         done(std::move(read));
       });

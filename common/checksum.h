@@ -2,10 +2,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace orthofs {
 
 uint64_t ObjectChecksum(std::string_view data);
+
+// Whether bytes an OSD sent for a read are the bytes it meant: the whole object (`data` as long
+// as the object) against the object's checksum, a range against the checksum the OSD computed
+// for that range. A range without one cannot be checked and is refused.
+bool ReadBytesIntact(std::string_view data, uint64_t object_length, uint64_t object_checksum,
+                     std::optional<uint64_t> range_checksum);
 
 }  // namespace orthofs

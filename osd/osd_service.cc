@@ -343,7 +343,9 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
   const uint64_t end = request->length() == 0
                            ? object->data.size()
                            : std::min<uint64_t>(begin + request->length(), object->data.size());
-  response->set_data(object->data.substr(begin, end - begin));
+  const std::string_view bytes = std::string_view(object->data).substr(begin, end - begin);
+  response->set_data(bytes.data(), bytes.size());
+  if (bytes.size() != object->data.size()) response->set_range_checksum(ObjectChecksum(bytes));
   response->set_from_cache(from_cache);
   bytes_out_ += end - begin;
   prefetch_.AfterDemandRead(*oid, request->client_id(), from_cache);

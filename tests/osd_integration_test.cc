@@ -16,6 +16,7 @@
 
 #include "client/osd_client.h"
 #include "client/wire.h"
+#include "common/checksum.h"
 #include "common/limits.h"
 #include "common/peer_role.h"
 #include "tests/metrics_scrape.h"
@@ -96,6 +97,37 @@ TEST_F(OsdTest, RoundTripsObjectsOfEverySize) {
     ASSERT_TRUE(replica_meta.ok());
     EXPECT_EQ(replica_meta->checksum(), meta->checksum());
   }
+}
+
+// A ranged read carries the range's own checksum (the object's covers only the whole), so the
+// client checks every byte it receives; a whole-object read carries none.
+TEST_F(OsdTest, RangedReadsCarryTheirRangesChecksum) {
+  const std::string data = RandomBytes(100000, 77);
+  const Oid oid = Data(150, 2);
+  PutBoth(client(), oid, data);
+  for (auto [offset, length] : {std::pair<uint64_t, uint64_t>{0, 100},
+                                {4096, 16384},
+                                {99990, 0},
+                                {99990, 100},
+                                {100000, 0}}) {
+    SCOPED_TRACE(std::to_string(offset) + "+" + std::to_string(length));
+    Result<wire::ReadResponse> r = client().Read(oid, offset, length);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const std::string want = data.substr(offset, length == 0 ? std::string::npos : length);
+    EXPECT_EQ(r->data(), want);
+    ASSERT_TRUE(r->has_range_checksum());
+    EXPECT_EQ(r->range_checksum(), ObjectChecksum(want));
+    EXPECT_EQ(r->meta().length(), data.size());
+    EXPECT_EQ(r->meta().checksum(), ObjectChecksum(data));
+  }
+  Result<wire::ReadResponse> whole = client().Read(oid, 0, 0);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->data(), data);
+  EXPECT_FALSE(whole->has_range_checksum());
+  // A range that is the whole object is checked against the object's checksum.
+  Result<wire::ReadResponse> all = client().Read(oid, 0, data.size());
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_FALSE(all->has_range_checksum());
 }
 
 TEST_F(OsdTest, MetadataObjectTypesRoundTrip) {

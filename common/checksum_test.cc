@@ -1,0 +1,44 @@
+#include "common/checksum.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace orthofs {
+namespace {
+
+TEST(ObjectChecksumTest, DependsOnEveryByte) {
+  std::string data(4096, 'a');
+  const uint64_t before = ObjectChecksum(data);
+  data[4095] = 'b';
+  EXPECT_NE(ObjectChecksum(data), before);
+  EXPECT_EQ(ObjectChecksum(data), ObjectChecksum(std::string(data)));
+}
+
+TEST(ReadBytesIntactTest, WholeObjectAgainstTheObjectChecksum) {
+  const std::string object(1000, 'x');
+  const uint64_t sum = ObjectChecksum(object);
+  EXPECT_TRUE(ReadBytesIntact(object, object.size(), sum, std::nullopt));
+  std::string flipped = object;
+  flipped[10] ^= 1;
+  EXPECT_FALSE(ReadBytesIntact(flipped, object.size(), sum, std::nullopt));
+  // A whole object is checked against the object's checksum even with a range checksum.
+  EXPECT_FALSE(ReadBytesIntact(flipped, object.size(), sum, ObjectChecksum(flipped)));
+}
+
+TEST(ReadBytesIntactTest, RangeAgainstItsOwnChecksum) {
+  const std::string object = std::string(500, 'x') + std::string(500, 'y');
+  const uint64_t sum = ObjectChecksum(object);
+  const std::string range = object.substr(400, 200);
+  EXPECT_TRUE(ReadBytesIntact(range, object.size(), sum, ObjectChecksum(range)));
+  std::string damaged = range;
+  damaged[0] = 'z';
+  EXPECT_FALSE(ReadBytesIntact(damaged, object.size(), sum, ObjectChecksum(range)));
+  // An OSD that sent no checksum for a range: nothing to check against, refused.
+  EXPECT_FALSE(ReadBytesIntact(range, object.size(), sum, std::nullopt));
+  // An empty range (a read past the object's end) has a checksum too.
+  EXPECT_TRUE(ReadBytesIntact("", object.size(), sum, ObjectChecksum("")));
+}
+
+}  // namespace
+}  // namespace orthofs
