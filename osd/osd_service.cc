@@ -352,18 +352,21 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
   return Finish(kRead, Status::Ok());
 }
 
+// gRPC's synchronous handlers get their request as const, but it is a message the handler owns
+// until it returns: a write's bytes may be moved out of it.
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  return Finish(kWrite, WriteObject(view, *request, response));
+  return Finish(kWrite, WriteObject(view, const_cast<wire::WriteRequest*>(request), response));
 }
 
 grpc::Status OsdService::WriteMany(grpc::ServerContext*, const wire::WriteManyRequest* request,
                                    wire::WriteManyResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  for (const wire::WriteRequest& write : request->writes()) {
+  for (wire::WriteRequest& write :
+       *const_cast<wire::WriteManyRequest*>(request)->mutable_writes()) {
     wire::WriteManyResult* result = response->add_results();
-    Status st = WriteObject(view, write, result->mutable_response());
+    Status st = WriteObject(view, &write, result->mutable_response());
     ++counters_[kWrite].calls;
     if (!st.ok()) {
       ++counters_[kWrite].errors;
@@ -374,8 +377,9 @@ grpc::Status OsdService::WriteMany(grpc::ServerContext*, const wire::WriteManyRe
   return Finish(kWriteMany, Status::Ok());
 }
 
-Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
+Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_request,
                                wire::WriteResponse* response) {
+  const wire::WriteRequest& request = *mutable_request;
   Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
   const uint64_t object_size = object_size_;
@@ -445,7 +449,7 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
   }
   std::string new_data;
   if (request.replace()) {
-    new_data = data;
+    new_data = std::move(*mutable_request->mutable_data());  // `data` is empty from here on
   } else {
     new_data = existed ? (*current)->data : std::string();
     const uint64_t end = request.offset() + data.size();

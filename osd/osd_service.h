@@ -184,8 +184,9 @@ class OsdService final : public wire::Osd::Service {
   Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
                             uint64_t epoch, const wire::Oid& wire_oid);
   grpc::Status Finish(Method method, const Status& status);
-  // One write (Write, and each of WriteMany's) under the request's map view.
-  Status WriteObject(const MapView& view, const wire::WriteRequest& request,
+  // One write (Write, and each of WriteMany's) under the request's map view. A replacing write's
+  // bytes are moved out of `request` into the stored object (no copy of the object).
+  Status WriteObject(const MapView& view, wire::WriteRequest* request,
                      wire::WriteResponse* response);
   // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
   Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
