@@ -14,6 +14,10 @@ namespace {
 // Conflicts are rare (paper 001's premise); a few retries with backoff settle them.
 constexpr int kMaxAttempts = 64;
 constexpr uint64_t kFnoBatch = 1024;
+// A lookup's bucket starts a change at most this long after the read (the kernel's lookup and
+// the create or unlink it precedes are microseconds apart), and this many are kept.
+constexpr std::chrono::milliseconds kRecentBucketAge{500};
+constexpr size_t kRecentBuckets = 1024;
 
 void Backoff(int attempt) {
   std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min(attempt, 20)));
@@ -35,7 +39,8 @@ Timespec Now() {
   return Timespec{ns / 1000000000, static_cast<uint32_t>(ns % 1000000000)};
 }
 
-Namespace::Namespace(ClusterClient* cluster, uint32_t fnso) : cluster_(cluster), fnso_(fnso) {}
+Namespace::Namespace(ClusterClient* cluster, uint32_t fnso)
+    : cluster_(cluster), fnso_(fnso), recent_buckets_(kRecentBucketAge, kRecentBuckets) {}
 
 Status Namespace::Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner) {
   Namespace ns(cluster, fnso);
@@ -105,12 +110,15 @@ Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected
 }
 
 template <typename Change>
-Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change) {
+Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change,
+                                        std::optional<InodeRef> start) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    Result<InodeRef> current = GetInode(fno);
+    const bool from_start = attempt == 0 && start.has_value();
+    Result<InodeRef> current = from_start ? Result<InodeRef>(*start) : GetInode(fno);
     if (!current.ok()) return current.status();
     InodeRef ref = *current;
     Status changed = change(&ref.inode);
+    if (!changed.ok() && from_start) continue;  // refuse only on a fresh read
     if (!changed.ok()) return changed;
     Status st = WriteInode(fno, ref.inode, current->version, &ref.version);
     if (st.ok()) return ref;
@@ -129,8 +137,25 @@ Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
   return Bucket{std::move(*entries), read->meta().version()};
 }
 
+Result<Namespace::Bucket> Namespace::BucketToChange(const Oid& oid, bool* recent) {
+  {
+    std::lock_guard lock(recent_mu_);
+    if (std::optional<Bucket> bucket =
+            recent_buckets_.Take(oid.ToString(), RecentReads<Bucket>::Clock::now())) {
+      *recent = true;
+      return *bucket;
+    }
+  }
+  *recent = false;
+  return ReadBucket(oid);
+}
+
 Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries,
                               uint64_t expected) {
+  {
+    std::lock_guard lock(recent_mu_);  // what a lookup read before this change is stale
+    recent_buckets_.Forget(oid.ToString());
+  }
   if (entries.empty()) {
     // The original's conditional delete is the commit point; the replica follows.
     return cluster_->DeleteBothCopies(oid, expected);
@@ -164,12 +189,34 @@ Result<uint64_t> Namespace::AllocateFno() {
 
 Result<DirEntry> Namespace::FindEntry(uint64_t dir, std::string_view name) {
   ORTHOFS_RETURN_IF_ERROR(CheckName(name));
-  Result<Bucket> bucket = ReadBucket(DirentOid(dir, name));
+  const Oid oid = DirentOid(dir, name);
+  Result<Bucket> bucket = ReadBucket(oid);
   if (!bucket.ok()) return bucket.status();
+  {
+    std::lock_guard lock(recent_mu_);
+    recent_buckets_.Put(oid.ToString(), *bucket, RecentReads<Bucket>::Clock::now());
+  }
   for (const auto& e : bucket->entries) {
     if (e.name == name) return e;
   }
   return Status::NotFound("no entry '" + std::string(name) + "'");
+}
+
+Result<Namespace::FoundEntry> Namespace::FindEntryToChange(uint64_t dir, std::string_view name,
+                                                           bool allow_recent) {
+  ORTHOFS_RETURN_IF_ERROR(CheckName(name));
+  const Oid oid = DirentOid(dir, name);
+  bool recent = false;
+  Result<Bucket> bucket = allow_recent ? BucketToChange(oid, &recent) : ReadBucket(oid);
+  for (;;) {
+    if (!bucket.ok()) return bucket.status();
+    for (const auto& e : bucket->entries) {
+      if (e.name == name) return FoundEntry{e, std::move(*bucket), recent};
+    }
+    if (!recent) return Status::NotFound("no entry '" + std::string(name) + "'");
+    recent = false;
+    bucket = ReadBucket(oid);
+  }
 }
 
 Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name) {
@@ -198,15 +245,17 @@ Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
   return objects->empty();
 }
 
-Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta) {
+Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start) {
   const Timespec now = Now();
-  return UpdateInode(dir,
-                     [&](Inode* inode) {
-                       inode->mtime = inode->ctime = now;
-                       inode->nlink =
-                           static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
-                       return Status::Ok();
-                     })
+  return UpdateInode(
+             dir,
+             [&](Inode* inode) {
+               inode->mtime = inode->ctime = now;
+               inode->nlink =
+                   static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
+               return Status::Ok();
+             },
+             std::move(start))
       .status();
 }
 
@@ -219,11 +268,15 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     return Status::NotADirectory("inode " + std::to_string(dir) + " is not a directory");
   }
   const Oid dirent = DirentOid(dir, name);
-  Result<Bucket> bucket = ReadBucket(dirent);
+  auto has_name = [&](const Bucket& b) {
+    return std::any_of(b.entries.begin(), b.entries.end(),
+                       [&](const DirEntry& e) { return e.name == name; });
+  };
+  bool recent = false;
+  Result<Bucket> bucket = BucketToChange(dirent, &recent);
+  if (bucket.ok() && recent && has_name(*bucket)) bucket = ReadBucket(dirent);
   if (!bucket.ok()) return bucket.status();
-  for (const auto& e : bucket->entries) {
-    if (e.name == name) return Status::AlreadyExists("'" + std::string(name) + "' exists");
-  }
+  if (has_name(*bucket)) return Status::AlreadyExists("'" + std::string(name) + "' exists");
   Result<uint64_t> fno = AllocateFno();
   if (!fno.ok()) return fno.status();
   // 1. The inode (and link target): an orphan until the entry below commits.
@@ -247,15 +300,13 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     Backoff(attempt);
     bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
-    for (const auto& e : bucket->entries) {
-      if (e.name == name) {
-        (void)ReleaseInode(*fno);  // somebody else created it first
-        return Status::AlreadyExists("'" + std::string(name) + "' exists");
-      }
+    if (has_name(*bucket)) {
+      (void)ReleaseInode(*fno);  // somebody else created it first
+      return Status::AlreadyExists("'" + std::string(name) + "' exists");
     }
   }
-  // 3. The parent's times (and link count for a subdirectory).
-  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, inode.IsDirectory() ? 1 : 0));
+  // 3. The parent's times (and link count for a subdirectory), from the parent read above.
+  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent));
   return InodeRef{*fno, inode, version};
 }
 
@@ -333,10 +384,12 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
   return Status::Unavailable("link: too many conflicts");
 }
 
-Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno) {
+Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
+                              std::optional<Bucket> first) {
   const Oid dirent = DirentOid(dir, name);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    Result<Bucket> bucket = ReadBucket(dirent);
+    Result<Bucket> bucket =
+        attempt == 0 && first ? Result<Bucket>(std::move(*first)) : ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
     std::vector<DirEntry> entries;
     bool found = false;
@@ -356,19 +409,29 @@ Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expe
 }
 
 Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
-  Result<DirEntry> entry = FindEntry(dir, name);
-  if (!entry.ok()) return entry.status();
-  if (S_ISDIR(entry->type))
-    return Status::IsADirectory("'" + std::string(name) + "' is a directory");
-  ORTHOFS_RETURN_IF_ERROR(RemoveEntry(dir, name, entry->fno));
-  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
-  Result<InodeRef> dropped = UpdateInode(entry->fno, [](Inode* inode) {
-    if (inode->nlink > 0) --inode->nlink;
-    inode->ctime = Now();
-    return Status::Ok();
-  });
-  if (!dropped.ok()) return dropped.status();
-  return Unlinked{entry->fno, dropped->inode.nlink == 0};
+  // First from the kernel's lookup of the name a moment ago; if the name was replaced or is a
+  // directory there, once more from a fresh read, which alone may refuse.
+  for (bool allow_recent : {true, false}) {
+    Result<FoundEntry> found = FindEntryToChange(dir, name, allow_recent);
+    if (!found.ok()) return found.status();
+    const DirEntry entry = found->entry;
+    if (S_ISDIR(entry.type)) {
+      if (found->recent) continue;
+      return Status::IsADirectory("'" + std::string(name) + "' is a directory");
+    }
+    Status removed = RemoveEntry(dir, name, entry.fno, std::move(found->bucket));
+    if (removed.Is(StatusCode::kNotFound) && found->recent) continue;
+    ORTHOFS_RETURN_IF_ERROR(removed);
+    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
+    Result<InodeRef> dropped = UpdateInode(entry.fno, [](Inode* inode) {
+      if (inode->nlink > 0) --inode->nlink;
+      inode->ctime = Now();
+      return Status::Ok();
+    });
+    if (!dropped.ok()) return dropped.status();
+    return Unlinked{entry.fno, dropped->inode.nlink == 0};
+  }
+  return Status::NotFound("no entry '" + std::string(name) + "'");  // not reached
 }
 
 Status Namespace::Rmdir(uint64_t dir, std::string_view name) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 
 #include "client/osd_client.h"
 #include "common/inode.h"
+#include "common/recent_reads.h"
 
 namespace orthofs {
 
@@ -105,28 +107,49 @@ class Namespace {
     uint64_t version = 0;  // 0 = the DIRENT object does not exist
   };
   Result<Bucket> ReadBucket(const Oid& oid);
+  // The bucket of `oid` to start a change from: a lookup's read of it a moment ago if there is
+  // one (`*recent`), else a fresh read. Never answer from a recent one (see recent_buckets_).
+  Result<Bucket> BucketToChange(const Oid& oid, bool* recent);
+  // The entry `name` of `dir` and its bucket, to change; a name missing from a recent bucket is
+  // looked up afresh, so kNotFound is always current.
+  struct FoundEntry {
+    DirEntry entry;
+    Bucket bucket;
+    bool recent = false;  // found in a recent bucket: verify afresh before refusing on it
+  };
+  Result<FoundEntry> FindEntryToChange(uint64_t dir, std::string_view name, bool allow_recent);
   // Writes the bucket if its version is still `expected`; an empty bucket is deleted.
   Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected);
   Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                     uint64_t* new_version);
 
-  // Read-modify-write of one inode with retries on conflict.
+  // Read-modify-write of one inode with retries on conflict. The first attempt starts from
+  // `start` if given (an INODE read a moment ago); a conflict reads afresh.
   template <typename Change>
-  Result<InodeRef> UpdateInode(uint64_t fno, Change change);
+  Result<InodeRef> UpdateInode(uint64_t fno, Change change,
+                               std::optional<InodeRef> start = std::nullopt);
   Result<uint64_t> AllocateFno();
   Result<InodeRef> MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
                              std::string_view symlink_target);
   Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);
-  Status RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno);
+  // `first`: the bucket to try first (FindEntryToChange's); a conflict reads afresh.
+  Status RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
+                     std::optional<Bucket> first = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
-  Status TouchDirectory(uint64_t dir, int nlink_delta);
+  Status TouchDirectory(uint64_t dir, int nlink_delta,
+                        std::optional<InodeRef> start = std::nullopt);
 
   ClusterClient* cluster_;
   const uint32_t fnso_;
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)
   uint64_t fno_limit_ = 0;
+  // DIRENT buckets read by lookups a moment ago (common/recent_reads.h): the kernel looks a
+  // name up right before it creates or unlinks it, and the change starts from that read instead
+  // of reading again. Its conditional write fails if the bucket changed since.
+  std::mutex recent_mu_;
+  RecentReads<Bucket> recent_buckets_;
 };
 
 Timespec Now();
