@@ -151,7 +151,7 @@ Result<Namespace::Bucket> Namespace::BucketToChange(const Oid& oid, bool* recent
 }
 
 Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries,
-                              uint64_t expected) {
+                              uint64_t expected, PendingCalls* replica_pending) {
   {
     std::lock_guard lock(recent_mu_);  // what a lookup read before this change is stale
     recent_buckets_.Forget(oid.ToString());
@@ -160,7 +160,9 @@ Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entri
     // The original's conditional delete is the commit point; the replica follows.
     return cluster_->DeleteBothCopies(oid, expected);
   }
-  return cluster_->WriteOriginalThenReplica(oid, EncodeDirentBucket(entries), expected).status();
+  return cluster_
+      ->WriteOriginalThenReplica(oid, EncodeDirentBucket(entries), expected, replica_pending)
+      .status();
 }
 
 Result<uint64_t> Namespace::AllocateFno() {
@@ -287,11 +289,14 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
   }
   uint64_t version = 0;
   ORTHOFS_RETURN_IF_ERROR(WriteInode(*fno, inode, 0, &version));
-  // 2. The entry, conditional on the bucket we read: the commit point.
+  // 2. The entry, conditional on the bucket we read: the commit point. Its replica's write
+  // overlaps step 3 (both copies of the inode are written already, so either copy of the entry
+  // points to a whole inode).
+  PendingCalls entry_replica;
   for (int attempt = 0;; ++attempt) {
     std::vector<DirEntry> entries = bucket->entries;
     entries.push_back(DirEntry{std::string(name), *fno, inode.mode & S_IFMT});
-    Status st = WriteBucket(dirent, entries, bucket->version);
+    Status st = WriteBucket(dirent, entries, bucket->version, &entry_replica);
     if (st.ok()) break;
     if (!st.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) {
       (void)ReleaseInode(*fno);
@@ -306,7 +311,9 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     }
   }
   // 3. The parent's times (and link count for a subdirectory), from the parent read above.
-  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent));
+  const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent);
+  ORTHOFS_RETURN_IF_ERROR(entry_replica.Wait());
+  ORTHOFS_RETURN_IF_ERROR(touched);
   return InodeRef{*fno, inode, version};
 }
 

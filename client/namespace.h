@@ -119,7 +119,9 @@ class Namespace {
   };
   Result<FoundEntry> FindEntryToChange(uint64_t dir, std::string_view name, bool allow_recent);
   // Writes the bucket if its version is still `expected`; an empty bucket is deleted.
-  Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected);
+  // `replica_pending`: as for ClusterClient::WriteOriginalThenReplica.
+  Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected,
+                     PendingCalls* replica_pending = nullptr);
   Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                     uint64_t* new_version);
 

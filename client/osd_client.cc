@@ -660,7 +660,8 @@ void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const Obje
 }
 
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
-    const Oid& original, std::string_view data, std::optional<uint64_t> expected_version) {
+    const Oid& original, std::string_view data, std::optional<uint64_t> expected_version,
+    PendingCalls* replica_pending) {
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
   ObjectWrite how;
@@ -674,6 +675,26 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
       wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
       r.set_replace(true);
       r.set_set_version(meta->version());
+      if (replica_pending != nullptr) {
+        replica_pending->Add();
+        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+            replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)),
+            &OsdClient::WriteAsync,
+            [this, original_copy, version = meta->version(),
+             replica_pending](Result<wire::WriteResponse> written) {
+              if (written.ok() || !IsOsdFailure(written.status())) {
+                return replica_pending->Done(written.status());
+              }
+              SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+                  original_copy,
+                  std::make_shared<wire::WriteRequest>(
+                      RecordRepairRequest(original_copy, version, false)),
+                  &OsdClient::WriteAsync, [replica_pending](Result<wire::WriteResponse> recorded) {
+                    replica_pending->Done(recorded.status());
+                  });
+            });
+        return meta;
+      }
       Status replica = SendForCopy(replica_copy, std::move(r), &OsdClient::Write).status();
       if (replica.ok()) return meta;
       if (!IsOsdFailure(replica)) return replica;

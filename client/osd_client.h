@@ -271,9 +271,12 @@ class ClusterClient {
   // Metadata objects: a conditional write of the original (the commit point), then the
   // replica made equal to it, version included. With the original's OSD down the replica
   // (same version) is the commit point, with a repair record; with the replica's OSD down the
-  // original keeps a repair record.
+  // original keeps a repair record. With `replica_pending`, the replica's write (and a repair
+  // record it may need) goes on after this returns and reports there (Add/Done): the caller
+  // overlaps it with its next step and waits before it answers.
   Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
-                                                    std::optional<uint64_t> expected_version);
+                                                    std::optional<uint64_t> expected_version,
+                                                    PendingCalls* replica_pending = nullptr);
   // Makes every acknowledged write durable on every OSD (WAL fsync), all OSDs at once.
   // OSDs known down are skipped: their copies' other halves carry repair records.
   Status SyncAll();
