@@ -22,6 +22,9 @@ grpc::ChannelArguments OrthoChannelArguments() {
   // also the connect timeout, and 100 ms made connections to a busy OSD fail.)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // The client retries by itself (other copy, map change, recovery); gRPC's retry layer would
+  // only keep a copy of every request in case.
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   return args;
 }
 
