@@ -11,7 +11,8 @@ uint64_t ObjectChecksum(std::string_view data);
 
 // Whether bytes an OSD sent for a read are the bytes it meant: the whole object (`data` as long
 // as the object) against the object's checksum, a range against the checksum the OSD computed
-// for that range. A range without one cannot be checked and is refused.
+// for that range. A range without one (from an OSD older than range checksums) cannot be
+// checked and is taken as it is.
 bool ReadBytesIntact(std::string_view data, uint64_t object_length, uint64_t object_checksum,
                      std::optional<uint64_t> range_checksum);
 
