@@ -66,6 +66,30 @@ TEST_F(NamespaceTest, CreateFromAStaleLookupSeesTheOtherClientsName) {
   EXPECT_EQ(found->fno, theirs->fno);
 }
 
+// A looked the name up and found it, then B removed it: A's create starts from a bucket that
+// has the name, so it reads afresh before refusing, and creates the file.
+TEST_F(NamespaceTest, CreateAfterAStaleLookupOfARemovedNameSucceeds) {
+  ASSERT_TRUE(CreateFile(b_, "p").ok());
+  ASSERT_TRUE(a_.Lookup(kRoot, "p").ok());
+  ASSERT_TRUE(b_.Unlink(kRoot, "p").ok());
+  Result<InodeRef> mine = CreateFile(a_, "p");
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  Result<InodeRef> found = b_.Lookup(kRoot, "p");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->fno, mine->fno);
+}
+
+// A looked the name up and did not find it, then B created it: A's unlink looks afresh.
+TEST_F(NamespaceTest, UnlinkAfterAStaleNegativeLookupRemovesTheNewName) {
+  EXPECT_TRUE(a_.Lookup(kRoot, "q").status().Is(StatusCode::kNotFound));
+  Result<InodeRef> theirs = CreateFile(b_, "q");
+  ASSERT_TRUE(theirs.ok());
+  Result<Unlinked> gone = a_.Unlink(kRoot, "q");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_EQ(gone->fno, theirs->fno);
+  EXPECT_TRUE(b_.Lookup(kRoot, "q").status().Is(StatusCode::kNotFound));
+}
+
 // A looked the name up, then B removed it and created a new file under it: A's unlink removes
 // the name as it is now (B's new file), not "no such entry" for the one A saw.
 TEST_F(NamespaceTest, UnlinkFromAStaleLookupRemovesTheCurrentName) {
