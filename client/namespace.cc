@@ -358,7 +358,12 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
   if (target->inode.IsDirectory()) return Status::IsADirectory("cannot hard-link a directory");
   // The link count goes up first: a crash then leaves a count too high (harmless, fsck
   // fixes it), never an entry to an inode that a concurrent unlink could free.
-  Result<InodeRef> raised = UpdateInode(fno, [](Inode* inode) {
+  Result<InodeRef> raised = UpdateInode(fno, [fno](Inode* inode) {
+    // No link count comes back from zero: the client that dropped it is freeing the inode's
+    // objects (now, or at its last close), which a new entry would then point to.
+    if (inode->nlink == 0) {
+      return Status::NotFound("inode " + std::to_string(fno) + " has no links left");
+    }
     ++inode->nlink;
     inode->ctime = Now();
     return Status::Ok();

@@ -125,5 +125,24 @@ TEST_F(NamespaceTest, UnlinkRefusesADirectoryOnlyFromAFreshRead) {
   EXPECT_TRUE(a_.Unlink(kRoot, "e").status().Is(StatusCode::kIsADirectory));
 }
 
+// A dropped the last link of a file (its objects are being freed); B's hard link to the same
+// inode, which B's kernel still knows, is refused instead of making an entry to a freed inode.
+TEST_F(NamespaceTest, NoLinkToAnInodeWhoseLastLinkIsGone) {
+  Result<InodeRef> file = CreateFile(a_, "l");
+  ASSERT_TRUE(file.ok());
+  Result<Unlinked> gone = a_.Unlink(kRoot, "l");
+  ASSERT_TRUE(gone.ok());
+  ASSERT_TRUE(gone->last_link);
+  Result<InodeRef> linked = b_.Link(file->fno, kRoot, "l2");
+  EXPECT_TRUE(linked.status().Is(StatusCode::kNotFound)) << linked.status().ToString();
+  EXPECT_TRUE(a_.Lookup(kRoot, "l2").status().Is(StatusCode::kNotFound));
+  // A file with a link left links as before.
+  Result<InodeRef> kept = CreateFile(a_, "m");
+  ASSERT_TRUE(kept.ok());
+  Result<InodeRef> second = b_.Link(kept->fno, kRoot, "m2");
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->inode.nlink, 2u);
+}
+
 }  // namespace
 }  // namespace orthofs::testing
