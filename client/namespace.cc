@@ -270,15 +270,11 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     return Status::NotADirectory("inode " + std::to_string(dir) + " is not a directory");
   }
   const Oid dirent = DirentOid(dir, name);
-  auto has_name = [&](const Bucket& b) {
-    return std::any_of(b.entries.begin(), b.entries.end(),
-                       [&](const DirEntry& e) { return e.name == name; });
-  };
   bool recent = false;
   Result<Bucket> bucket = BucketToChange(dirent, &recent);
-  if (bucket.ok() && recent && has_name(*bucket)) bucket = ReadBucket(dirent);
+  if (bucket.ok() && recent && bucket->Has(name)) bucket = ReadBucket(dirent);
   if (!bucket.ok()) return bucket.status();
-  if (has_name(*bucket)) return Status::AlreadyExists("'" + std::string(name) + "' exists");
+  if (bucket->Has(name)) return Status::AlreadyExists("'" + std::string(name) + "' exists");
   Result<uint64_t> fno = AllocateFno();
   if (!fno.ok()) return fno.status();
   // 1. The inode (and link target): an orphan until the entry below commits.
@@ -305,7 +301,7 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     Backoff(attempt);
     bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
-    if (has_name(*bucket)) {
+    if (bucket->Has(name)) {
       (void)ReleaseInode(*fno);  // somebody else created it first
       return Status::AlreadyExists("'" + std::string(name) + "' exists");
     }
@@ -373,13 +369,12 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<Bucket> bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
-    bool exists = std::any_of(bucket->entries.begin(), bucket->entries.end(),
-                              [&](const DirEntry& e) { return e.name == name; });
-    Status st = exists ? Status::AlreadyExists("'" + std::string(name) + "' exists") : [&] {
-      auto entries = bucket->entries;
-      entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
-      return WriteBucket(dirent, entries, bucket->version);
-    }();
+    Status st =
+        bucket->Has(name) ? Status::AlreadyExists("'" + std::string(name) + "' exists") : [&] {
+          auto entries = bucket->entries;
+          entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
+          return WriteBucket(dirent, entries, bucket->version);
+        }();
     if (st.ok()) {
       ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
       return raised;

@@ -9,6 +9,7 @@
 //   rename:  new DIRENT (commit) -> old DIRENT removed -> replaced target released
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -105,6 +106,10 @@ class Namespace {
   struct Bucket {
     std::vector<DirEntry> entries;
     uint64_t version = 0;  // 0 = the DIRENT object does not exist
+    bool Has(std::string_view name) const {
+      return std::any_of(entries.begin(), entries.end(),
+                         [&](const DirEntry& e) { return e.name == name; });
+    }
   };
   Result<Bucket> ReadBucket(const Oid& oid);
   // The bucket of `oid` to start a change from: a lookup's read of it a moment ago if there is

@@ -431,10 +431,6 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
   return r;
 }
 
-Status ClusterClient::RecordRepair(const Oid& oid, uint64_t version, bool sync) {
-  return SendForCopy(oid, RecordRepairRequest(oid, version, sync), &OsdClient::Write).status();
-}
-
 wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t version,
                                                       bool sync) const {
   wire::WriteRequest r;
@@ -676,37 +672,30 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
       wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
       r.set_replace(true);
       r.set_set_version(meta->version());
-      if (replica_pending != nullptr) {
-        replica_pending->Add();
-        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-            replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)),
-            &OsdClient::WriteAsync,
-            [this, original_copy, version = meta->version(), replica_copy,
-             replica_pending](Result<wire::WriteResponse> written) {
-              if (written.ok()) return replica_pending->Done(Status::Ok());
-              if (!IsOsdFailure(written.status())) {  // as in the synchronous path below
-                spdlog::warn("{}: replica not updated ({}); recording a repair",
-                             replica_copy.ToString(), written.status().ToString());
-              }
-              SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-                  original_copy,
-                  std::make_shared<wire::WriteRequest>(
-                      RecordRepairRequest(original_copy, version, false)),
-                  &OsdClient::WriteAsync, [replica_pending](Result<wire::WriteResponse> recorded) {
-                    replica_pending->Done(recorded.status());
-                  });
-            });
-        return meta;
-      }
-      Status replica = SendForCopy(replica_copy, std::move(r), &OsdClient::Write).status();
-      if (replica.ok()) return meta;
-      // The original committed: whatever kept the replica from following (its OSD down, full,
+      // The original committed: whatever keeps the replica from following (its OSD down, full,
       // a damaged record), the change stands and a repair record brings the replica along.
-      if (!IsOsdFailure(replica)) {
-        spdlog::warn("{}: replica not updated ({}); recording a repair", replica_copy.ToString(),
-                     replica.ToString());
-      }
-      ORTHOFS_RETURN_IF_ERROR(RecordRepair(original_copy, meta->version(), false));
+      PendingCalls own;
+      const bool wait_here = replica_pending == nullptr;
+      if (wait_here) replica_pending = &own;
+      replica_pending->Add();
+      SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+          replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)), &OsdClient::WriteAsync,
+          [this, original_copy, version = meta->version(), replica_copy,
+           replica_pending](Result<wire::WriteResponse> written) {
+            if (written.ok()) return replica_pending->Done(Status::Ok());
+            if (!IsOsdFailure(written.status())) {
+              spdlog::warn("{}: replica not updated ({}); recording a repair",
+                           replica_copy.ToString(), written.status().ToString());
+            }
+            SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+                original_copy,
+                std::make_shared<wire::WriteRequest>(
+                    RecordRepairRequest(original_copy, version, false)),
+                &OsdClient::WriteAsync, [replica_pending](Result<wire::WriteResponse> recorded) {
+                  replica_pending->Done(recorded.status());
+                });
+          });
+      if (wait_here) ORTHOFS_RETURN_IF_ERROR(own.Wait());
       return meta;
     }
     if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;

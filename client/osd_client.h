@@ -298,11 +298,10 @@ class ClusterClient {
  private:
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
 
-  // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
-  // record there for the other copy.
-  Status RecordRepair(const Oid& oid, uint64_t version, bool sync);
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
                                                 uint64_t length);
+  // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
+  // record there for the other copy.
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;
 
   // One map and its OSDs' connections. Immutable once installed.
