@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -78,6 +79,10 @@ struct OpenInode {
   bool size_dirty = false;        // writes not yet published to the INODE object
   bool release_on_close = false;  // unlinked while open: free its objects at the last close
   std::optional<InodeRef> seen;   // the INODE as of the last open or publish
+  // The last INODE read for the kernel's getattr since the open (OrthoFs::RecentAttributes).
+  std::optional<InodeRef> attributes;
+  std::chrono::steady_clock::time_point attributes_read_at;
+  uint64_t attributes_changes = 0;  // Namespace::inode_changes() before that read
 };
 
 class OrthoFs {
@@ -147,6 +152,36 @@ class OrthoFs {
     return it != open_.end() ? it->second.seen : std::nullopt;
   }
 
+  // Attributes of an open file for the kernel's getattr without an INODE read: the last ones
+  // read for it, if younger than kAttrTimeout and this client changed no INODE since, with
+  // the rest of that timeout. That is what the kernel's own attribute cache would hold had it
+  // not dropped it: Linux forgets a file's attributes at every write, and auto_inval_data then
+  // asks for them at the next read (a read-seek-write loop cost an INODE read per block).
+  std::optional<InodeRef> RecentAttributes(uint64_t fno, double* timeout) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    if (it == open_.end() || !it->second.attributes) return std::nullopt;
+    const OpenInode& o = it->second;
+    const double age =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - o.attributes_read_at)
+            .count();
+    if (o.attributes_changes != ns_.inode_changes() || age >= kAttrTimeout) return std::nullopt;
+    *timeout = kAttrTimeout - age;
+    return o.attributes;
+  }
+
+  // Keeps attributes of an open file read for getattr: `changes` and `read_at` are
+  // Namespace::inode_changes() and the time from before the read.
+  void AttributesRead(const InodeRef& ref, uint64_t changes,
+                      std::chrono::steady_clock::time_point read_at) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(ref.fno);
+    if (it == open_.end()) return;
+    it->second.attributes = ref;
+    it->second.attributes_read_at = read_at;
+    it->second.attributes_changes = changes;
+  }
+
   // The size, counting this client's unpublished writes.
   uint64_t SizeOf(const InodeRef& ref) {
     std::lock_guard lock(mu_);
@@ -163,6 +198,7 @@ class OrthoFs {
     OpenInode& o = open_[ref.fno];
     if (o.open_count++ == 0 || !o.size_dirty) o.size = ref.inode.size;  // close-to-open
     o.seen = ref;
+    o.attributes.reset();  // a later getattr must see what this open saw, or newer
     const bool unchanged = CheckCachedVersion(ref.fno, ref.version);
     if (created || (unchanged && !revalidating_.contains(ref.fno))) return unchanged;
     ++revalidating_[ref.fno];
@@ -379,7 +415,16 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   OrthoFs* fs = Fs(req);
+  struct stat st;
+  double timeout = kAttrTimeout;
+  if (std::optional<InodeRef> recent = fs->RecentAttributes(ino, &timeout)) {
+    fs->FillStat(*recent, &st);
+    return (void)fuse_reply_attr(req, &st, timeout);
+  }
+  const uint64_t changes = fs->ns().inode_changes();
+  const auto read_at = std::chrono::steady_clock::now();
   Result<InodeRef> r = fs->ns().GetInode(ino);
+  if (r.ok()) fs->AttributesRead(*r, changes, read_at);
   if (!r.ok() && ClusterClient::IsOsdFailure(r.status())) {
     // Both OSDs of the INODE are down: an open file keeps the attributes it was opened with
     // (plus this client's writes), so the kernel's reads of it go on (it asks for attributes
@@ -390,7 +435,6 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     }
   }
   if (!r.ok()) return ReplyError(req, r.status(), "getattr");
-  struct stat st;
   fs->FillStat(*r, &st);
   fuse_reply_attr(req, &st, kAttrTimeout);
 }

@@ -102,11 +102,20 @@ Result<InodeRef> Namespace::GetInode(uint64_t fno) {
 
 Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                              uint64_t* new_version) {
+  inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   Result<wire::ObjectMeta> meta =
       cluster_->WriteOriginalThenReplica(InodeOid(fno), EncodeInode(inode), expected_version);
+  inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   if (!meta.ok()) return meta.status();
   if (new_version) *new_version = meta->version();
   return Status::Ok();
+}
+
+Status Namespace::DeleteInode(uint64_t fno) {
+  inode_changes_.fetch_add(1, std::memory_order_acq_rel);
+  Status deleted = cluster_->DeleteBothCopies(InodeOid(fno));
+  inode_changes_.fetch_add(1, std::memory_order_acq_rel);
+  return deleted;
 }
 
 template <typename Change>
@@ -451,7 +460,7 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   if (!empty.ok()) return empty.status();
   if (!*empty) return Status::NotEmpty("'" + std::string(name) + "' is not empty");
   ORTHOFS_RETURN_IF_ERROR(RemoveEntry(dir, name, entry->fno));
-  ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(InodeOid(entry->fno)));
+  ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
   return TouchDirectory(dir, -1);
 }
 
@@ -532,7 +541,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   }
   if (!replaced) return Unlinked{};
   if (S_ISDIR(replaced->type)) {
-    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(InodeOid(replaced->fno)));
+    ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
     return Unlinked{};
   }
   Result<InodeRef> dropped = UpdateInode(replaced->fno, [](Inode* inode) {
@@ -692,7 +701,7 @@ Status Namespace::ReleaseInode(uint64_t fno) {
     ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(SymlinkOid(fno)));
   }
   // The inode goes last: until then fsck can still find and collect the data.
-  return cluster_->DeleteBothCopies(InodeOid(fno));
+  return DeleteInode(fno);
 }
 
 }  // namespace orthofs

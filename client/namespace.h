@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -94,6 +95,10 @@ class Namespace {
   // Deletes every object of a file whose last link is gone.
   Status ReleaseInode(uint64_t fno);
 
+  // Counts this client's changes of INODE objects, each once as it starts and once as it ends:
+  // attributes read while the count stood still include every change this client made.
+  uint64_t inode_changes() const { return inode_changes_.load(std::memory_order_acquire); }
+
  private:
   Oid InodeOid(uint64_t fno) const { return {fnso_, fno, 0, ObjectType::kInode}; }
   Oid DirentOid(uint64_t dir, std::string_view name) const {
@@ -127,8 +132,10 @@ class Namespace {
   // `replica_pending`: as for ClusterClient::WriteOriginalThenReplica.
   Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected,
                      PendingCalls* replica_pending = nullptr);
+  // Every write and deletion of an INODE object goes through these two (inode_changes).
   Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                     uint64_t* new_version);
+  Status DeleteInode(uint64_t fno);
 
   // Read-modify-write of one inode with retries on conflict. The first attempt starts from
   // `start` if given (an INODE read a moment ago); a conflict reads afresh.
@@ -148,6 +155,7 @@ class Namespace {
                         std::optional<InodeRef> start = std::nullopt);
 
   ClusterClient* cluster_;
+  std::atomic<uint64_t> inode_changes_{0};
   const uint32_t fnso_;
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)

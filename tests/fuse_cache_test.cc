@@ -135,8 +135,9 @@ class FuseCacheTest : public ::testing::Test {
     }
   }
 
-  // Live objects stored on all OSDs together; *error is set if an OSD did not answer.
-  static uint64_t ObjectsOnOsds(std::string* error) {
+  // The sum of `field` over every OSD's Stats; *error is set if an OSD did not answer.
+  static uint64_t SumOverOsds(const std::function<uint64_t(const wire::StatsResponse&)>& field,
+                              std::string* error) {
     uint64_t total = 0;
     for (const auto& osd : Osds().osds()) {
       Result<wire::StatsResponse> stats = osd->Stats({});
@@ -144,9 +145,24 @@ class FuseCacheTest : public ::testing::Test {
         *error = "stats of " + osd->name() + ": " + stats.status().ToString();
         return 0;
       }
-      total += stats->objects();
+      total += field(*stats);
     }
     return total;
+  }
+
+  // Live objects stored on all OSDs together.
+  static uint64_t ObjectsOnOsds(std::string* error) {
+    return SumOverOsds([](const wire::StatsResponse& s) { return s.objects(); }, error);
+  }
+
+  // Read calls all OSDs have served.
+  static uint64_t ReadCallsOnOsds(std::string* error) {
+    return SumOverOsds(
+        [](const wire::StatsResponse& s) {
+          auto it = s.counters().find("read_calls");
+          return it != s.counters().end() ? it->second : 0;
+        },
+        error);
   }
 
   static TestCluster* cluster_;
@@ -458,6 +474,54 @@ TEST_F(FuseCacheTest, ReopeningAnUnchangedFileReadsFromThePageCache) {
     const std::string got = ReadFile(path);
     EXPECT_TRUE(got == model) << Mismatch(got, model);
   }
+}
+
+// Linux forgets a file's attributes at each write and asks for them at the next read; a
+// read-seek-write loop (bonnie++'s rewrite, a database's pages) must not cost an INODE read per
+// block. The attributes answered meanwhile still carry this client's own changes at once.
+TEST_F(FuseCacheTest, ReadWriteLoopDoesNotReadTheInodeEachTime) {
+  std::string model = RandomBytes(2 * kObjectSize, 114);
+  CreateFile(P("f"), model);
+  Fd fd(open(P("f").c_str(), O_RDWR));
+  ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+  ASSERT_TRUE(ReadAt(fd.get(), 0, model.size()) == model);
+  constexpr int kBlocks = 200;
+  constexpr uint64_t kBlock = 1024;
+  std::string error;
+  const uint64_t reads_before = ReadCallsOnOsds(&error);
+  ASSERT_EQ(error, "");
+  for (int i = 0; i < kBlocks; ++i) {
+    const uint64_t offset = i * kBlock;
+    std::string block = ReadAt(fd.get(), offset, kBlock);
+    ASSERT_TRUE(block == model.substr(offset, kBlock)) << "block " << i;
+    block[0] = static_cast<char>(block[0] ^ 0x5a);
+    ASSERT_TRUE(WriteFull(fd.get(), block, offset))
+        << "block " << i << ": " << std::strerror(errno);
+    model.replace(offset, kBlock, block);
+  }
+  const uint64_t reads = ReadCallsOnOsds(&error) - reads_before;
+  ASSERT_EQ(error, "");
+  // One per second of the loop at most (kAttrTimeout); the loop takes far less here.
+  EXPECT_LT(reads, kBlocks / 4) << "OSD reads during " << kBlocks << " read-write rounds";
+
+  // This client's own changes of the INODE show at once.
+  ASSERT_EQ(fchmod(fd.get(), 0600), 0) << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0) << std::strerror(errno);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  const std::string tail = RandomBytes(5000, 115);
+  ASSERT_TRUE(WriteFull(fd.get(), tail, model.size())) << std::strerror(errno);
+  model += tail;
+  ASSERT_EQ(fstat(fd.get(), &st), 0) << std::strerror(errno);
+  EXPECT_EQ(st.st_size, static_cast<off_t>(model.size()));
+  ASSERT_EQ(ftruncate(fd.get(), 1000), 0) << std::strerror(errno);
+  ASSERT_EQ(fstat(fd.get(), &st), 0) << std::strerror(errno);
+  EXPECT_EQ(st.st_size, 1000);
+  model.resize(1000);
+  ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+  const std::string got = ReadFile(S("f"));
+  EXPECT_TRUE(got == model) << "the other client: " << Mismatch(got, model);
+  EXPECT_EQ(FreshStat(S("f")).st_mode & 07777, 0600u);
 }
 
 // Read-ahead (common/read_ahead.h) through real mounts: sequential readers get every byte,
