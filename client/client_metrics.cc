@@ -71,6 +71,8 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
        "Reads served by the other copy after one copy's OSD failed", io.failover_reads},
       {false, "orthofs_client_read_ahead_objects_total",
        "Objects fetched ahead of a sequential reader", io.read_ahead_objects},
+      {false, "orthofs_client_filled_objects_total",
+       "Objects fetched to fill a small file read at random", io.filled_objects},
       {false, "orthofs_client_fetch_waits_total",
        "Reads that waited for a fetch already under way (read-ahead or another reader's)",
        io.fetch_waits},

@@ -18,6 +18,14 @@ WriteBackOptions CacheOptionsFor(const FileIoOptions& options, uint64_t object_s
   return o;
 }
 
+// A file read at random is filled whole when it takes at most an eighth of the cache: a few
+// such files fit at once beside what sequential readers use. --read-ahead 0 turns both off.
+ReadAheadOptions ReadAheadOptionsFor(const FileIoOptions& options, uint64_t object_size) {
+  ReadAheadOptions o = options.read_ahead;
+  o.max_fill_objects = o.max_objects == 0 ? 0 : options.cache_bytes / 8 / object_size;
+  return o;
+}
+
 // How often idle flush threads look for objects that aged.
 constexpr std::chrono::milliseconds kAgeCheckInterval{200};
 // A window the client has not used for this long is forgotten (the OSD forgets it too).
@@ -36,7 +44,7 @@ FileIo::FileIo(ClusterClient* cluster, uint32_t fnso, const FileIoOptions& optio
       fnso_(fnso),
       object_size_(cluster->map().object_size),
       cache_(CacheOptionsFor(options, cluster->map().object_size)),
-      read_ahead_(options.read_ahead),
+      read_ahead_(ReadAheadOptionsFor(options, cluster->map().object_size)),
       prefetch_mode_(cluster->map().prefetch.mode),
       windows_(cluster->map().prefetch, kWindowExpiry) {
   for (int i = 0; i < std::max(1, options.flush_threads); ++i) {
@@ -57,6 +65,7 @@ void FileIo::ApplyWindowUpdate(const wire::WindowUpdate& update) {
 FileIo::~FileIo() {
   {
     std::unique_lock lock(mu_);  // read-aheads in flight call back into this
+    stopping_fills_ = true;
     fetched_cv_.wait(lock, [this] { return read_ahead_in_flight_ == 0; });
   }
   subscriptions_.reset();
@@ -95,6 +104,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   std::vector<ObjectSpan> misses;
   std::vector<ObjectSpan> awaited;  // being fetched for another read or ahead
   std::vector<ObjectKey> ahead;
+  Fill fill;
   uint64_t token;
   {
     std::lock_guard lock(mu_);
@@ -118,21 +128,21 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     }
     read_ahead_in_flight_ += ahead.size();
     read_ahead_objects_ += ahead.size();
+    fill = CollectFill(fno);
   }
   for (const ObjectKey& key : ahead) {
     FetchObject(key, [this, key, token](Result<wire::ReadResponse> r) {
-      {
-        std::lock_guard lock(mu_);
-        // A failed read-ahead is dropped: the reader fetches the object itself and hears why.
-        if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
-          cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
-        }
-        fetches_.erase(key);
-        --read_ahead_in_flight_;
+      std::lock_guard lock(mu_);  // notified under the lock: the destructor may be waiting
+      // A failed read-ahead is dropped: the reader fetches the object itself and hears why.
+      if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
+        cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
       }
+      fetches_.erase(key);
+      --read_ahead_in_flight_;
       fetched_cv_.notify_all();
     });
   }
+  StartFill(std::move(fill));
   // What the kernel now has whole need not stay here too.
   auto hand_over = [&] {
     if (!for_page_cache) return;
@@ -166,6 +176,48 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, still_missing, token, &out));
   hand_over();
   return out;
+}
+
+FileIo::Fill FileIo::CollectFill(uint64_t fno) {
+  Fill fill;
+  // Filling uses free room only: it never evicts what someone read, nor runs under pressure.
+  while (!stopping_fills_ && fills_in_flight_ + fill.keys.size() < kMaxFillsInFlight &&
+         cache_.ReadAheadQuantity() > 0 &&
+         cache_.FreeBytes() >= (fills_in_flight_ + fill.keys.size() + 1) * object_size_) {
+    std::optional<uint64_t> next = read_ahead_.NextToFill(fno);
+    if (!next) break;
+    const ObjectKey key{fno, *next};
+    if (cache_.Has(key) || !fetches_.insert(key).second) continue;  // here or on its way
+    fill.keys.push_back(key);
+  }
+  fills_in_flight_ += fill.keys.size();
+  read_ahead_in_flight_ += fill.keys.size();
+  filled_objects_ += fill.keys.size();
+  fill.token = cache_.FillToken();
+  return fill;
+}
+
+void FileIo::StartFill(Fill fill) {
+  for (const ObjectKey& key : fill.keys) {
+    FetchObject(key, [this, key, token = fill.token](Result<wire::ReadResponse> r) {
+      Fill next;
+      {
+        std::lock_guard lock(mu_);
+        if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
+          cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
+        } else {
+          read_ahead_.StopFilling(key.fno);  // the reader's own reads fail over or say why
+        }
+        fetches_.erase(key);
+        --fills_in_flight_;
+        --read_ahead_in_flight_;
+        // Collected before this fetch stops counting, so the destructor waits for these too.
+        next = CollectFill(key.fno);
+        fetched_cv_.notify_all();
+      }
+      StartFill(std::move(next));
+    });
+  }
 }
 
 Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
@@ -443,7 +495,8 @@ FileIoStats FileIo::stats() {
   std::lock_guard lock(mu_);
   return FileIoStats{cache_.stats(),  synchronous_write_backs_, writer_waits_,
                      original_reads_, replica_reads_,           replica_read_failures_,
-                     failover_reads_, read_ahead_objects_,      fetch_waits_};
+                     failover_reads_, read_ahead_objects_,      filled_objects_,
+                     fetch_waits_};
 }
 
 }  // namespace orthofs

@@ -52,6 +52,7 @@ struct FileIoStats {
   uint64_t replica_read_failures = 0;    // replica OSD failed; the original served
   uint64_t failover_reads = 0;           // one copy's OSD failed; the other copy served
   uint64_t read_ahead_objects = 0;       // objects fetched ahead of a sequential reader
+  uint64_t filled_objects = 0;           // fetched to fill a small file read at random
   uint64_t fetch_waits = 0;              // reads that waited for a fetch already under way
 };
 
@@ -99,6 +100,16 @@ class FileIo {
   // Reads one object from the copy that should serve it (COR window, failover) and hands the
   // answer to `fill` (NotFound: a hole).
   void FetchObject(const ObjectKey& key, ReadCallback fill);
+  // Filling small files read at random (ReadAhead::NextToFill) in the background, at most
+  // kMaxFillsInFlight objects at a time so that a reader's own misses do not queue behind a
+  // whole file; each finished fetch starts the next.
+  static constexpr size_t kMaxFillsInFlight = 4;
+  struct Fill {
+    std::vector<ObjectKey> keys;  // registered in fetches_ and counted in flight
+    uint64_t token = 0;
+  };
+  Fill CollectFill(uint64_t fno);  // with mu_ held
+  void StartFill(Fill fill);
   // Writes both copies of the job's ranges, then reports to the cache; `done` gets the result.
   // With a `batch`, the copy writes wait there for ClusterClient::SendWrites.
   void StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(Status)> done,
@@ -132,6 +143,9 @@ class FileIo {
   ReadAhead read_ahead_;
   uint64_t read_ahead_in_flight_ = 0;
   uint64_t read_ahead_objects_ = 0;
+  uint64_t fills_in_flight_ = 0;
+  uint64_t filled_objects_ = 0;
+  bool stopping_fills_ = false;
   uint64_t fetch_waits_ = 0;
   uint64_t synchronous_write_backs_ = 0;
   uint64_t writer_waits_ = 0;

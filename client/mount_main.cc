@@ -295,11 +295,12 @@ class OrthoFs {
         "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "
         "{} synchronous write-backs in {} pressure episodes, {} writer waits, {} evictions; "
         "objects read from originals {}, from replicas {} ({} failed over), {} reads failed "
-        "over to the other copy, {} objects read ahead, {} reads waited for a fetch",
+        "over to the other copy, {} objects read ahead, {} filled, {} reads waited for a fetch",
         s.cache.read_hits, s.cache.read_misses, s.cache.flushes, s.cache.flushed_bytes,
         s.cache.flush_failures, s.synchronous_write_backs, s.cache.pressure_episodes,
         s.writer_waits, s.cache.evictions, s.original_reads, s.replica_reads,
-        s.replica_read_failures, s.failover_reads, s.read_ahead_objects, s.fetch_waits);
+        s.replica_read_failures, s.failover_reads, s.read_ahead_objects, s.filled_objects,
+        s.fetch_waits);
   }
 
   // Last close: publishes, and frees an unlinked file's objects.

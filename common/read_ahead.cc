@@ -23,6 +23,18 @@ ReadAhead::Stream& ReadAhead::Find(uint64_t fno, bool* fresh) {
   return s;
 }
 
+void ReadAhead::Jump(Stream* s, uint64_t last, uint64_t object_count) {
+  s->last = last;
+  s->fetched_until = last + 1;
+  s->window = 0;
+  if (++s->jumps >= options_.jumps_to_fill && !s->filled && object_count > 0 &&
+      object_count <= options_.max_fill_objects) {
+    s->filled = true;
+    s->fill_next = 0;
+    s->fill_end = object_count;
+  }
+}
+
 ObjectRange ReadAhead::OnRead(uint64_t fno, uint64_t first, uint64_t last, uint64_t object_count,
                               uint32_t cap) {
   bool fresh = false;
@@ -31,19 +43,16 @@ ObjectRange ReadAhead::OnRead(uint64_t fno, uint64_t first, uint64_t last, uint6
     s.last = last;
     s.fetched_until = last + 1;
     s.window = 0;
-    if (first != 0) return {};
+    if (first != 0) {
+      Jump(&s, last, object_count);
+      return {};
+    }
   } else if (last < s.last) {
     // Behind the stream: a request the FUSE loop handed over late, or a jump back.
-    if (s.last - last > std::max<uint64_t>(s.window, 1)) {
-      s.last = last;
-      s.fetched_until = last + 1;
-      s.window = 0;
-    }
+    if (s.last - last > std::max<uint64_t>(s.window, 1)) Jump(&s, last, object_count);
     return {};
   } else if (first > std::max(s.last + 1, s.fetched_until)) {
-    s.last = last;  // a jump forward
-    s.fetched_until = last + 1;
-    s.window = 0;
+    Jump(&s, last, object_count);  // a jump forward
     return {};
   } else {
     s.last = last;
@@ -65,6 +74,19 @@ ObjectRange ReadAhead::OnRead(uint64_t fno, uint64_t first, uint64_t last, uint6
   const ObjectRange range{s.fetched_until, until};
   s.fetched_until = until;
   return range;
+}
+
+std::optional<uint64_t> ReadAhead::NextToFill(uint64_t fno) {
+  auto found = streams_.find(fno);
+  if (found == streams_.end() || found->second.fill_next >= found->second.fill_end) {
+    return std::nullopt;
+  }
+  return found->second.fill_next++;
+}
+
+void ReadAhead::StopFilling(uint64_t fno) {
+  auto found = streams_.find(fno);
+  if (found != streams_.end()) found->second.fill_next = found->second.fill_end;
 }
 
 void ReadAhead::Forget(uint64_t fno) {

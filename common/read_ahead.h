@@ -15,6 +15,13 @@
 // Requests a multithreaded FUSE loop hands over slightly out of order (a read just behind the
 // last) are neither a jump nor progress.
 //
+// A file read at random gains nothing from a window, but every miss still waits a round trip
+// while the machine idles. Once a file has seen `jumps_to_fill` jumps and has at most
+// `max_fill_objects` objects (the caller sizes that to a small share of its cache), the whole
+// file is filled instead: NextToFill hands out its objects from the first on, for the caller
+// to fetch a few at a time in the background, so later reads hit (whole-file caching, as
+// AFS does for the files it caches).
+//
 // Pure logic, no locking.
 #pragma once
 
@@ -22,13 +29,16 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <optional>
 
 namespace orthofs {
 
 struct ReadAheadOptions {
   uint32_t initial_objects = 2;
-  uint32_t max_objects = 16;  // 2 MiB ahead at the default object size
-  size_t max_files = 1024;    // streams kept; the least recently read file's is dropped
+  uint32_t max_objects = 16;      // 2 MiB ahead at the default object size
+  size_t max_files = 1024;        // streams kept; the least recently read file's is dropped
+  uint32_t jumps_to_fill = 4;     // jumps after which a small file is filled whole
+  uint64_t max_fill_objects = 0;  // the largest file filled, in objects; 0: none
 };
 
 // Objects [begin, end) of a file.
@@ -52,6 +62,11 @@ class ReadAhead {
                      uint32_t cap);
   // The file is gone or changed: its stream ends.
   void Forget(uint64_t fno);
+  // The next object to fill of a file being filled (OnRead started it), once each; nothing
+  // when the file is not (or no longer) being filled or every object was handed out.
+  std::optional<uint64_t> NextToFill(uint64_t fno);
+  // Stops filling the file (a fetch failed: the reader's own reads will say why).
+  void StopFilling(uint64_t fno);
 
   size_t tracked_files() const { return streams_.size(); }
 
@@ -60,9 +75,15 @@ class ReadAhead {
     uint64_t last = 0;           // the last object read
     uint64_t fetched_until = 0;  // objects before it are fetched or read
     uint32_t window = 0;         // 0: no stream (yet)
+    uint32_t jumps = 0;          // reads that were neither the stream's next nor near it
+    uint64_t fill_next = 0;      // filling: objects [fill_next, fill_end) not handed out yet
+    uint64_t fill_end = 0;
+    bool filled = false;  // filling started once; never again for this stream
     std::list<uint64_t>::iterator lru;
   };
   Stream& Find(uint64_t fno, bool* fresh);
+  // A read that is not the stream's continuation: the stream restarts at `last`.
+  void Jump(Stream* s, uint64_t last, uint64_t object_count);
 
   const ReadAheadOptions options_;
   std::map<uint64_t, Stream> streams_;

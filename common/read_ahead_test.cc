@@ -128,5 +128,66 @@ TEST(ReadAheadTest, ForgetEndsTheStream) {
   EXPECT_TRUE(ra.OnRead(1, 1, 1, 100, kNoCap).empty());
 }
 
+ReadAheadOptions FillingUpTo(uint64_t max_fill_objects) {
+  ReadAheadOptions o;
+  o.max_fill_objects = max_fill_objects;
+  return o;
+}
+
+// Every object NextToFill hands out for the file, in order.
+std::vector<uint64_t> DrainFill(ReadAhead* ra, uint64_t fno) {
+  std::vector<uint64_t> out;
+  while (std::optional<uint64_t> next = ra->NextToFill(fno)) out.push_back(*next);
+  return out;
+}
+
+std::vector<uint64_t> Iota(uint64_t n) {
+  std::vector<uint64_t> v(n);
+  for (uint64_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+TEST(ReadAheadTest, SmallFileReadAtRandomIsFilledWholeOnce) {
+  ReadAhead ra(FillingUpTo(100));
+  const uint64_t jumps[] = {40, 7, 90, 13};  // the fourth jump starts the fill
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_FALSE(ra.NextToFill(1).has_value()) << "before jump " << i;
+    EXPECT_TRUE(ra.OnRead(1, jumps[i], jumps[i], 100, kNoCap).empty());
+  }
+  EXPECT_EQ(DrainFill(&ra, 1), Iota(100));
+  // Further jumps do not start it over.
+  for (uint64_t object : {3, 70, 20, 55, 81}) ra.OnRead(1, object, object, 100, kNoCap);
+  EXPECT_FALSE(ra.NextToFill(1).has_value());
+}
+
+TEST(ReadAheadTest, FillIsHandedOutPieceByPieceAndStopsWhenAsked) {
+  ReadAhead ra(FillingUpTo(100));
+  for (uint64_t object : {40, 7, 90, 13}) ra.OnRead(1, object, object, 50, kNoCap);
+  EXPECT_EQ(ra.NextToFill(1), 0u);
+  EXPECT_EQ(ra.NextToFill(1), 1u);
+  EXPECT_FALSE(ra.NextToFill(2).has_value()) << "another file";
+  ra.StopFilling(1);
+  EXPECT_FALSE(ra.NextToFill(1).has_value());
+}
+
+TEST(ReadAheadTest, LargeFilesAndSequentialReadersAreNotFilled) {
+  ReadAhead ra(FillingUpTo(100));
+  for (uint64_t object : {40, 7, 90, 13, 60, 2}) ra.OnRead(1, object, object, 101, kNoCap);
+  EXPECT_FALSE(ra.NextToFill(1).has_value()) << "101 objects, at most 100 filled";
+  for (uint64_t i = 0; i < 100; ++i) ra.OnRead(2, i, i, 100, kNoCap);
+  EXPECT_FALSE(ra.NextToFill(2).has_value()) << "a sequential reader";
+  ReadAhead off;  // max_fill_objects 0: never
+  for (uint64_t object : {40, 7, 90, 13, 60, 2}) off.OnRead(1, object, object, 100, kNoCap);
+  EXPECT_FALSE(off.NextToFill(1).has_value());
+}
+
+TEST(ReadAheadTest, ForgetEndsTheFill) {
+  ReadAhead ra(FillingUpTo(100));
+  for (uint64_t object : {40, 7, 90, 13}) ra.OnRead(1, object, object, 100, kNoCap);
+  EXPECT_EQ(ra.NextToFill(1), 0u);
+  ra.Forget(1);  // the file changed
+  EXPECT_FALSE(ra.NextToFill(1).has_value());
+}
+
 }  // namespace
 }  // namespace orthofs

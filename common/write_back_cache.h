@@ -144,6 +144,10 @@ class WriteBackCache {
   bool UnderPressure() const { return thrashing_.under_pressure(); }
   // Dirty and in-flight objects fill the cache: writers must wait for write-backs.
   bool Full() const { return pinned_bytes_ >= options_.capacity_bytes; }
+  // Room left before caching more evicts something.
+  uint64_t FreeBytes() const {
+    return options_.capacity_bytes > bytes_ ? options_.capacity_bytes - bytes_ : 0;
+  }
 
   WriteBackStats stats() const;
   const WriteBackOptions& options() const { return options_; }

@@ -169,6 +169,16 @@ TEST(WriteBackCacheTest, FillReturnsStoredBytesAndThenHits) {
   EXPECT_EQ(cache.stats().pinned_bytes, 0u);
 }
 
+TEST(WriteBackCacheTest, FreeBytesIsTheRoomLeftBeforeAnEviction) {
+  WriteBackCache cache(Options());
+  EXPECT_EQ(cache.FreeBytes(), kCapacity);
+  Fill(cache, {1, 0}, Pattern(1));
+  EXPECT_EQ(cache.FreeBytes(), kCapacity - kObjectSize);
+  for (uint64_t i = 0; i < 2 * kObjectsInCapacity; ++i) Fill(cache, {2, i}, Pattern(2));
+  EXPECT_EQ(cache.FreeBytes(), 0u);
+  EXPECT_EQ(cache.stats().bytes, kCapacity);
+}
+
 // --- Handing objects over to the kernel's page cache (Delivered) -------------------------------
 
 TEST(WriteBackCacheTest, CleanObjectLeavesOnceTheKernelHadEveryByte) {

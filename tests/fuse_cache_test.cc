@@ -524,6 +524,55 @@ TEST_F(FuseCacheTest, ReadWriteLoopDoesNotReadTheInodeEachTime) {
   EXPECT_EQ(FreshStat(S("f")).st_mode & 07777, 0600u);
 }
 
+// A small file read at random (common/read_ahead.h: four jumps) is fetched whole in the
+// background: afterwards every read of it is served by the client without an OSD read, and
+// with the right bytes. O_DIRECT, so that the kernel's page cache does not answer for it.
+TEST_F(FuseCacheTest, SmallFileReadAtRandomIsFilledInTheBackground) {
+  const int port = FreePort();
+  TestMount reader(cluster_, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
+  const uint64_t objects = 24;
+  const std::string model = RandomBytes(objects * kObjectSize - 500, 116);
+  CreateFile(P("f"), model);  // through the other mount: the reader has nothing cached
+  Fd fd(open((reader / (name_ + "/f")).c_str(), O_RDONLY | O_DIRECT));
+  ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+  void* buffer = nullptr;
+  ASSERT_EQ(posix_memalign(&buffer, 4096, kObjectSize), 0);
+  std::unique_ptr<void, decltype(&free)> owned(buffer, &free);
+  auto read_object = [&](uint64_t index) {
+    const uint64_t offset = index * kObjectSize;
+    const uint64_t length = std::min<uint64_t>(kObjectSize, model.size() - offset);
+    const ssize_t n = pread(fd.get(), buffer, kObjectSize, static_cast<off_t>(offset));
+    if (n != static_cast<ssize_t>(length)) {
+      return ::testing::AssertionFailure()
+             << "object " << index << ": read " << n << ": " << std::strerror(errno);
+    }
+    const std::string got(static_cast<const char*>(buffer), length);
+    const std::string want = model.substr(offset, length);
+    if (got != want) {
+      return ::testing::AssertionFailure() << "object " << index << ": " << Mismatch(got, want);
+    }
+    return ::testing::AssertionSuccess();
+  };
+  auto filled = [&] {
+    auto [code, text] = HttpGet(port, "/metrics");
+    EXPECT_EQ(code, 200) << text;
+    return ParsePrometheus(text)["orthofs_client_filled_objects_total{fnso=\"1\"}"];
+  };
+  for (uint64_t index : {20, 3, 15, 9}) ASSERT_TRUE(read_object(index));
+  // The other 20 objects arrive without anyone asking.
+  const auto deadline = std::chrono::steady_clock::now() + kEventDeadline;
+  while (filled() < objects - 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(filled(), objects - 4) << "objects fetched to fill the file";
+  std::string error;
+  const uint64_t reads_before = ReadCallsOnOsds(&error);
+  ASSERT_EQ(error, "");
+  for (uint64_t index : {7, 0, 23, 11, 1, 22, 5, 13}) EXPECT_TRUE(read_object(index));
+  EXPECT_EQ(ReadCallsOnOsds(&error), reads_before) << "reads after the fill reached the OSDs";
+  EXPECT_EQ(error, "");
+}
+
 // Read-ahead (common/read_ahead.h) through real mounts: sequential readers get every byte,
 // whether an object came on demand, ahead of them, or from a fetch another reader started,
 // and bytes fetched ahead never outlive a change of the file (another client's close, a
