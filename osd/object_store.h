@@ -117,6 +117,11 @@ class ObjectStore {
   void RequestCompaction();
   uint64_t compactions() const { return compactions_.load(); }
 
+  // Object bytes live in blob files (see Open): their size on disk, and how much of it is
+  // garbage (overwritten or deleted objects) that compactions have not collected yet.
+  uint64_t blob_file_bytes() const;
+  uint64_t blob_garbage_bytes() const;
+
   uint64_t object_count() const { return objects_.load(); }
   uint64_t byte_count() const { return bytes_.load(); }
   bool sync_writes() const { return options_.sync_writes; }

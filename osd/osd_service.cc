@@ -820,6 +820,8 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["bytes_in"] = bytes_in_.load();
   counters["writes_refused_full"] = writes_refused_full_.load();
   counters["store_compactions"] = store_->compactions();
+  counters["store_blob_bytes"] = store_->blob_file_bytes();
+  counters["store_blob_garbage_bytes"] = store_->blob_garbage_bytes();
   counters["bytes_out"] = bytes_out_.load();
   ObjectCacheStats cache = cache_.stats();
   counters["cache_hits"] = cache.hits;
