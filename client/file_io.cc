@@ -299,6 +299,7 @@ void FileIo::FetchObject(const ObjectKey& key, ReadCallback fill) {
 Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   const auto now = CacheClock::now();
   const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, data.size(), object_size_);
+  size_t due_now = 0;
   {
     std::lock_guard lock(mu_);
     // The OSDs refused this file's bytes for lack of space: more would be dropped too. The
@@ -308,12 +309,13 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
       return error->second;
     }
     for (const ObjectSpan& span : spans) {
-      cache_.Write({fno, span.index}, span.offset, data.substr(span.buffer_offset, span.length),
-                   now);
+      due_now += cache_.Write({fno, span.index}, span.offset,
+                              data.substr(span.buffer_offset, span.length), now);
     }
   }
-  // Each object written whole is due at once: one flush thread per object.
-  for (size_t i = 0; i < spans.size(); ++i) work_cv_.notify_one();
+  // Each object written whole is due at once: one flush thread per object. (Waking one for a
+  // write that completed nothing cost a futile context switch per small write.)
+  for (size_t i = 0; i < due_now; ++i) work_cv_.notify_one();
   return RelievePressure();
 }
 

@@ -149,9 +149,9 @@ WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string st
   return e;
 }
 
-void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,
+bool WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,
                            CacheClock::time_point now) {
-  if (data.empty()) return;
+  if (data.empty()) return false;
   ++stats_.writes;
   Entry& e = Touch(key);
   Unaccount(e);
@@ -171,6 +171,7 @@ void WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_vi
   e.dirty.Add(offset, end);
   Account(key, e);
   EvictClean();
+  return whole_dirty_.contains(key);
 }
 
 FlushJob WriteBackCache::Take(Entries::iterator it) {

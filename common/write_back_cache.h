@@ -111,7 +111,8 @@ class WriteBackCache {
   // back, though the kernel has their pages too: once this client's close publishes a new
   // mtime, the kernel drops its pages of the file at the next attribute refresh, and reading
   // the file back then comes here.)
-  void Write(const ObjectKey& key, uint64_t offset, std::string_view data,
+  // Returns whether the object is now written whole, and so due for write-back at once.
+  bool Write(const ObjectKey& key, uint64_t offset, std::string_view data,
              CacheClock::time_point now);
 
   // Take an object's dirty bytes for write-back; it stays pinned until FlushDone. At most one

@@ -417,9 +417,9 @@ TEST(WriteBackCacheTest, ObjectWrittenWholeIsDueAtOnce) {
 
 TEST(WriteBackCacheTest, ObjectWrittenWholeInPiecesIsDueAtOnce) {
   WriteBackCache cache(Options());
-  cache.Write({1, 0}, 0, "01234567", T(10));
+  EXPECT_FALSE(cache.Write({1, 0}, 0, "01234567", T(10)));
   EXPECT_FALSE(cache.TakeDueFlush(T(10)).has_value());
-  cache.Write({1, 0}, 8, "89abcdef", T(11));
+  EXPECT_TRUE(cache.Write({1, 0}, 8, "89abcdef", T(11)));  // written whole: say so
   std::optional<FlushJob> job = cache.TakeDueFlush(T(11));
   ASSERT_TRUE(job.has_value());
   EXPECT_TRUE(job->replace);
