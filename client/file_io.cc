@@ -180,7 +180,8 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
 
 FileIo::Fill FileIo::CollectFill(uint64_t fno) {
   Fill fill;
-  // Filling uses free room only: it never evicts what someone read, nor runs under pressure.
+  // Filling uses free room only (it does not push out what someone read), and stops under
+  // write pressure.
   while (!stopping_fills_ && fills_in_flight_ + fill.keys.size() < kMaxFillsInFlight &&
          cache_.ReadAheadQuantity() > 0 &&
          cache_.FreeBytes() >= (fills_in_flight_ + fill.keys.size() + 1) * object_size_) {
@@ -214,6 +215,8 @@ void FileIo::StartFill(Fill fill) {
         // Collected before this fetch stops counting, so the destructor waits for these too.
         next = CollectFill(key.fno);
         fetched_cv_.notify_all();
+        // With nothing collected this FileIo may be gone once the lock is released.
+        if (next.keys.empty()) return;
       }
       StartFill(std::move(next));
     });
@@ -483,12 +486,16 @@ void FileIo::Forget(uint64_t fno) {
 void FileIo::ForgetClean(uint64_t fno) {
   std::lock_guard lock(mu_);
   cache_.ForgetClean(fno);
+  read_ahead_.Forget(fno);  // a fill of the old file stops (its end may be wrong now)
 }
 
 Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
   {
     std::lock_guard lock(mu_);
     cache_.Truncate(fno, size);
+    // A fill must not fetch an object the truncation has not reached on the OSDs yet: the old
+    // bytes would come back under a current fill token.
+    read_ahead_.Forget(fno);
   }
   return Flush(fno);
 }

@@ -177,6 +177,8 @@ class OrthoFs {
     std::lock_guard lock(mu_);
     auto it = open_.find(ref.fno);
     if (it == open_.end()) return;
+    // Read before an open that saw a newer INODE (two opens of one file): not worth keeping.
+    if (it->second.seen && ref.version < it->second.seen->version) return;
     it->second.attributes = ref;
     it->second.attributes_read_at = read_at;
     it->second.attributes_changes = changes;

@@ -171,7 +171,7 @@ bool WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_vi
   e.dirty.Add(offset, end);
   Account(key, e);
   EvictClean();
-  return whole_dirty_.contains(key);
+  return whole_dirty_.contains(key) || PartlyWrittenDue();
 }
 
 FlushJob WriteBackCache::Take(Entries::iterator it) {
@@ -205,9 +205,7 @@ std::optional<FlushJob> WriteBackCache::TakeDueFlush(CacheClock::time_point now)
     auto it = entries_.find(key);
     if (!it->second.in_flight) return Take(it);
   }
-  const bool pressure =
-      pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
-                                             options_.pressure_share / 2);
+  const bool pressure = PartlyWrittenDue();
   for (const auto& [seq, key] : dirty_order_) {
     auto it = entries_.find(key);
     if (it->second.in_flight) continue;

@@ -111,7 +111,8 @@ class WriteBackCache {
   // back, though the kernel has their pages too: once this client's close publishes a new
   // mtime, the kernel drops its pages of the file at the next attribute refresh, and reading
   // the file back then comes here.)
-  // Returns whether the object is now written whole, and so due for write-back at once.
+  // Returns whether write-back is now due at once: the object is written whole, or pinned
+  // bytes reached half of W1, when partly written objects are due too.
   bool Write(const ObjectKey& key, uint64_t offset, std::string_view data,
              CacheClock::time_point now);
 
@@ -170,6 +171,12 @@ class WriteBackCache {
 
   bool Pinned(const Entry& e) const { return e.in_flight || !e.dirty.empty(); }
   bool WholeObjectDirty(const Entry& e) const { return e.dirty.Covers(0, options_.object_size); }
+  // Pinned bytes reached half of W1: partly written objects are written back without waiting
+  // for their age, so that writers reach W1 (synchronous write-back) later.
+  bool PartlyWrittenDue() const {
+    return pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
+                                                  options_.pressure_share / 2);
+  }
   // Every state change of an entry happens between Unaccount and Account.
   void Unaccount(const Entry& e);
   void Account(const ObjectKey& key, Entry& e);

@@ -161,7 +161,9 @@ void ObjectStore::CompactionThread() {
     lock.unlock();
     rocksdb::Status s = db_->Flush(rocksdb::FlushOptions());
     rocksdb::CompactRangeOptions compact;
-    // Deleted objects' bytes sit in blob files until their garbage is collected: all of them.
+    // Deleted objects' bytes sit in blob files until their garbage is collected: in every blob
+    // file this compaction reaches. Moving their live objects needs free room, as rewriting
+    // the objects in the tables did before blob files; the reserve (--reserve-mb) keeps it.
     compact.blob_garbage_collection_policy = rocksdb::BlobGarbageCollectionPolicy::kForce;
     compact.blob_garbage_collection_age_cutoff = 1.0;
     if (s.ok()) s = db_->CompactRange(compact, nullptr, nullptr);
@@ -253,7 +255,8 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   // tree holds keys, headers and small records, so compaction moves kilobytes, not the
   // objects again (after a write-heavy hour it took a sixth of the machine's CPU from readers).
   // Garbage (overwritten and deleted objects) is collected as compactions reach the oldest
-  // quarter of the blob files, and all of it when space is reclaimed (CompactionThread).
+  // quarter of the blob files, and in every blob file the compaction reaches when space is
+  // reclaimed (CompactionThread).
   db_options.enable_blob_files = true;
   db_options.min_blob_size = 4096;
   db_options.blob_file_size = 256 << 20;
@@ -265,6 +268,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   // filter answers "absent" without reading data blocks.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_mb << 20);
+  db_options.blob_cache = table.block_cache;  // object bytes as before, one LRU for both
   // XXH3 for the block checksums of flushes and compactions: cheaper than even a hardware
   // CRC32C. (The write-ahead log has no choice: CRC32C, see osd/rocksdb_crc32c.cc.)
   table.checksum = rocksdb::kXXH3;

@@ -111,7 +111,7 @@ TEST_F(ObjectStoreTest, ObjectBytesLiveInBlobFilesAndDeletesGiveThemBack) {
     }
   }
 
-  // Everything survives a reopen (the WAL was not synced: a clean close flushes it).
+  // Everything survives closing and reopening the store.
   store_.reset();
   Result<std::unique_ptr<ObjectStore>> reopened = ObjectStore::Open(dir_, {});
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
