@@ -161,8 +161,10 @@ void Cleanup() {
     if (osd->map.prefetch.mode == PrefetchMode::kNone) {
       osd->Close();
     } else {
-      // The service stays (peer calls may still report to it); the store closes.
+      // The service stays (peer calls may still report to it); the store closes once its
+      // background repair has stopped (orthofs-osd's shutdown order: Drain, StopBackgroundWork).
       osd->service->Drain(std::chrono::milliseconds(0));
+      osd->service->StopBackgroundWork();
       osd->store.reset();
     }
   }
