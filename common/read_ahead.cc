@@ -40,13 +40,13 @@ ObjectRange ReadAhead::OnRead(uint64_t fno, uint64_t first, uint64_t last, uint6
   bool fresh = false;
   Stream& s = Find(fno, &fresh);
   if (fresh) {
+    if (first != 0) {
+      Jump(&s, last, object_count);  // a first read in the middle is a jump there
+      return {};
+    }
     s.last = last;
     s.fetched_until = last + 1;
     s.window = 0;
-    if (first != 0) {
-      Jump(&s, last, object_count);
-      return {};
-    }
   } else if (last < s.last) {
     // Behind the stream: a request the FUSE loop handed over late, or a jump back.
     if (s.last - last > std::max<uint64_t>(s.window, 1)) Jump(&s, last, object_count);
