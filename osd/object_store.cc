@@ -244,6 +244,12 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   db_options.create_if_missing = true;
   db_options.merge_operator = std::make_shared<AddInt64Operator>();
   db_options.use_direct_reads = options.direct_reads;
+  // A file's objects lie side by side in the blob files (a flush writes them in key order), and
+  // the replica OSD loads them a window at a time: the kernel's read-ahead must see those reads.
+  // RocksDB's default, POSIX_FADV_RANDOM on every file, turned each into a synchronous 128 KiB
+  // disk read (cold sequential reads: 375-390 -> 447-457 MB/s plaintext, 282 -> 317 with TLS).
+  // Random point reads are not widened: the kernel reads ahead only for sequential access.
+  db_options.advise_random_on_open = false;
   db_options.IncreaseParallelism(2);
   // Objects are 128 KiB by default: larger write buffers and blocks keep write
   // amplification and index size down.
