@@ -2,7 +2,8 @@
 # Real fio and bonnie++ on an OrthoFS mount and a local directory (or any two directories:
 # a GlusterFS or MooseFS mount works the same) in the same run, printed as one table.
 #   deploy/compare-fs.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100] [--remount MAP]
-#                        [--bonnie-mb 1024] [--bonnie-files 16] [--no-fio] [--no-bonnie]
+#                        [--mount-flags "..."] [--bonnie-mb 1024] [--bonnie-files 16]
+#                        [--no-fio] [--no-bonnie]
 #                        [--names "orthofs local"]
 # fio: F files x S MiB (the paper's workload), synchronous I/O, round-robin across the files:
 # sequential and random, read and write, 16 KiB and 1 MiB requests; caches dropped before
@@ -10,14 +11,15 @@
 # rewrite, block read, random seeks, and file creates/stats/deletes per second (-f: without
 # the per-character tests, which measure the C library more than the file system).
 # --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job, so the
-# client's own object cache is cold too, not only the kernel's page cache. Needs root to drop
+# client's own object cache is cold too, not only the kernel's page cache; --mount-flags are
+# more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). Needs root to drop
 # caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
 set -euo pipefail
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 [ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 mount_dir=$1 local_dir=$2; shift 2
-files=5 size_mb=100 remount_map="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
+files=5 size_mb=100 remount_map="" mount_flags="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
 names="orthofs local"
 bin=${ORTHOFS_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/bin}
 die() { echo "compare-fs: $*" >&2; exit 1; }
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --files) files=${2:?}; shift 2 ;;
     --size-mb) size_mb=${2:?}; shift 2 ;;
     --remount) remount_map=${2:?}; shift 2 ;;
+    --mount-flags) mount_flags=${2?}; shift 2 ;;
     --bonnie-mb) bonnie_mb=${2:?}; shift 2 ;;
     --bonnie-files) bonnie_files=${2:?}; shift 2 ;;
     --no-fio) do_fio=0; shift ;;
@@ -48,7 +51,9 @@ read -r name_a name_b <<< "$names"
 drop_caches() {
   if [ -n "$remount_map" ] && [ "$1" = "$mount_dir" ]; then
     fusermount3 -u "$mount_dir"
-    "$bin/orthofs-mount" --map "$remount_map" "$mount_dir"
+    local -a flags
+    read -r -a flags <<< "$mount_flags"
+    "$bin/orthofs-mount" --map "$remount_map" "${flags[@]}" "$mount_dir"
   fi
   sync
   [ ! -w /proc/sys/vm/drop_caches ] || echo 3 > /proc/sys/vm/drop_caches

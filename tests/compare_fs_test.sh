@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deploy/compare-fs.sh against a real mount and a local directory at tiny size: every fio job
-# and bonnie++ line has a number for both, --remount remounts the client, bad input is refused;
+# and bonnie++ line has a number for both, --remount remounts the client (with --mount-flags),
+# bad input is refused;
 # deploy/cpu-usage.sh reports the CPU seconds of the mount and each OSD during a write.
 #   compare_fs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
@@ -19,10 +20,13 @@ out=$("$src/deploy/compare-fs.sh" "$mnt" "$work/missing" 2>&1) && fail "missing 
 grep -q "not a writable directory" <<< "$out" || fail "no message: $out"
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 0 2>&1) && fail "--files 0 accepted"
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --bogus 2>&1) && fail "--bogus accepted"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --mount-flags 2>&1) &&
+  fail "--mount-flags without a value accepted"
 
 step "fio and bonnie++ on both"
 "$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 2 --size-mb 4 --bonnie-mb 32 \
-  --bonnie-files 1 --remount "$ORTHOFS_MAP" > "$work/table.txt" || fail "compare-fs failed"
+  --bonnie-files 1 --remount "$ORTHOFS_MAP" --mount-flags "-o read_ahead=8,cache_mb=64" \
+  > "$work/table.txt" || fail "compare-fs failed"
 cat "$work/table.txt"
 for job in "write 1m" "write 16k" "randwrite 1m" "randwrite 16k" "read 16k" "read 1m" \
            "randread 16k" "randread 1m"; do
@@ -33,6 +37,9 @@ for label in "block write MB/s" "block read MB/s" "seq create /s" "random delete
     fail "no bonnie++ line '$label'"
 done
 grep -q " $mnt fuse.orthofs " /proc/mounts || fail "the mount is gone after --remount"
+mount_pid=$(pgrep -f "orthofs-mount .*$mnt" | head -1)
+tr '\0' ' ' < "/proc/$mount_pid/cmdline" | grep -q -- "-o read_ahead=8,cache_mb=64" ||
+  fail "--mount-flags not passed: $(tr '\0' ' ' < "/proc/$mount_pid/cmdline")"
 [ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
 step "cpu-usage.sh: CPU seconds of this cluster's processes during a write"
 out=$("$src/deploy/cpu-usage.sh" --match "$cluster/" -- \
