@@ -193,9 +193,9 @@ void ObjectStore::EmulateDiskRead(std::string_view first_key, std::string_view l
   disk_turn_.notify_all();
 }
 
-Result<std::vector<std::pair<std::string, StoredObject>>> ObjectStore::ReadRange(
-    const std::string& begin, const std::string& end) const {
-  std::vector<std::pair<std::string, StoredObject>> objects;
+Status ObjectStore::ReadRange(const std::string& begin, const std::string& end,
+                              const RangeTaker& take) const {
+  std::vector<std::pair<std::string, StoredObject>> held;  // with a disk model, until charged
   uint64_t bytes = 0;
   rocksdb::ReadOptions ro;
   rocksdb::Slice upper(end);
@@ -205,13 +205,18 @@ Result<std::vector<std::pair<std::string, StoredObject>>> ObjectStore::ReadRange
     if (it->key().size() != kStoreKeySize) continue;
     Result<ObjectRecordView> record = DecodeObjectRecord(it->value().ToStringView());
     if (!record.ok() || record->tombstone) continue;
+    StoredObject object{record->version, record->checksum, std::string(record->data), false};
+    if (!disk_) {
+      take(it->key().ToString(), std::move(object));
+      continue;
+    }
     bytes += it->value().size();
-    objects.emplace_back(it->key().ToString(), StoredObject{record->version, record->checksum,
-                                                            std::string(record->data), false});
+    held.emplace_back(it->key().ToString(), std::move(object));
   }
-  if (Status st = FromRocks(it->status(), "store range read"); !st.ok()) return st;
-  if (!objects.empty()) EmulateDiskRead(objects.front().first, objects.back().first, bytes);
-  return objects;
+  Status st = FromRocks(it->status(), "store range read");
+  if (!held.empty()) EmulateDiskRead(held.front().first, held.back().first, bytes);
+  for (auto& [key, object] : held) take(key, std::move(object));
+  return st;
 }
 
 uint64_t ObjectStore::disk_reads() const {

@@ -88,11 +88,14 @@ class ObjectStore {
   Result<std::string> GetRecordBytes(const std::string& key) const;
   Status PutRecordBytes(const std::string& key, const std::string& record);
 
-  // Every object with begin <= key < end, read as ONE request (the prefetcher's sequential
-  // range read): with a disk model it costs one positioning and the transfer of all of it.
-  // Tombstones and undecodable records are left out.
-  Result<std::vector<std::pair<std::string, StoredObject>>> ReadRange(const std::string& begin,
-                                                                      const std::string& end) const;
+  // Every object with begin <= key < end, in key order, read as ONE request (the prefetcher's
+  // sequential range read) and handed to `take` as soon as it is read, so the first objects of
+  // a long range serve readers before the last are in. With a disk model the range costs one
+  // positioning and the transfer of all of it, charged before the first object is handed over.
+  // Tombstones and undecodable records are left out; on an error, what was read before it has
+  // been handed over.
+  using RangeTaker = std::function<void(const std::string& key, StoredObject object)>;
+  Status ReadRange(const std::string& begin, const std::string& end, const RangeTaker& take) const;
 
   // fsync of the write-ahead log: every write committed so far becomes durable.
   Status SyncWal();

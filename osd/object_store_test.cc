@@ -9,8 +9,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/checksum.h"
+#include "common/oid.h"
 
 namespace orthofs {
 namespace {
@@ -120,6 +122,37 @@ TEST_F(ObjectStoreTest, ObjectBytesLiveInBlobFilesAndDeletesGiveThemBack) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(got->data == Bytes(kObjects - 2));
   EXPECT_EQ(store_->object_count(), live);
+}
+
+// The prefetcher's window load: a file's objects in key order, each handed over once, without
+// tombstones, nothing at or past the range's end, nothing of another file.
+TEST_F(ObjectStoreTest, ReadRangeHandsOverTheRangesObjectsInOrder) {
+  auto key = [](uint64_t fno, uint64_t index) {
+    return EncodeStoreKey(Oid{1, fno, index, ObjectType::kData, CopyFlag::kReplica});
+  };
+  for (uint64_t fno : {7u, 8u}) {
+    for (uint64_t i = 0; i < 6; ++i) {
+      ObjectStore::Batch batch;
+      const std::string data = Bytes(static_cast<int>(fno * 10 + i));
+      batch.Put(key(fno, i), i + 1, ObjectChecksum(data), data, false, 0);
+      ASSERT_TRUE(store_->Commit(&batch, false).ok());
+    }
+  }
+  ObjectStore::Batch batch;
+  batch.PutTombstone(key(7, 3), 9, true, kObjectSize);
+  ASSERT_TRUE(store_->Commit(&batch, false).ok());
+
+  std::vector<std::string> keys;
+  Status st = store_->ReadRange(key(7, 1), key(7, 5), [&](const std::string& k, StoredObject o) {
+    const uint64_t i = keys.size() < 2 ? keys.size() + 1 : 4;  // 1, 2, then 4 (3 is deleted)
+    EXPECT_EQ(k, key(7, i));
+    EXPECT_EQ(o.version, i + 1);
+    EXPECT_TRUE(o.data == Bytes(static_cast<int>(70 + i))) << i;
+    EXPECT_FALSE(o.tombstone);
+    keys.push_back(k);
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(keys.size(), 3u);
 }
 
 }  // namespace

@@ -401,32 +401,31 @@ void PrefetchEngine::LoadReplicaRanges(uint32_t fnso, uint64_t fno,
     counters_.in_flight_objects += range.size();
     ObservePressure();
     ++counters_.store_range_scans;
-    Result<std::vector<std::pair<std::string, StoredObject>>> objects =
-        store_->ReadRange(EncodeStoreKey(DataOid(fnso, fno, range.begin, CopyFlag::kReplica)),
-                          EncodeStoreKey(DataOid(fnso, fno, range.end, CopyFlag::kReplica)));
-    Status st = objects.status();
-    if (objects.ok()) {
-      for (auto& [key, stored] : *objects) {
-        Result<Oid> oid = DecodeStoreKey(key);
-        if (!oid.ok() || !range.Contains(oid->offset)) continue;
-        if (cache_->Contains(key)) {
-          ++counters_.prefetch_already_cached;
-          continue;
-        }
-        std::lock_guard lock(locks_->For(key));
-        if (locks_->Sequence(key) != sequences[oid->offset - range.begin]) {
-          ++counters_.prefetch_overtaken_by_write;
-          continue;
-        }
-        if (cache_->Contains(key)) continue;
-        auto object = std::make_shared<CachedObject>();
-        object->version = stored.version;
-        object->checksum = stored.checksum;
-        object->data = std::move(stored.data);
-        cache_->Insert(key, std::move(object), CacheChain::kPrefetch);
-        ++counters_.objects_prefetched;
+    // Each object goes into the cache as the scan reaches it: a demand read of the window's
+    // first objects need not wait for (or repeat) the read of all of it.
+    auto take = [&](const std::string& key, StoredObject stored) {
+      Result<Oid> oid = DecodeStoreKey(key);
+      if (!oid.ok() || !range.Contains(oid->offset)) return;
+      if (cache_->Contains(key)) {
+        ++counters_.prefetch_already_cached;
+        return;
       }
-    }
+      std::lock_guard lock(locks_->For(key));
+      if (locks_->Sequence(key) != sequences[oid->offset - range.begin]) {
+        ++counters_.prefetch_overtaken_by_write;
+        return;
+      }
+      if (cache_->Contains(key)) return;
+      auto object = std::make_shared<CachedObject>();
+      object->version = stored.version;
+      object->checksum = stored.checksum;
+      object->data = std::move(stored.data);
+      cache_->Insert(key, std::move(object), CacheChain::kPrefetch);
+      ++counters_.objects_prefetched;
+    };
+    Status st =
+        store_->ReadRange(EncodeStoreKey(DataOid(fnso, fno, range.begin, CopyFlag::kReplica)),
+                          EncodeStoreKey(DataOid(fnso, fno, range.end, CopyFlag::kReplica)), take);
     counters_.in_flight_objects -= range.size();
     ObservePressure();
     if (!st.ok()) spdlog::warn("prefetch scan of file {}/{}: {}", fnso, fno, st.ToString());
