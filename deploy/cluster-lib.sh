@@ -53,6 +53,14 @@ cluster_osd_pid() {
   fi
 }
 
+# cluster_process_alive PID: the process runs (an exited one its parent has not reaped yet, a
+# zombie, does not count: `kill -0` succeeds on it, and a sandbox's init may reap late).
+cluster_process_alive() {
+  local state
+  state=$(sed 's/^.*) //' "/proc/$1/stat" 2> /dev/null | cut -d' ' -f1) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 # cluster_stop_osds DIR "ID...": SIGTERM (drains), SIGKILL after 10 s.
 cluster_stop_osds() {
   local dir=$1 id pid pids=()
@@ -62,17 +70,17 @@ cluster_stop_osds() {
   done
   for _ in $(seq 1 100); do
     local alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    for pid in "${pids[@]}"; do cluster_process_alive "$pid" && alive=1; done
     [ $alive -eq 0 ] && break
     sleep 0.1
   done
   # One that ignored TERM for 10 s is killed, and waited for: until it is gone it holds its
   # port and its store's lock, and an OSD started in its place would fail.
   for pid in "${pids[@]}"; do
-    kill -0 "$pid" 2>/dev/null || continue
+    cluster_process_alive "$pid" || continue
     echo "$(basename "$0"): OSD process $pid did not stop within 10 s; killing it" >&2
     kill -KILL "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 50); do cluster_process_alive "$pid" || break; sleep 0.1; done
   done
   for id in $2; do rm -f "$dir/osd-$id.pid"; done
   echo "$(basename "$0"): stopped ${#pids[@]} OSD(s) in $dir"
@@ -93,7 +101,7 @@ cluster_wait_healthy() {
       # The process just started from this pid file, alive or not. (Not cluster_osd_pid: while
       # a unit's process is still on its way to exec the OSD, its command line is no OSD's.)
       pid=$(cat "$dir/osd-$id.pid" 2> /dev/null || true)
-      if [ -z "$pid" ] || ! kill -0 "$pid" 2> /dev/null; then
+      if [ -z "$pid" ] || ! cluster_process_alive "$pid"; then
         echo "$(basename "$0"): OSD $id (pid ${pid:-none}) exited; its log ($dir/osd-$id.log) ends:" >&2
         tail -n 20 "$dir/osd-$id.log" >&2
         return 1

@@ -176,4 +176,25 @@ grep -q -- "no-such-osd-flag" "$W/broken.out" || fail "the OSD's log not shown: 
 "$lc" down --dir "$D/broken" --purge > /dev/null 2>&1 || true
 pass "up with an OSD that exits at once fails fast with its log"
 
+# An OSD that exited but was not reaped yet (a zombie: its parent, `up`, is gone, and a
+# sandbox's init may reap late) is stopped: `down` must not wait 10 s for it nor kill it.
+(
+  bin=$ORTHOFS_BIN tool_tls=()
+  source "$src/deploy/cluster-lib.sh"
+  bash -c 'sleep 0 & exec sleep 5' &  # the exec'd sleep never reaps its child
+  parent=$!
+  zombie=""
+  for _ in $(seq 1 50); do
+    zombie=$(pgrep -P "$parent" || true)
+    [ -n "$zombie" ] && [ "$(sed 's/^.*) //' "/proc/$zombie/stat" | cut -d' ' -f1)" = Z ] && break
+    sleep 0.1
+  done
+  [ -n "$zombie" ] || fail "no zombie to test with"
+  kill -0 "$zombie" || fail "kill -0 fails on a zombie: the check below proves nothing"
+  ! cluster_process_alive "$zombie" || fail "a zombie counts as a running process"
+  cluster_process_alive "$parent" || fail "a running process does not count"
+  kill "$parent"
+)
+pass "an exited, unreaped OSD counts as stopped"
+
 echo "local_cluster_test: all checks passed"
