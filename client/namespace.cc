@@ -101,10 +101,10 @@ Result<InodeRef> Namespace::GetInode(uint64_t fno) {
 }
 
 Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
-                             uint64_t* new_version) {
+                             uint64_t* new_version, PendingCalls* replica_pending) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
-  Result<wire::ObjectMeta> meta =
-      cluster_->WriteOriginalThenReplica(InodeOid(fno), EncodeInode(inode), expected_version);
+  Result<wire::ObjectMeta> meta = cluster_->WriteOriginalThenReplica(
+      InodeOid(fno), EncodeInode(inode), expected_version, replica_pending);
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   if (!meta.ok()) return meta.status();
   if (new_version) *new_version = meta->version();
@@ -119,8 +119,8 @@ Status Namespace::DeleteInode(uint64_t fno) {
 }
 
 template <typename Change>
-Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change,
-                                        std::optional<InodeRef> start) {
+Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change, std::optional<InodeRef> start,
+                                        PendingCalls* replica_pending) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     const bool from_start = attempt == 0 && start.has_value();
     Result<InodeRef> current = from_start ? Result<InodeRef>(*start) : GetInode(fno);
@@ -129,7 +129,7 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change,
     Status changed = change(&ref.inode);
     if (!changed.ok() && from_start) continue;  // refuse only on a fresh read
     if (!changed.ok()) return changed;
-    Status st = WriteInode(fno, ref.inode, current->version, &ref.version);
+    Status st = WriteInode(fno, ref.inode, current->version, &ref.version, replica_pending);
     if (st.ok()) return ref;
     if (!st.Is(StatusCode::kVersionMismatch)) return st;
     Backoff(attempt);
@@ -138,7 +138,8 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change,
 }
 
 Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
-  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid);
+  // A new name's bucket is often absent, and an absence needs both copies' word: ask both at once.
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid, 0, 0, /*both_at_once=*/true);
   if (read.status().Is(StatusCode::kNotFound)) return Bucket{};
   if (!read.ok()) return read.status();
   Result<std::vector<DirEntry>> entries = DecodeDirentBucket(read->data());
@@ -256,7 +257,8 @@ Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
   return objects->empty();
 }
 
-Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start) {
+Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start,
+                                 PendingCalls* replica_pending) {
   const Timespec now = Now();
   return UpdateInode(
              dir,
@@ -266,7 +268,7 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
                    static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
                return Status::Ok();
              },
-             std::move(start))
+             std::move(start), replica_pending)
       .status();
 }
 
@@ -315,8 +317,9 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
       return Status::AlreadyExists("'" + std::string(name) + "' exists");
     }
   }
-  // 3. The parent's times (and link count for a subdirectory), from the parent read above.
-  const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent);
+  // 3. The parent's times (and link count for a subdirectory), from the parent read above; its
+  // replica's write overlaps the entry replica's too.
+  const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent, &entry_replica);
   ORTHOFS_RETURN_IF_ERROR(entry_replica.Wait());
   ORTHOFS_RETURN_IF_ERROR(touched);
   return InodeRef{*fno, inode, version};

@@ -133,15 +133,17 @@ class Namespace {
   Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected,
                      PendingCalls* replica_pending = nullptr);
   // Every write and deletion of an INODE object goes through these two (inode_changes).
+  // `replica_pending`: as for ClusterClient::WriteOriginalThenReplica.
   Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
-                    uint64_t* new_version);
+                    uint64_t* new_version, PendingCalls* replica_pending = nullptr);
   Status DeleteInode(uint64_t fno);
 
   // Read-modify-write of one inode with retries on conflict. The first attempt starts from
   // `start` if given (an INODE read a moment ago); a conflict reads afresh.
   template <typename Change>
   Result<InodeRef> UpdateInode(uint64_t fno, Change change,
-                               std::optional<InodeRef> start = std::nullopt);
+                               std::optional<InodeRef> start = std::nullopt,
+                               PendingCalls* replica_pending = nullptr);
   Result<uint64_t> AllocateFno();
   Result<InodeRef> MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
                              std::string_view symlink_target);
@@ -151,8 +153,8 @@ class Namespace {
                      std::optional<Bucket> first = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
-  Status TouchDirectory(uint64_t dir, int nlink_delta,
-                        std::optional<InodeRef> start = std::nullopt);
+  Status TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start = std::nullopt,
+                        PendingCalls* replica_pending = nullptr);
 
   ClusterClient* cluster_;
   std::atomic<uint64_t> inode_changes_{0};
