@@ -28,7 +28,12 @@ grpc::ChannelArguments OrthoChannelArguments() {
   // call that never reached the OSD (a connection closing as the OSD stops) fails like a call to
   // a down OSD, which every caller handles (the other copy, a repair record).
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  for (const auto& [name, value] : SocketReadArguments()) args.SetInt(name, value);
   return args;
+}
+
+std::vector<std::pair<std::string, int>> SocketReadArguments() {
+  return {{GRPC_ARG_TCP_READ_CHUNK_SIZE, 128 << 10}, {GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, 64 << 10}};
 }
 
 namespace {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "client/call_canceller.h"
@@ -42,6 +43,11 @@ struct RpcOptions {
 
 // Channel arguments every OrthoFS channel uses (message sizes fit the largest object).
 grpc::ChannelArguments OrthoChannelArguments();
+
+// Socket read sizes for both ends of a connection (channel arguments, name and value): objects
+// are 128 KiB, and gRPC's first reads of 8 KiB made a TLS connection decrypt and hand over an
+// object in many small pieces.
+std::vector<std::pair<std::string, int>> SocketReadArguments();
 
 class OsdClient {
  public:

@@ -274,6 +274,9 @@ int main(int argc, char** argv) {
   builder.RegisterService(&service);
   // gRPC would otherwise let a second OSD bind the same port (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const auto& [name, value] : orthofs::SocketReadArguments()) {
+    builder.AddChannelArgument(name, value);
+  }
   builder.SetMaxReceiveMessageSize(static_cast<int>(map->object_size) * 2 + (1 << 20));
   builder.SetMaxSendMessageSize(static_cast<int>(orthofs::kMaxObjectSize) + (4 << 20));
   // The sync server runs each call on its own thread and answers RESOURCE_EXHAUSTED beyond
