@@ -207,7 +207,7 @@ void FileIo::StartFill(Fill fill) {
         if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
           cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
         } else {
-          read_ahead_.StopFilling(key.fno);  // the reader's own reads fail over or say why
+          read_ahead_.StopFilling(key.fno, key.index);  // the reader's reads fail over or say why
         }
         fetches_.erase(key);
         --fills_in_flight_;

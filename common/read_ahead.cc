@@ -27,8 +27,11 @@ void ReadAhead::Jump(Stream* s, uint64_t last, uint64_t object_count) {
   s->last = last;
   s->fetched_until = last + 1;
   s->window = 0;
-  if (++s->jumps >= options_.jumps_to_fill && !s->filled && object_count > 0 &&
-      object_count <= options_.max_fill_objects) {
+  if (++s->jumps < options_.jumps_to_fill) return;
+  if (s->fill_resume) {
+    s->fill_next = std::min(*s->fill_resume, s->fill_end);
+    s->fill_resume.reset();
+  } else if (!s->filled && object_count > 0 && object_count <= options_.max_fill_objects) {
     s->filled = true;
     s->fill_next = 0;
     s->fill_end = object_count;
@@ -84,9 +87,13 @@ std::optional<uint64_t> ReadAhead::NextToFill(uint64_t fno) {
   return found->second.fill_next++;
 }
 
-void ReadAhead::StopFilling(uint64_t fno) {
+void ReadAhead::StopFilling(uint64_t fno, uint64_t failed) {
   auto found = streams_.find(fno);
-  if (found != streams_.end()) found->second.fill_next = found->second.fill_end;
+  if (found == streams_.end() || !found->second.filled) return;
+  Stream& s = found->second;
+  s.fill_resume = std::min(s.fill_resume.value_or(failed), failed);
+  s.fill_next = s.fill_end;
+  s.jumps = 0;
 }
 
 void ReadAhead::Forget(uint64_t fno) {

@@ -65,8 +65,11 @@ class ReadAhead {
   // The next object to fill of a file being filled (OnRead started it), once each; nothing
   // when the file is not (or no longer) being filled or every object was handed out.
   std::optional<uint64_t> NextToFill(uint64_t fno);
-  // Stops filling the file (a fetch failed: the reader's own reads will say why).
-  void StopFilling(uint64_t fno);
+  // Pauses filling the file: the fetch of object `failed` failed (an OSD down or recovering;
+  // the reader's own reads fail over or say why). The fill resumes from the lowest failed
+  // object after another `jumps_to_fill` jumps, so an outage costs a few failed fetches, not
+  // the rest of the fill.
+  void StopFilling(uint64_t fno, uint64_t failed);
 
   size_t tracked_files() const { return streams_.size(); }
 
@@ -78,7 +81,8 @@ class ReadAhead {
     uint32_t jumps = 0;          // reads that were neither the stream's next nor near it
     uint64_t fill_next = 0;      // filling: objects [fill_next, fill_end) not handed out yet
     uint64_t fill_end = 0;
-    bool filled = false;  // filling started once; never again for this stream
+    bool filled = false;                  // filling started once; never again for this stream
+    std::optional<uint64_t> fill_resume;  // paused by a failed fetch: where to resume
     std::list<uint64_t>::iterator lru;
   };
   Stream& Find(uint64_t fno, bool* fresh);

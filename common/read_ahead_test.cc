@@ -166,8 +166,35 @@ TEST(ReadAheadTest, FillIsHandedOutPieceByPieceAndStopsWhenAsked) {
   EXPECT_EQ(ra.NextToFill(1), 0u);
   EXPECT_EQ(ra.NextToFill(1), 1u);
   EXPECT_FALSE(ra.NextToFill(2).has_value()) << "another file";
-  ra.StopFilling(1);
+  ra.StopFilling(1, 1);
   EXPECT_FALSE(ra.NextToFill(1).has_value());
+}
+
+// A failed fetch pauses the fill; it resumes from the lowest failed object after another
+// jumps_to_fill jumps (the outage may be over), and pauses again if that fails too.
+TEST(ReadAheadTest, FillPausedByAFailedFetchResumesAfterMoreJumps) {
+  ReadAhead ra(FillingUpTo(100));
+  for (uint64_t object : {40, 7, 90, 13}) ra.OnRead(1, object, object, 50, kNoCap);
+  for (uint64_t i = 0; i < 10; ++i) EXPECT_EQ(ra.NextToFill(1), i);
+  ra.StopFilling(1, 8);
+  ra.StopFilling(1, 6);  // fetches in flight fail too
+  ra.StopFilling(1, 9);
+  for (uint64_t object : {30, 2, 44}) {
+    EXPECT_FALSE(ra.NextToFill(1).has_value()) << "paused, before jump to " << object;
+    ra.OnRead(1, object, object, 50, kNoCap);
+  }
+  EXPECT_FALSE(ra.NextToFill(1).has_value());
+  ra.OnRead(1, 17, 17, 50, kNoCap);  // the fourth jump since the pause
+  EXPECT_EQ(DrainFill(&ra, 1).front(), 6u);
+  ra.StopFilling(1, 20);
+  for (uint64_t object : {3, 33, 11, 48}) ra.OnRead(1, object, object, 50, kNoCap);
+  std::vector<uint64_t> rest = DrainFill(&ra, 1);
+  ASSERT_FALSE(rest.empty());
+  EXPECT_EQ(rest.front(), 20u);
+  EXPECT_EQ(rest.back(), 49u);
+  ra.StopFilling(7, 3);  // a file never filled: nothing to pause or resume
+  for (uint64_t object : {1, 9, 5, 12, 2}) ra.OnRead(7, object, object, 500, kNoCap);
+  EXPECT_FALSE(ra.NextToFill(7).has_value());
 }
 
 TEST(ReadAheadTest, LargeFilesAndSequentialReadersAreNotFilled) {
