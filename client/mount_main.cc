@@ -424,6 +424,18 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     fs->FillStat(*recent, &st);
     return (void)fuse_reply_attr(req, &st, timeout);
   }
+  // An INODE this client wrote less than kAttrTimeout ago (a directory it just made an entry in,
+  // attributes it just set): what the kernel would have cached, had it not dropped it. Not
+  // when an open since saw a newer version (another client's change).
+  if (auto written = fs->ns().RecentlyWritten(ino)) {
+    const double age =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - written->second).count();
+    const std::optional<InodeRef> seen = fs->SeenWhileOpen(ino);
+    if (age < kAttrTimeout && (!seen || seen->version <= written->first.version)) {
+      fs->FillStat(written->first, &st);
+      return (void)fuse_reply_attr(req, &st, kAttrTimeout - age);
+    }
+  }
   const uint64_t changes = fs->ns().inode_changes();
   const auto read_at = std::chrono::steady_clock::now();
   Result<InodeRef> r = fs->ns().GetInode(ino);

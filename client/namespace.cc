@@ -18,6 +18,8 @@ constexpr uint64_t kFnoBatch = 1024;
 // the create or unlink it precedes are microseconds apart), and this many are kept.
 constexpr std::chrono::milliseconds kRecentBucketAge{500};
 constexpr size_t kRecentBuckets = 1024;
+constexpr std::chrono::seconds kWrittenInodeAge{1};
+constexpr size_t kWrittenInodes = 1024;
 
 void Backoff(int attempt) {
   std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min(attempt, 20)));
@@ -40,7 +42,10 @@ Timespec Now() {
 }
 
 Namespace::Namespace(ClusterClient* cluster, uint32_t fnso)
-    : cluster_(cluster), fnso_(fnso), recent_buckets_(kRecentBucketAge, kRecentBuckets) {}
+    : cluster_(cluster),
+      fnso_(fnso),
+      recent_buckets_(kRecentBucketAge, kRecentBuckets),
+      written_inodes_(kWrittenInodeAge, kWrittenInodes) {}
 
 Status Namespace::Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner) {
   Namespace ns(cluster, fnso);
@@ -105,15 +110,37 @@ Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   Result<wire::ObjectMeta> meta = cluster_->WriteOriginalThenReplica(
       InodeOid(fno), EncodeInode(inode), expected_version, replica_pending);
+  {
+    std::lock_guard lock(recent_mu_);
+    const std::string key = std::to_string(fno);
+    const auto now = RecentReads<InodeRef>::Clock::now();
+    if (!meta.ok()) {
+      written_inodes_.Forget(key);  // it may have changed anyway (a lost answer)
+    } else if (auto held = written_inodes_.Peek(key, now);
+               !held || held->first.version < meta->version()) {
+      // Two writes finishing out of order: the newer version stays.
+      written_inodes_.Put(key, InodeRef{fno, inode, meta->version()}, now);
+    }
+  }
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   if (!meta.ok()) return meta.status();
   if (new_version) *new_version = meta->version();
   return Status::Ok();
 }
 
+std::optional<std::pair<InodeRef, std::chrono::steady_clock::time_point>>
+Namespace::RecentlyWritten(uint64_t fno) {
+  std::lock_guard lock(recent_mu_);
+  return written_inodes_.Peek(std::to_string(fno), RecentReads<InodeRef>::Clock::now());
+}
+
 Status Namespace::DeleteInode(uint64_t fno) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   Status deleted = cluster_->DeleteBothCopies(InodeOid(fno));
+  {
+    std::lock_guard lock(recent_mu_);
+    written_inodes_.Forget(std::to_string(fno));
+  }
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   return deleted;
 }

@@ -99,6 +99,12 @@ class Namespace {
   // attributes read while the count stood still include every change this client made.
   uint64_t inode_changes() const { return inode_changes_.load(std::memory_order_acquire); }
 
+  // The INODE this client wrote last for `fno` (its attributes and version) and when, if that
+  // was less than a second ago: the kernel forgets a directory's attributes at every entry made
+  // or removed in it, and asks again at the next path walk through it.
+  std::optional<std::pair<InodeRef, std::chrono::steady_clock::time_point>> RecentlyWritten(
+      uint64_t fno);
+
  private:
   Oid InodeOid(uint64_t fno) const { return {fnso_, fno, 0, ObjectType::kInode}; }
   Oid DirentOid(uint64_t dir, std::string_view name) const {
@@ -167,6 +173,8 @@ class Namespace {
   // of reading again. Its conditional write fails if the bucket changed since.
   std::mutex recent_mu_;
   RecentReads<Bucket> recent_buckets_;
+  // INODEs this client wrote a moment ago (RecentlyWritten), by fno.
+  RecentReads<InodeRef> written_inodes_;
 };
 
 Timespec Now();

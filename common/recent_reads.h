@@ -8,7 +8,8 @@
 // here (no EEXIST or ENOENT from it), they only start a change with it.
 //
 // Take removes the value: one read starts at most one change. Values older than `max_age`
-// are not returned. Pure logic, no locking.
+// are not returned. Peek leaves the value where it is, for values the caller may answer from
+// (what this client wrote itself a moment ago). Pure logic, no locking.
 #pragma once
 
 #include <chrono>
@@ -51,6 +52,14 @@ class RecentReads {
     order_.erase(it->second.position);
     entries_.erase(it);
     return value;
+  }
+
+  // The value put for `key` no longer ago than max_age, and when it was put; left here.
+  std::optional<std::pair<Value, Clock::time_point>> Peek(const std::string& key,
+                                                          Clock::time_point now) const {
+    auto it = entries_.find(key);
+    if (it == entries_.end() || now - it->second.read_at > max_age_) return std::nullopt;
+    return std::pair{it->second.value, it->second.read_at};
   }
 
   // The key's object changed here or is gone: a value read before must not start a change.

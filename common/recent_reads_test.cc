@@ -62,5 +62,20 @@ TEST(RecentReadsTest, ForgetDropsAValue) {
   EXPECT_EQ(recent.Take("b", At(1)), 2);
 }
 
+TEST(RecentReadsTest, PeekLeavesTheValueWithItsTime) {
+  RecentReads<int> recent(kAge, 8);
+  recent.Put("a", 1, At(0));
+  auto first = recent.Peek("a", At(1));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->first, 1);
+  EXPECT_EQ(first->second, At(0));
+  EXPECT_EQ(recent.Peek("a", At(2)), first) << "still there";
+  EXPECT_EQ(recent.Peek("zz", At(1)), std::nullopt);
+  EXPECT_EQ(recent.Peek("a", At(0) + kAge + std::chrono::milliseconds(1)), std::nullopt)
+      << "too old";
+  EXPECT_EQ(recent.Take("a", At(3)), 1);
+  EXPECT_EQ(recent.Peek("a", At(3)), std::nullopt) << "taken";
+}
+
 }  // namespace
 }  // namespace orthofs

@@ -531,6 +531,37 @@ TEST_F(FuseCacheTest, ReadWriteLoopDoesNotReadTheInodeEachTime) {
   EXPECT_EQ(FreshStat(S("f")).st_mode & 07777, 0600u);
 }
 
+// The kernel forgets a directory's attributes whenever an entry is made in it and asks again at
+// the next path walk: the mount answers from the directory INODE it has just written itself,
+// without an OSD read, for up to the attribute timeout (1 s); another client's change shows
+// once that is over.
+TEST_F(FuseCacheTest, DirectoryJustChangedAnswersGetattrWithoutAnOsdRead) {
+  ASSERT_EQ(mkdir(P("d").c_str(), 0755), 0) << std::strerror(errno);
+  ASSERT_EQ(mkdir(P("d/sub").c_str(), 0755), 0) << std::strerror(errno);
+  std::string error;
+  const uint64_t reads_before = ReadCallsOnOsds(&error);
+  ASSERT_EQ(error, "");
+  const struct stat fresh = FreshStat(P("d"));  // statx AT_STATX_FORCE_SYNC: a FUSE getattr
+  EXPECT_EQ(ReadCallsOnOsds(&error), reads_before) << "getattr of the directory just changed";
+  EXPECT_EQ(fresh.st_nlink, 3u) << "the new subdirectory's link";
+  EXPECT_EQ(FreshStat(S("d")).st_nlink, 3u) << "the other client reads it";
+  // Creates in a row: the lookup (both copies of the bucket) and the create's read of the
+  // parent, but no getattr read of the parent between them.
+  const uint64_t creates_before = ReadCallsOnOsds(&error);
+  constexpr int kCreates = 20;
+  for (int i = 0; i < kCreates; ++i) {
+    const int fd = open(P("d/f" + std::to_string(i)).c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    ASSERT_EQ(close(fd), 0) << std::strerror(errno);
+  }
+  const uint64_t per_create = (ReadCallsOnOsds(&error) - creates_before) / kCreates;
+  EXPECT_LE(per_create, 3u) << "OSD reads per create";
+
+  ASSERT_EQ(mkdir(S("d/other").c_str(), 0755), 0) << std::strerror(errno);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(FreshStat(P("d")).st_nlink, 4u) << "another client's change, after the timeout";
+}
+
 // A small file read at random (common/read_ahead.h: four jumps) is fetched whole in the
 // background: afterwards every read of it is served by the client without an OSD read, and
 // with the right bytes. O_DIRECT, so that the kernel's page cache does not answer for it.
