@@ -425,8 +425,9 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     return (void)fuse_reply_attr(req, &st, timeout);
   }
   // An INODE this client wrote less than kAttrTimeout ago (a directory it just made an entry in,
-  // attributes it just set): what the kernel would have cached, had it not dropped it. Not
-  // when an open since saw a newer version (another client's change).
+  // attributes it just set; the Namespace keeps them 1 s): what the kernel would have cached,
+  // had it not dropped it. Not when an open since saw a newer version (another client's
+  // change; a newer read drops it in the Namespace).
   if (auto written = fs->ns().RecentlyWritten(ino)) {
     const double age =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - written->second).count();

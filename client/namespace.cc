@@ -102,20 +102,31 @@ Result<InodeRef> Namespace::GetInode(uint64_t fno) {
   }
   Result<Inode> inode = DecodeInode(read->data());
   if (!inode.ok()) return inode.status();
+  {
+    // Someone changed it since this client last wrote it: RecentlyWritten must not answer with
+    // attributes older than the ones just read.
+    std::lock_guard lock(recent_mu_);
+    const std::string key = std::to_string(fno);
+    auto held = written_inodes_.Peek(key, RecentReads<InodeRef>::Clock::now());
+    if (held && held->first.version < read->meta().version()) written_inodes_.Forget(key);
+  }
   return InodeRef{fno, *inode, read->meta().version()};
 }
 
 Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                              uint64_t* new_version, PendingCalls* replica_pending) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
+  const uint64_t deletes_before = inode_deletes_.load(std::memory_order_acquire);
   Result<wire::ObjectMeta> meta = cluster_->WriteOriginalThenReplica(
       InodeOid(fno), EncodeInode(inode), expected_version, replica_pending);
   {
     std::lock_guard lock(recent_mu_);
     const std::string key = std::to_string(fno);
     const auto now = RecentReads<InodeRef>::Clock::now();
-    if (!meta.ok()) {
-      written_inodes_.Forget(key);  // it may have changed anyway (a lost answer)
+    if (!meta.ok() || inode_deletes_.load(std::memory_order_acquire) != deletes_before) {
+      // A failed write may have changed it anyway (a lost answer); an INODE deleted meanwhile
+      // must not come back from here.
+      written_inodes_.Forget(key);
     } else if (auto held = written_inodes_.Peek(key, now);
                !held || held->first.version < meta->version()) {
       // Two writes finishing out of order: the newer version stays.
@@ -136,6 +147,7 @@ Namespace::RecentlyWritten(uint64_t fno) {
 
 Status Namespace::DeleteInode(uint64_t fno) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
+  inode_deletes_.fetch_add(1, std::memory_order_acq_rel);
   Status deleted = cluster_->DeleteBothCopies(InodeOid(fno));
   {
     std::lock_guard lock(recent_mu_);
@@ -165,8 +177,7 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change, std::option
 }
 
 Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
-  // A new name's bucket is often absent, and an absence needs both copies' word: ask both at once.
-  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid, 0, 0, /*both_at_once=*/true);
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid);
   if (read.status().Is(StatusCode::kNotFound)) return Bucket{};
   if (!read.ok()) return read.status();
   Result<std::vector<DirEntry>> entries = DecodeDirentBucket(read->data());

@@ -164,6 +164,7 @@ class Namespace {
 
   ClusterClient* cluster_;
   std::atomic<uint64_t> inode_changes_{0};
+  std::atomic<uint64_t> inode_deletes_{0};  // DeleteInode calls begun (written_inodes_)
   const uint32_t fnso_;
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)

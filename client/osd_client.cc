@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <future>
 #include <map>
 #include <optional>
 #include <thread>
@@ -397,34 +396,24 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
 }
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopy(const Oid& original, uint64_t offset,
-                                                         uint64_t length, bool both_at_once) {
-  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length, both_at_once);
+                                                         uint64_t length) {
+  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length);
   // Both copies' OSDs restarting (waiting for their repair records to be replayed): briefly.
   for (int attempt = 0; attempt < 50 && !read.ok() && IsRecovering(read.status()); ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    read = ReadEitherCopyOnce(original, offset, length, both_at_once);
+    read = ReadEitherCopyOnce(original, offset, length);
   }
   return read;
 }
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original, uint64_t offset,
-                                                             uint64_t length, bool both_at_once) {
+                                                             uint64_t length) {
   Oid first = original.WithFlag(CopyFlag::kOriginal);
   Oid second = original.WithFlag(CopyFlag::kReplica);
   if (CopyIsDown(first)) std::swap(first, second);
-  // Shared with the callback, which may run after this returns with the first copy's answer.
-  using Answer = std::promise<Result<wire::ReadResponse>>;
-  std::shared_ptr<Answer> second_answer;
-  if (both_at_once) {
-    second_answer = std::make_shared<Answer>();
-    ReadAsync(second, offset, length, [second_answer](Result<wire::ReadResponse> read) {
-      second_answer->set_value(std::move(read));
-    });
-  }
   Result<wire::ReadResponse> read = Read(first, offset, length);
   if (read.ok() || !NeedsOtherCopy(read.status())) return read;
-  Result<wire::ReadResponse> other =
-      second_answer ? second_answer->get_future().get() : Read(second, offset, length);
+  Result<wire::ReadResponse> other = Read(second, offset, length);
   // Absent from both is absent; otherwise the other copy's answer counts.
   if (!other.ok() && read.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
     return read;

@@ -241,12 +241,9 @@ class ClusterClient {
   Result<wire::ReadResponse> Read(const Oid& oid, uint64_t offset = 0, uint64_t length = 0);
   // Reads whichever copy of `original` answers: the original, unless its OSD is down, then
   // the other copy when the first fails at the transport, its bytes fail their checksum, or
-  // it is missing (NotFound only when both are). `both_at_once` asks the other copy at the same
-  // time instead of after the first answer: for objects often missing (a directory bucket a new
-  // name would go to), whose absence the other copy must confirm, at the cost of a second read
-  // when the first copy has it.
+  // it is missing (NotFound only when both are).
   Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
-                                            uint64_t length = 0, bool both_at_once = false);
+                                            uint64_t length = 0);
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
@@ -308,7 +305,7 @@ class ClusterClient {
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
 
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
-                                                uint64_t length, bool both_at_once);
+                                                uint64_t length);
   // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
   // record there for the other copy.
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;

@@ -81,7 +81,7 @@ class ReadAhead {
     uint32_t jumps = 0;          // reads that were neither the stream's next nor near it
     uint64_t fill_next = 0;      // filling: objects [fill_next, fill_end) not handed out yet
     uint64_t fill_end = 0;
-    bool filled = false;                  // filling started once; never again for this stream
+    bool filled = false;  // filling started (a paused fill resumes; it never starts over)
     std::optional<uint64_t> fill_resume;  // paused by a failed fetch: where to resume
     std::list<uint64_t>::iterator lru;
   };

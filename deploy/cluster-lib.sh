@@ -54,11 +54,16 @@ cluster_osd_pid() {
 }
 
 # cluster_process_alive PID: the process runs (an exited one its parent has not reaped yet, a
-# zombie, does not count: `kill -0` succeeds on it, and a sandbox's init may reap late).
+# zombie, does not count: `kill -0` succeeds on it, and a sandbox's init may reap late). A
+# leader that is a zombie while other threads still exit (one in the middle of an fsync) still
+# holds the process's files and ports: alive until it is the only task left.
 cluster_process_alive() {
-  local state
+  local state tasks
   state=$(sed 's/^.*) //' "/proc/$1/stat" 2> /dev/null | cut -d' ' -f1) || return 1
-  [ -n "$state" ] && [ "$state" != Z ]
+  [ -n "$state" ] || return 1
+  [ "$state" = Z ] || return 0
+  tasks=$(ls "/proc/$1/task" 2> /dev/null | wc -l)
+  [ "$tasks" -gt 1 ]
 }
 
 # cluster_stop_osds DIR "ID...": SIGTERM (drains), SIGKILL after 10 s.

@@ -37,6 +37,7 @@ while [ $# -gt 0 ]; do
     *) echo "compare-fs: unknown flag '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+[ -z "$mount_flags" ] || [ -n "$remount_map" ] || die "--mount-flags is for the remount: give --remount MAP too"
 for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "sizes and counts must be positive numbers (got '$n')"
 done

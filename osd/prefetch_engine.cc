@@ -402,7 +402,8 @@ void PrefetchEngine::LoadReplicaRanges(uint32_t fnso, uint64_t fno,
     ObservePressure();
     ++counters_.store_range_scans;
     // Each object goes into the cache as the scan reaches it: a demand read of the window's
-    // first objects need not wait for (or repeat) the read of all of it.
+    // first objects need not wait for (or repeat) the read of all of it (without a disk model,
+    // which charges the range as one request first).
     auto take = [&](const std::string& key, StoredObject stored) {
       Result<Oid> oid = DecodeStoreKey(key);
       if (!oid.ok() || !range.Contains(oid->offset)) return;

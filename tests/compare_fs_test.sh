@@ -22,6 +22,9 @@ out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 0 2>&1) && fail "-
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --bogus 2>&1) && fail "--bogus accepted"
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --mount-flags 2>&1) &&
   fail "--mount-flags without a value accepted"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --mount-flags --insecure 2>&1) &&
+  fail "--mount-flags without --remount accepted"
+grep -q "give --remount" <<< "$out" || fail "no message: $out"
 
 step "fio and bonnie++ on both"
 "$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 2 --size-mb 4 --bonnie-mb 32 \

@@ -181,15 +181,17 @@ pass "up with an OSD that exits at once fails fast with its log"
 (
   bin=$ORTHOFS_BIN tool_tls=()
   source "$src/deploy/cluster-lib.sh"
-  bash -c 'sleep 0 & exec sleep 5' &  # the exec'd sleep never reaps its child
+  # A parent that never reaps its child, which exits at once.
+  python3 -c 'import os, time; os.fork() or os._exit(0); time.sleep(5)' &
   parent=$!
-  zombie=""
+  zombie="" state=""
   for _ in $(seq 1 50); do
     zombie=$(pgrep -P "$parent" || true)
-    [ -n "$zombie" ] && [ "$(sed 's/^.*) //' "/proc/$zombie/stat" | cut -d' ' -f1)" = Z ] && break
+    state=$([ -n "$zombie" ] && sed 's/^.*) //' "/proc/$zombie/stat" | cut -d' ' -f1 || true)
+    [ "$state" = Z ] && break
     sleep 0.1
   done
-  [ -n "$zombie" ] || fail "no zombie to test with"
+  [ "$state" = Z ] || fail "no zombie to test with (child '$zombie', state '$state')"
   kill -0 "$zombie" || fail "kill -0 fails on a zombie: the check below proves nothing"
   ! cluster_process_alive "$zombie" || fail "a zombie counts as a running process"
   cluster_process_alive "$parent" || fail "a running process does not count"
