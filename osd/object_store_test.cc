@@ -155,5 +155,40 @@ TEST_F(ObjectStoreTest, ReadRangeHandsOverTheRangesObjectsInOrder) {
   EXPECT_EQ(keys.size(), 3u);
 }
 
+// With an emulated disk the range is one request: one read, one positioning, charged before
+// the first object is handed over; the objects are the same.
+TEST(ObjectStoreDiskModelTest, ReadRangeIsOneEmulatedRequest) {
+  const std::string dir = ::testing::TempDir() + "/object_store_disk_test";
+  std::filesystem::remove_all(dir);
+  StoreOptions options;
+  options.disk_model =
+      DiskModelParams{std::chrono::microseconds(1000), std::chrono::microseconds(0), 1000.0};
+  Result<std::unique_ptr<ObjectStore>> store = ObjectStore::Open(dir, options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto key = [](uint64_t index) {
+    return EncodeStoreKey(Oid{1, 9, index, ObjectType::kData, CopyFlag::kReplica});
+  };
+  for (uint64_t i = 0; i < 8; ++i) {
+    ObjectStore::Batch batch;
+    const std::string data = Bytes(static_cast<int>(i));
+    batch.Put(key(i), 1, ObjectChecksum(data), data, false, 0);
+    ASSERT_TRUE((*store)->Commit(&batch, false).ok());
+  }
+  std::vector<uint64_t> reads_seen;  // the disk's read count as each object is handed over
+  std::vector<std::string> keys;
+  Status st = (*store)->ReadRange(key(2), key(7), [&](const std::string& k, StoredObject o) {
+    reads_seen.push_back((*store)->disk_reads());
+    EXPECT_TRUE(o.data == Bytes(static_cast<int>(2 + keys.size())));
+    keys.push_back(k);
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(keys, (std::vector<std::string>{key(2), key(3), key(4), key(5), key(6)}));
+  EXPECT_EQ(reads_seen, std::vector<uint64_t>(5, 1)) << "charged once, before the first";
+  EXPECT_EQ((*store)->disk_reads(), 1u);
+  EXPECT_EQ((*store)->disk_seeks(), 1u);
+  store->reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace orthofs

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -42,19 +44,29 @@ TempDir::~TempDir() {
 }
 
 int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  // Below the kernel's ephemeral ports (32768-60999 by default), as local-cluster does: a port
+  // the kernel handed out as free is the next local end of any outgoing connection, and tests
+  // running side by side open many; one took an OSD's port before the OSD bound it.
+  static std::mutex mu;
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+  static std::set<int> handed_out;  // never the same port twice in this process
+  std::lock_guard lock(mu);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = std::uniform_int_distribution<int>(20000, 32767)(rng);
+    if (handed_out.contains(port)) continue;
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     close(fd);
-    throw std::runtime_error("bind to a free port failed");
+    if (free) {
+      handed_out.insert(port);
+      return port;
+    }
   }
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  throw std::runtime_error("no free port in 20000-32767 after 1000 tries");
 }
 
 namespace {
