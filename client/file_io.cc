@@ -133,12 +133,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   for (const ObjectKey& key : ahead) {
     FetchObject(key, [this, key, token](Result<wire::ReadResponse> r) {
       std::lock_guard lock(mu_);  // notified under the lock: the destructor may be waiting
-      // A failed read-ahead is dropped: the reader fetches the object itself and hears why.
-      if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
-        cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
-      }
-      fetches_.erase(key);
-      --read_ahead_in_flight_;
+      LandFetchedAheadLocked(key, token, &r);
       fetched_cv_.notify_all();
     });
   }
@@ -178,6 +173,16 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   return out;
 }
 
+bool FileIo::LandFetchedAheadLocked(const ObjectKey& key, uint64_t token,
+                                    Result<wire::ReadResponse>* r) {
+  // A failed one is dropped: the reader fetches the object itself and hears why.
+  const bool landed = r->ok() || r->status().Is(StatusCode::kNotFound);
+  if (landed) cache_.Fill(key, token, r->ok() ? std::move(*(*r)->mutable_data()) : std::string());
+  fetches_.erase(key);
+  --read_ahead_in_flight_;
+  return landed;
+}
+
 FileIo::Fill FileIo::CollectFill(uint64_t fno) {
   Fill fill;
   // Filling uses free room only (it does not push out what someone read), and stops under
@@ -204,14 +209,8 @@ void FileIo::StartFill(Fill fill) {
       Fill next;
       {
         std::lock_guard lock(mu_);
-        if (r.ok() || r.status().Is(StatusCode::kNotFound)) {
-          cache_.Fill(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string());
-        } else {
-          read_ahead_.StopFilling(key.fno, key.index);  // the reader's reads fail over or say why
-        }
-        fetches_.erase(key);
+        if (!LandFetchedAheadLocked(key, token, &r)) read_ahead_.StopFilling(key.fno, key.index);
         --fills_in_flight_;
-        --read_ahead_in_flight_;
         // Collected before this fetch stops counting, so the destructor waits for these too.
         next = CollectFill(key.fno);
         fetched_cv_.notify_all();

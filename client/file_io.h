@@ -109,6 +109,10 @@ class FileIo {
     uint64_t token = 0;
   };
   Fill CollectFill(uint64_t fno);  // with mu_ held
+  // A fetch ahead of the reader (read-ahead or fill) came back, with mu_ held: its bytes go into
+  // the cache unless it failed; it stops counting. Returns whether it landed. The caller
+  // notifies fetched_cv_.
+  bool LandFetchedAheadLocked(const ObjectKey& key, uint64_t token, Result<wire::ReadResponse>* r);
   void StartFill(Fill fill);
   // Writes both copies of the job's ranges, then reports to the cache; `done` gets the result.
   // With a `batch`, the copy writes wait there for ClusterClient::SendWrites.

@@ -193,6 +193,14 @@ void ObjectStore::EmulateDiskRead(std::string_view first_key, std::string_view l
   disk_turn_.notify_all();
 }
 
+std::shared_ptr<const CachedObject> ToCachedObject(StoredObject stored) {
+  auto object = std::make_shared<CachedObject>();
+  object->version = stored.version;
+  object->checksum = stored.checksum;
+  object->data = std::move(stored.data);
+  return object;
+}
+
 Status ObjectStore::ReadRange(const std::string& begin, const std::string& end,
                               const RangeTaker& take) const {
   std::vector<std::pair<std::string, StoredObject>> held;  // with a disk model, until charged

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/disk_model.h"
+#include "common/object_cache.h"
 #include "common/status.h"
 
 namespace orthofs {
@@ -37,6 +38,9 @@ struct StoredObject {
   std::string data;
   bool tombstone = false;  // deleted; only the version remains
 };
+
+// What the OSD's object cache holds of a live stored object (its bytes moved, not copied).
+std::shared_ptr<const CachedObject> ToCachedObject(StoredObject stored);
 
 class ObjectStore {
  public:

@@ -292,11 +292,7 @@ Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocalLocked(
     if (tombstone_version) *tombstone_version = stored->version;
     return Status::NotFound("object deleted");
   }
-  auto object = std::make_shared<CachedObject>();
-  object->version = stored->version;
-  object->checksum = stored->checksum;
-  object->data = std::move(stored->data);
-  return std::shared_ptr<const CachedObject>(std::move(object));
+  return ToCachedObject(std::move(*stored));
 }
 
 void OsdService::FillMeta(const Oid& oid, const CachedObject& object,

@@ -355,11 +355,7 @@ void PrefetchEngine::LoadOriginals(const std::vector<Oid>& originals,
     ++counters_.store_point_reads;
     Result<StoredObject> stored = store_->Get(key);
     if (!stored.ok() || stored->tombstone) continue;  // absent: nothing to prefetch
-    auto object = std::make_shared<CachedObject>();
-    object->version = stored->version;
-    object->checksum = stored->checksum;
-    object->data = std::move(stored->data);
-    cache_->Insert(key, std::move(object), CacheChain::kPrefetch);
+    cache_->Insert(key, ToCachedObject(std::move(*stored)), CacheChain::kPrefetch);
     ++counters_.objects_prefetched;
   }
   counters_.in_flight_objects -= originals.size();
@@ -417,11 +413,7 @@ void PrefetchEngine::LoadReplicaRanges(uint32_t fnso, uint64_t fno,
         return;
       }
       if (cache_->Contains(key)) return;
-      auto object = std::make_shared<CachedObject>();
-      object->version = stored.version;
-      object->checksum = stored.checksum;
-      object->data = std::move(stored.data);
-      cache_->Insert(key, std::move(object), CacheChain::kPrefetch);
+      cache_->Insert(key, ToCachedObject(std::move(stored)), CacheChain::kPrefetch);
       ++counters_.objects_prefetched;
     };
     Status st =
