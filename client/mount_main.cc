@@ -33,6 +33,7 @@
 #include "client/namespace.h"
 #include "client/process_tuning.h"
 #include "client/tls.h"
+#include "common/cached_versions.h"
 
 namespace orthofs {
 namespace {
@@ -191,20 +192,24 @@ class OrthoFs {
     return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
   }
 
-  // Returns whether what this client cached of the file is still valid: nobody else changed
-  // its INODE since (every change of a file's bytes publishes a new mtime there). When not,
-  // an open must call Revalidated once the kernel's pages are gone; until then other opens of
+  // Returns what this client and its kernel cached of the file: valid when nobody else changed
+  // its INODE since (every change of a file's bytes publishes a new mtime there). When stale,
+  // the open must call Revalidated once the kernel's pages are gone; until then other opens of
   // the file are not told their pages are valid either. A file just created has no pages.
-  bool Opened(const InodeRef& ref, bool created = false) {
+  CachedVersions::Cached Opened(const InodeRef& ref, bool created = false) {
     std::lock_guard lock(mu_);
     OpenInode& o = open_[ref.fno];
     if (o.open_count++ == 0 || !o.size_dirty) o.size = ref.inode.size;  // close-to-open
     o.seen = ref;
     o.attributes.reset();  // a later getattr must see what this open saw, or newer
-    const bool unchanged = CheckCachedVersion(ref.fno, ref.version);
-    if (created || (unchanged && !revalidating_.contains(ref.fno))) return unchanged;
+    const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
+    if (cached != CachedVersions::Cached::kValid) io_.ForgetClean(ref.fno);
+    if (created || cached == CachedVersions::Cached::kNothing) return cached;
+    if (cached == CachedVersions::Cached::kValid && !revalidating_.contains(ref.fno)) {
+      return cached;
+    }
     ++revalidating_[ref.fno];
-    return false;
+    return CachedVersions::Cached::kStale;
   }
 
   // After an open that found the file changed has replied: drops the kernel's pages (and
@@ -256,12 +261,7 @@ class OrthoFs {
     }
     if (auto it = open_.find(fno); it != open_.end()) it->second.seen = *r;
     // Our own change: the cached bytes stay valid unless someone else changed it in between.
-    auto known = cached_version_.find(fno);
-    if (known != cached_version_.end() && known->second + 1 == r->version) {
-      known->second++;
-    } else {
-      ForgetCachedBytes(fno);
-    }
+    if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
     return Status::Ok();
   }
 
@@ -342,30 +342,16 @@ class OrthoFs {
   std::unique_ptr<ClusterClient> cluster_;
   Namespace ns_;
   FileIo io_;
-  // Close-to-open for cached bytes: the INODE version the cached bytes of a file belong to. A
-  // different version at open means another client changed the file: its cached bytes go.
-  // Returns true only for a file seen before at this very version (a first look may follow a
-  // clear of the table, so it proves nothing about caches that outlived the entry). Forgetting
-  // entries only costs re-reads, so the map is simply cleared when it grows large.
-  bool CheckCachedVersion(uint64_t fno, uint64_t version) {
-    auto [it, inserted] = cached_version_.try_emplace(fno, version);
-    if (!inserted && it->second == version) return true;
-    io_.ForgetClean(fno);
-    it->second = version;
-    if (cached_version_.size() > kMaxCachedVersions) cached_version_.clear();
-    return false;
-  }
   // What this client and its kernel cached of the file may be stale: the next open drops it
   // (without a known version it cannot keep the kernel's pages). Caller holds mu_.
   void ForgetCachedBytes(uint64_t fno) {
     io_.ForgetClean(fno);
-    cached_version_.erase(fno);
+    cached_versions_.Forget(fno);
   }
-  static constexpr size_t kMaxCachedVersions = 1 << 16;
 
   std::mutex mu_;
   std::map<uint64_t, OpenInode> open_;
-  std::map<uint64_t, uint64_t> cached_version_;
+  CachedVersions cached_versions_;        // close-to-open: which cached bytes are still valid
   std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
   fuse_session* session_ = nullptr;       // for notifications to the kernel
 };
@@ -575,12 +561,15 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   // Close-to-open: the kernel's page cache of the file survives the open only if nobody
   // changed the file since this client last looked; then a re-read costs no request at all.
-  const bool unchanged = Fs(req)->Opened(opened);
+  // A file never opened here has no pages to drop, and dropping them after the reply would
+  // race the reader filling them.
+  const CachedVersions::Cached cached = Fs(req)->Opened(opened);
+  const bool unchanged = cached == CachedVersions::Cached::kValid;
   if (!unchanged) Fs(req)->ForgetKernelAttributes(ino);
   fi->keep_cache = unchanged ? 1 : 0;
   OrthoFs* fs = Fs(req);
   fuse_reply_open(req, fi);  // req is gone after this
-  if (!unchanged) fs->Revalidated(ino);
+  if (cached == CachedVersions::Cached::kStale) fs->Revalidated(ino);
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
