@@ -208,6 +208,9 @@ Status ObjectStore::ReadRange(const std::string& begin, const std::string& end,
   rocksdb::ReadOptions ro;
   rocksdb::Slice upper(end);
   ro.iterate_upper_bound = &upper;
+  // The takers keep what a range read loads (the prefetcher's window cache): a second copy in
+  // RocksDB's blob cache would only push out index and filter blocks, and fill fresh memory.
+  ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
   for (it->Seek(begin); it->Valid(); it->Next()) {
     if (it->key().size() != kStoreKeySize) continue;
