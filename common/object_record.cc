@@ -30,6 +30,23 @@ std::string EncodeRecord(uint8_t format, uint64_t version, uint64_t checksum,
   return r;
 }
 
+// The checked header at the start of `record` (at least kObjectRecordHeaderSize bytes).
+Result<ObjectRecordView> DecodeHeader(std::string_view record) {
+  const uint8_t format = static_cast<uint8_t>(record[0]);
+  if (format != kObjectRecordFormat && format != kTombstoneRecordFormat) {
+    return Status::Corruption("object record has unknown format " +
+                              std::to_string(static_cast<uint8_t>(record[0])));
+  }
+  if (ReadBigEndian32(record.data() + kCheckedHeaderBytes) != HeaderCheck(record)) {
+    return Status::Corruption("object record header check mismatch");
+  }
+  ObjectRecordView view;
+  view.version = ReadBigEndian64(record.data() + 1);
+  view.checksum = ReadBigEndian64(record.data() + 9);
+  view.tombstone = format == kTombstoneRecordFormat;
+  return view;
+}
+
 }  // namespace
 
 std::string EncodeObjectRecordHeader(uint64_t version, uint64_t checksum) {
@@ -53,29 +70,50 @@ Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
     return Status::Corruption("object record of " + std::to_string(record.size()) +
                               " bytes is shorter than its header");
   }
-  const uint8_t format = static_cast<uint8_t>(record[0]);
-  if (format != kObjectRecordFormat && format != kTombstoneRecordFormat) {
-    return Status::Corruption("object record has unknown format " +
-                              std::to_string(static_cast<uint8_t>(record[0])));
-  }
-  if (ReadBigEndian32(record.data() + kCheckedHeaderBytes) != HeaderCheck(record)) {
-    return Status::Corruption("object record header check mismatch");
-  }
-  ObjectRecordView view;
-  view.version = ReadBigEndian64(record.data() + 1);
-  view.checksum = ReadBigEndian64(record.data() + 9);
+  Result<ObjectRecordView> header = DecodeHeader(record);
+  if (!header.ok()) return header.status();
+  ObjectRecordView view = *header;
   view.data = record.substr(kObjectRecordHeaderSize);
-  if (format == kTombstoneRecordFormat) {
+  if (view.tombstone) {
     if (!view.data.empty() || view.checksum != 0) {
       return Status::Corruption("tombstone record carries data");
     }
-    view.tombstone = true;
     return view;
   }
   if (ObjectChecksum(view.data) != view.checksum) {
     return Status::Corruption("object record checksum mismatch");
   }
   return view;
+}
+
+std::string EncodeObjectRecordSummary(const ObjectRecordSummary& summary) {
+  std::string r = summary.tombstone
+                      ? EncodeHeader(kTombstoneRecordFormat, summary.version, 0, 8)
+                      : EncodeHeader(kObjectRecordFormat, summary.version, summary.checksum, 8);
+  AppendBigEndian64(&r, summary.tombstone ? 0 : summary.length);
+  AppendBigEndian32(&r, static_cast<uint32_t>(ObjectChecksum(r)));
+  return r;
+}
+
+Result<ObjectRecordSummary> DecodeObjectRecordSummary(std::string_view encoded) {
+  if (encoded.size() != kObjectRecordSummarySize) {
+    return Status::Corruption("object record summary of " + std::to_string(encoded.size()) +
+                              " bytes, not " + std::to_string(kObjectRecordSummarySize));
+  }
+  const size_t checked = kObjectRecordSummarySize - 4;
+  if (ReadBigEndian32(encoded.data() + checked) !=
+      static_cast<uint32_t>(ObjectChecksum(encoded.substr(0, checked)))) {
+    return Status::Corruption("object record summary check mismatch");
+  }
+  Result<ObjectRecordView> header = DecodeHeader(encoded);
+  if (!header.ok()) return header.status();
+  ObjectRecordSummary summary{header->version, header->checksum,
+                              ReadBigEndian64(encoded.data() + kObjectRecordHeaderSize),
+                              header->tombstone};
+  if (summary.tombstone && (summary.checksum != 0 || summary.length != 0)) {
+    return Status::Corruption("tombstone summary carries data");
+  }
+  return summary;
 }
 
 }  // namespace orthofs

@@ -35,4 +35,21 @@ std::string EncodeObjectRecordHeader(uint64_t version, uint64_t checksum);
 // Checks format, header and data checksums; kCorruption when any is wrong.
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
 
+// What a record says of its object without the bytes: the store keeps one beside every record
+// (osd/object_store.h), so that a write replacing an object whole need not read the old bytes
+// to learn its version and length. Encoded as the record's checked header, the length, and a
+// check of both.
+struct ObjectRecordSummary {
+  uint64_t version = 0;
+  uint64_t checksum = 0;
+  uint64_t length = 0;
+  bool tombstone = false;
+  bool operator==(const ObjectRecordSummary&) const = default;
+};
+inline constexpr size_t kObjectRecordSummarySize = kObjectRecordHeaderSize + 8 + 4;
+
+std::string EncodeObjectRecordSummary(const ObjectRecordSummary& summary);
+// kCorruption when the size, format or either check is wrong, or a tombstone has bytes.
+Result<ObjectRecordSummary> DecodeObjectRecordSummary(std::string_view encoded);
+
 }  // namespace orthofs

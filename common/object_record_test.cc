@@ -183,5 +183,42 @@ TEST(ObjectRecordTest, HeaderAlonePlusDataIsTheRecord) {
   EXPECT_EQ(EncodeObjectRecordHeader(1, 2).size(), kObjectRecordHeaderSize);
 }
 
+TEST(ObjectRecordTest, SummaryRoundTripsLiveAndTombstone) {
+  for (const ObjectRecordSummary& summary :
+       {ObjectRecordSummary{7, 0xfeedface12345678ull, 131072, false},
+        ObjectRecordSummary{UINT64_MAX, 1, 0, false}, ObjectRecordSummary{9, 0, 0, true}}) {
+    const std::string encoded = EncodeObjectRecordSummary(summary);
+    EXPECT_EQ(encoded.size(), kObjectRecordSummarySize);
+    Result<ObjectRecordSummary> decoded = DecodeObjectRecordSummary(encoded);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(*decoded, summary);
+  }
+  // A summary begins with the record's own header.
+  EXPECT_EQ(EncodeObjectRecordSummary({7, 99, 5, false}).substr(0, kObjectRecordHeaderSize),
+            EncodeObjectRecordHeader(7, 99));
+  EXPECT_EQ(EncodeObjectRecordSummary({4, 0, 0, true}).substr(0, kObjectRecordHeaderSize),
+            EncodeTombstoneRecord(4));
+}
+
+TEST(ObjectRecordTest, DamagedSummaryIsCorrupt) {
+  const std::string good = EncodeObjectRecordSummary({7, 99, 5, false});
+  for (size_t i = 0; i < kObjectRecordSummarySize; ++i) {
+    std::string flipped = good;
+    flipped[i] ^= 0x10;
+    EXPECT_FALSE(DecodeObjectRecordSummary(flipped).ok()) << "byte " << i;
+  }
+  EXPECT_FALSE(DecodeObjectRecordSummary(good.substr(1)).ok());
+  EXPECT_FALSE(DecodeObjectRecordSummary(good + "x").ok());
+  EXPECT_FALSE(DecodeObjectRecordSummary("").ok());
+  // Well checked, but a tombstone with a length.
+  std::string tombstone_with_length = EncodeTombstoneRecord(4);
+  AppendBigEndian64(&tombstone_with_length, 1);
+  AppendBigEndian32(&tombstone_with_length,
+                    static_cast<uint32_t>(ObjectChecksum(tombstone_with_length)));
+  Result<ObjectRecordSummary> bad = DecodeObjectRecordSummary(tombstone_with_length);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("tombstone"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace orthofs

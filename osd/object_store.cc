@@ -22,6 +22,8 @@ const std::string kMetaPrefix =
     "meta/";
 // Repair records: 0xfe, then the other copy's store key (never a store key's length).
 const std::string kRepairPrefix = "\xfe";
+// Each record's summary (common/object_record.h): 0xfd, then the record's store key.
+const std::string kSummaryPrefix = "\xfd";
 const std::string kObjectsCounterKey =
     "\xff"
     "count/objects";
@@ -72,12 +74,14 @@ void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t 
   const rocksdb::Slice value_parts[2] = {header, rocksdb::Slice(data.data(), data.size())};
   const rocksdb::Slice key_part(key);
   batch_.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2));
+  batch_.Put(kSummaryPrefix + key, EncodeObjectRecordSummary({version, checksum, data.size()}));
   if (!existed) ++objects_delta_;
   bytes_delta_ += static_cast<int64_t>(data.size()) - static_cast<int64_t>(old_length);
 }
 
 void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_length) {
   batch_.Delete(key);
+  batch_.Delete(kSummaryPrefix + key);
   if (live) {
     --objects_delta_;
     bytes_delta_ -= static_cast<int64_t>(old_length);
@@ -87,6 +91,8 @@ void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_
 void ObjectStore::Batch::PutTombstone(const std::string& key, uint64_t version, bool live,
                                       uint64_t old_length) {
   batch_.Put(key, EncodeTombstoneRecord(version));
+  batch_.Put(kSummaryPrefix + key,
+             EncodeObjectRecordSummary({.version = version, .tombstone = true}));
   if (live) {
     --objects_delta_;
     bytes_delta_ -= static_cast<int64_t>(old_length);
@@ -338,6 +344,26 @@ Result<StoredObject> ObjectStore::Get(const std::string& key) const {
                       record->tombstone};
 }
 
+Result<ObjectRecordSummary> ObjectStore::GetSummary(const std::string& key) const {
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), kSummaryPrefix + key, &value);
+  if (s.ok()) {
+    Result<ObjectRecordSummary> summary = DecodeObjectRecordSummary(value.ToStringView());
+    if (summary.ok()) return summary;
+    Result<Oid> oid = DecodeStoreKey(key);
+    spdlog::warn("store: the summary of {} is damaged ({}): reading the record",
+                 oid.ok() ? oid->ToString() : "a record", summary.status().ToString());
+  } else if (!s.IsNotFound()) {
+    return FromRocks(s, "store read");
+  }
+  // No summary (a record written before summaries were kept, or by PutRecordBytes): the record.
+  Result<StoredObject> stored = Get(key);
+  if (!stored.ok()) return stored.status();
+  return ObjectRecordSummary{stored->version, stored->checksum, stored->data.size(),
+                             stored->tombstone};
+}
+
 Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
   std::string value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
@@ -347,9 +373,12 @@ Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
 }
 
 Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {
+  rocksdb::WriteBatch batch;
+  batch.Put(key, record);
+  batch.Delete(kSummaryPrefix + key);  // whatever the bytes say: GetSummary reads them
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  return FromRocks(db_->Put(wo, key, record), "store write");
+  return FromRocks(db_->Write(wo, &batch), "store write");
 }
 
 Status ObjectStore::Commit(Batch* batch, bool sync) {

@@ -1,5 +1,6 @@
 // The OSD's persistent object store: RocksDB, one key per object copy (common/oid.h's store
-// key, so one file's objects are adjacent), a record per value (common/object_record.h).
+// key, so one file's objects are adjacent), a record per value (common/object_record.h) and
+// beside it the record's summary (version, checksum, length: no bytes).
 // Exact object and byte counts persist beside the data through a merge operator.
 #pragma once
 
@@ -20,6 +21,7 @@
 
 #include "common/disk_model.h"
 #include "common/object_cache.h"
+#include "common/object_record.h"
 #include "common/status.h"
 
 namespace orthofs {
@@ -86,6 +88,12 @@ class ObjectStore {
   Status Scan(const std::string& begin, const std::string& end, const std::string& start_after,
               const Visitor& visit, const CorruptVisitor& visit_corrupt = {},
               bool with_tombstones = false) const;
+
+  // What the record of a key says, without reading the object's bytes (a summary kept beside
+  // every record; a record without one is read whole). kNotFound when absent; tombstones are
+  // returned as such. A damaged record with an intact summary is not noticed here: this is for
+  // writers that replace the object whole.
+  Result<ObjectRecordSummary> GetSummary(const std::string& key) const;
 
   // The stored record of a key exactly as it is on disk, and a raw replacement of it: for
   // tests that damage a record the way a bad disk would (common/object_record.h's format).

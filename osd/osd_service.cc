@@ -23,6 +23,10 @@
 namespace orthofs {
 namespace {
 
+ObjectRecordSummary SummaryOf(const CachedObject& object) {
+  return {object.version, object.checksum, object.data.size(), false};
+}
+
 std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
   auto o = std::make_shared<CachedObject>();
   o->version = version;
@@ -282,6 +286,27 @@ Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const MapView
   return TakeOver(view, oid, key, *source, tombstone_version);
 }
 
+Result<ObjectRecordSummary> OsdService::LoadSummaryLocked(const MapView& view, const Oid& oid,
+                                                          const std::string& key,
+                                                          uint64_t* tombstone_version) {
+  *tombstone_version = 0;
+  if (auto cached = cache_.Peek(key)) return SummaryOf(*cached);
+  Result<ObjectRecordSummary> summary = store_->GetSummary(key);
+  if (summary.ok() && summary->tombstone) {
+    *tombstone_version = summary->version;
+    return Status::NotFound("object deleted");
+  }
+  if (summary.ok() || !summary.status().Is(StatusCode::kNotFound) ||
+      !view.PreviousOwnerOf(oid, osd_id_)) {
+    return summary;
+  }
+  // Absent here during a rebalance: the previous owner may hold it, and LoadLocked takes it over.
+  Result<std::shared_ptr<const CachedObject>> object =
+      LoadLocked(view, oid, key, tombstone_version);
+  if (!object.ok()) return object.status();
+  return SummaryOf(**object);
+}
+
 Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocalLocked(
     const std::string& key, uint64_t* tombstone_version) {
   if (tombstone_version) *tombstone_version = 0;
@@ -295,12 +320,17 @@ Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocalLocked(
   return ToCachedObject(std::move(*stored));
 }
 
-void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
+void OsdService::FillMeta(const Oid& oid, const ObjectRecordSummary& object,
                           wire::ObjectMeta* meta) const {
   *meta->mutable_oid() = ToWire(oid);
   meta->set_version(object.version);
-  meta->set_length(object.data.size());
+  meta->set_length(object.length);
   meta->set_checksum(object.checksum);
+}
+
+void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
+                          wire::ObjectMeta* meta) const {
+  FillMeta(oid, SummaryOf(object), meta);
 }
 
 grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
@@ -400,8 +430,20 @@ Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
-  Result<std::shared_ptr<const CachedObject>> current =
-      LoadLocked(view, *oid, key, &tombstone_version);
+  // A ranged write needs the old bytes. A client's write that replaces the object whole needs
+  // only its version and length: the record's summary, not a read of 128 KiB (overwrites).
+  // Copy updates (set_version) read the record whole, so that they notice a damaged one.
+  std::shared_ptr<const CachedObject> old_object;
+  Result<ObjectRecordSummary> current = [&]() -> Result<ObjectRecordSummary> {
+    if (request.replace() && !request.has_set_version()) {
+      return LoadSummaryLocked(view, *oid, key, &tombstone_version);
+    }
+    Result<std::shared_ptr<const CachedObject>> loaded =
+        LoadLocked(view, *oid, key, &tombstone_version);
+    if (!loaded.ok()) return loaded.status();
+    old_object = *loaded;
+    return SummaryOf(*old_object);
+  }();
   // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
   // update, repair or scrub): a ranged write needs its bytes, a version check its header.
   const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption) &&
@@ -410,8 +452,8 @@ Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_
     return current.status();
   }
   const bool existed = current.ok();
-  const uint64_t old_version = existed ? (*current)->version : 0;
-  uint64_t old_length = existed ? (*current)->data.size() : 0;
+  const uint64_t old_version = existed ? current->version : 0;
+  uint64_t old_length = existed ? current->length : 0;
   if (damaged) {
     Result<std::string> raw = store_->GetRecordBytes(key);
     if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
@@ -431,7 +473,7 @@ Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_
       }
     }
     if (existed) {
-      FillMeta(*oid, **current, response->mutable_meta());
+      FillMeta(*oid, *current, response->mutable_meta());
     } else {
       *response->mutable_meta()->mutable_oid() = ToWire(*oid);
       response->mutable_meta()->set_version(stored_version);
@@ -447,7 +489,7 @@ Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_
   if (request.replace()) {
     new_data = std::move(*mutable_request->mutable_data());  // `data` is empty from here on
   } else {
-    new_data = existed ? (*current)->data : std::string();
+    new_data = existed ? old_object->data : std::string();
     const uint64_t end = request.offset() + data.size();
     if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
     new_data.replace(request.offset(), data.size(), data);

@@ -202,6 +202,12 @@ class OsdService final : public wire::Osd::Service {
                                                          uint64_t* tombstone_version = nullptr);
   Result<std::shared_ptr<const CachedObject>> LoadLocalLocked(const std::string& key,
                                                               uint64_t* tombstone_version);
+  // LoadLocked's answer without the object's bytes (the record's summary), for a write that
+  // replaces the object whole. Unlike LoadLocked it does not notice a damaged record whose
+  // summary is intact. Caller holds locks_.For(key).
+  Result<ObjectRecordSummary> LoadSummaryLocked(const MapView& view, const Oid& oid,
+                                                const std::string& key,
+                                                uint64_t* tombstone_version);
   // Moves `oid` here from `source`: fetches it, commits it durably (with its repair record),
   // then has the source drop it. kNotFound (tombstone_version as in LoadLocked) when the source
   // has nothing. Caller holds locks_.For(key) and has found nothing local.
@@ -229,6 +235,7 @@ class OsdService final : public wire::Osd::Service {
   // In the background: fetch the map from the peers and adopt the latest (a request showed a
   // later epoch than ours).
   void CatchUp();
+  void FillMeta(const Oid& oid, const ObjectRecordSummary& object, wire::ObjectMeta* meta) const;
   void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
   // A write or delete that changed nothing here still owes the other copy its state: store
   // only the repair record (proto WriteRequest.record_repair). `version` is ours.

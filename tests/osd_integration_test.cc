@@ -972,6 +972,35 @@ TEST(OsdDiskModelTest, EmulatedDiskCountsReadsAndSeeks) {
   EXPECT_NE(bad.err.find("disk-model"), std::string::npos) << bad.err;
 }
 
+// A write that replaces an object whole learns the old version and length from the record's
+// summary: no read of the old bytes (--disk-model counts the store's object reads). A ranged
+// write reads them, and a replaced object reads back whole at its next version.
+TEST(OsdDiskModelTest, ReplacingWritesReadNoObjectBytes) {
+  TestCluster cluster(
+      TestClusterOptions{.osds = 2, .cache_mb = 0, .extra_osd_flags = {"--disk-model", "hdd"}});
+  ClusterClient& c = cluster.client();
+  const Oid oid = Data(78, 0);
+  OsdClient* osd = c.Osd(c.placement().OsdFor(oid));
+  auto disk_reads = [&] { return osd->Stats({})->counters().at("disk_model_reads"); };
+  ObjectWrite replace;
+  replace.replace = true;
+  ASSERT_TRUE(c.Write(oid, std::string(8192, 'a'), replace).ok());
+  const uint64_t before = disk_reads();
+  Result<wire::ObjectMeta> second = c.Write(oid, std::string(4096, 'b'), replace);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->version(), 2u);
+  EXPECT_EQ(second->length(), 4096u);
+  EXPECT_EQ(disk_reads(), before) << "a replacing write read the old object";
+
+  ObjectWrite ranged;
+  ranged.offset = 100;
+  ASSERT_TRUE(c.Write(oid, "cc", ranged).ok());
+  EXPECT_EQ(disk_reads(), before + 1) << "a ranged write needs the old bytes";
+  std::string expected(4096, 'b');
+  expected.replace(100, 2, "cc");
+  EXPECT_EQ(ReadAll(c, oid), expected);
+}
+
 TEST(OsdLargeObjectTest, RoundTripsTheMaximumObjectSize) {
   TestCluster cluster(TestClusterOptions{.osds = 2, .object_size = kMaxObjectSize});
   const std::string data = RandomBytes(kMaxObjectSize, 99);
