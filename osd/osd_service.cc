@@ -515,13 +515,13 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
-  Result<std::shared_ptr<const CachedObject>> current =
-      LoadLocked(view, *oid, key, &tombstone_version);
+  // The version and length are all a delete needs: the summary, not the object's bytes.
+  Result<ObjectRecordSummary> current = LoadSummaryLocked(view, *oid, key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
     return Finish(kDelete, current.status());
   }
   const bool existed = current.ok();
-  const uint64_t old_version = existed ? (*current)->version : 0;
+  const uint64_t old_version = existed ? current->version : 0;
   const uint64_t stored_version = existed ? old_version : tombstone_version;
   if (request->has_expected_version() && request->expected_version() != old_version) {
     return Finish(kDelete, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
@@ -544,7 +544,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
       oid->type != ObjectType::kData || view.PreviousOwnerOf(*oid, osd_id_).has_value();
   const uint64_t new_version =
       request->has_set_version() ? request->set_version() : stored_version + 1;
-  const uint64_t old_length = existed ? (*current)->data.size() : 0;
+  const uint64_t old_length = existed ? current->length : 0;
   ObjectStore::Batch batch;
   if (tombstone) {
     batch.PutTombstone(key, new_version, existed, old_length);

@@ -203,8 +203,8 @@ class OsdService final : public wire::Osd::Service {
   Result<std::shared_ptr<const CachedObject>> LoadLocalLocked(const std::string& key,
                                                               uint64_t* tombstone_version);
   // LoadLocked's answer without the object's bytes (the record's summary), for a write that
-  // replaces the object whole. Unlike LoadLocked it does not notice a damaged record whose
-  // summary is intact. Caller holds locks_.For(key).
+  // replaces the object whole and for deletes. Unlike LoadLocked it does not notice a damaged
+  // record whose summary is intact. Caller holds locks_.For(key).
   Result<ObjectRecordSummary> LoadSummaryLocked(const MapView& view, const Oid& oid,
                                                 const std::string& key,
                                                 uint64_t* tombstone_version);

@@ -972,9 +972,9 @@ TEST(OsdDiskModelTest, EmulatedDiskCountsReadsAndSeeks) {
   EXPECT_NE(bad.err.find("disk-model"), std::string::npos) << bad.err;
 }
 
-// A write that replaces an object whole learns the old version and length from the record's
-// summary: no read of the old bytes (--disk-model counts the store's object reads). A ranged
-// write reads them, and a replaced object reads back whole at its next version.
+// A write that replaces an object whole, and a delete, learn the old version and length from the
+// record's summary: no read of the old bytes (--disk-model counts the store's object reads). A
+// ranged write reads them, and a replaced object reads back whole at its next version.
 TEST(OsdDiskModelTest, ReplacingWritesReadNoObjectBytes) {
   TestCluster cluster(
       TestClusterOptions{.osds = 2, .cache_mb = 0, .extra_osd_flags = {"--disk-model", "hdd"}});
@@ -999,6 +999,12 @@ TEST(OsdDiskModelTest, ReplacingWritesReadNoObjectBytes) {
   std::string expected(4096, 'b');
   expected.replace(100, 2, "cc");
   EXPECT_EQ(ReadAll(c, oid), expected);
+
+  // A delete needs the version and length only.
+  const uint64_t before_delete = disk_reads();
+  ASSERT_TRUE(c.DeleteCopy(oid, {}, {}).ok());
+  EXPECT_EQ(disk_reads(), before_delete) << "a delete read the object";
+  EXPECT_TRUE(c.Read(oid).status().Is(StatusCode::kNotFound));
 }
 
 TEST(OsdLargeObjectTest, RoundTripsTheMaximumObjectSize) {
