@@ -617,9 +617,9 @@ Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_siz
     }
   }
   if (listed == 0) return list_error;
-  for (uint64_t index : doomed) {
-    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(DataOid(fno, index)));
-  }
+  std::vector<Oid> doomed_objects;
+  for (uint64_t index : doomed) doomed_objects.push_back(DataOid(fno, index));
+  ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopiesOfEach(doomed_objects));
   // The object holding the new end keeps only its first bytes.
   if (new_size % object_size != 0) {
     const uint64_t index = new_size / object_size;

@@ -755,6 +755,23 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
   return DeleteCopy(replica_copy, expected_version, std::nullopt, true).status();
 }
 
+Status ClusterClient::DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight) {
+  std::vector<Status> results(originals.size());
+  std::atomic<size_t> next{0};
+  auto delete_some = [&] {
+    for (size_t i = next++; i < originals.size(); i = next++) {
+      results[i] = DeleteBothCopies(originals[i]);
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t workers = std::min(in_flight, originals.size());
+  for (size_t w = 1; w < workers; ++w) helpers.emplace_back(delete_some);
+  delete_some();
+  for (std::thread& t : helpers) t.join();
+  for (const Status& st : results) ORTHOFS_RETURN_IF_ERROR(st);
+  return Status::Ok();
+}
+
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::ListFileObjects(
     CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit, bool with_data) {
   for (int attempt = 0;; ++attempt) {

@@ -291,6 +291,10 @@ class ClusterClient {
   // commit point), then the replica, which keeps the original's tombstone version.
   Status DeleteBothCopies(const Oid& original,
                           std::optional<uint64_t> expected_version = std::nullopt);
+  // DeleteBothCopies for each object, unconditionally, `in_flight` objects at a time (a file's
+  // data objects: each delete is two round trips, and one after the other they left the
+  // machine idle). Every object is tried; the first failure in `originals` order is returned.
+  Status DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight = 8);
   // Every object of one file with one copy flag and type, in offset order, with its data
   // unless with_data is false. limit > 0 stops after that many.
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
