@@ -799,6 +799,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
         request.set_fno(fno);
         request.set_type(static_cast<wire::ObjectType>(type));
         request.set_with_data(with_data);
+        request.set_summaries_only(!with_data);  // no object bytes read for a bare listing
         request.set_page_token(token);
         if (limit != 0) request.set_limit(limit);
         Result<wire::ListResponse> page = osd->List(request);

@@ -296,7 +296,8 @@ class ClusterClient {
   // machine idle). Every object is tried; the first failure in `originals` order is returned.
   Status DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight = 8);
   // Every object of one file with one copy flag and type, in offset order, with its data
-  // unless with_data is false. limit > 0 stops after that many.
+  // unless with_data is false (then from the records' summaries: no object bytes are read,
+  // and a damaged copy is listed like an intact one). limit > 0 stops after that many.
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
       CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0,
       bool with_data = true);

@@ -47,6 +47,21 @@ Result<ObjectRecordView> DecodeHeader(std::string_view record) {
   return view;
 }
 
+// A record checked but for its bytes' checksum: size, header, and a tombstone's emptiness.
+Result<ObjectRecordView> DecodeAllButTheBytes(std::string_view record) {
+  if (record.size() < kObjectRecordHeaderSize) {
+    return Status::Corruption("object record of " + std::to_string(record.size()) +
+                              " bytes is shorter than its header");
+  }
+  Result<ObjectRecordView> view = DecodeHeader(record);
+  if (!view.ok()) return view;
+  view->data = record.substr(kObjectRecordHeaderSize);
+  if (view->tombstone && (!view->data.empty() || view->checksum != 0)) {
+    return Status::Corruption("tombstone record carries data");
+  }
+  return view;
+}
+
 }  // namespace
 
 std::string EncodeObjectRecordHeader(uint64_t version, uint64_t checksum) {
@@ -66,24 +81,17 @@ std::string EncodeTombstoneRecord(uint64_t version) {
 }
 
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
-  if (record.size() < kObjectRecordHeaderSize) {
-    return Status::Corruption("object record of " + std::to_string(record.size()) +
-                              " bytes is shorter than its header");
-  }
-  Result<ObjectRecordView> header = DecodeHeader(record);
-  if (!header.ok()) return header.status();
-  ObjectRecordView view = *header;
-  view.data = record.substr(kObjectRecordHeaderSize);
-  if (view.tombstone) {
-    if (!view.data.empty() || view.checksum != 0) {
-      return Status::Corruption("tombstone record carries data");
-    }
-    return view;
-  }
-  if (ObjectChecksum(view.data) != view.checksum) {
+  Result<ObjectRecordView> view = DecodeAllButTheBytes(record);
+  if (view.ok() && !view->tombstone && ObjectChecksum(view->data) != view->checksum) {
     return Status::Corruption("object record checksum mismatch");
   }
   return view;
+}
+
+Result<ObjectRecordSummary> SummarizeObjectRecord(std::string_view record) {
+  Result<ObjectRecordView> view = DecodeAllButTheBytes(record);
+  if (!view.ok()) return view.status();
+  return ObjectRecordSummary{view->version, view->checksum, view->data.size(), view->tombstone};
 }
 
 std::string EncodeObjectRecordSummary(const ObjectRecordSummary& summary) {

@@ -49,6 +49,9 @@ struct ObjectRecordSummary {
 inline constexpr size_t kObjectRecordSummarySize = kObjectRecordHeaderSize + 8 + 4;
 
 std::string EncodeObjectRecordSummary(const ObjectRecordSummary& summary);
+// The summary of an encoded record, checking its header but not its bytes (a record whose bytes
+// are damaged still has a version and a length; reading it whole reports the damage).
+Result<ObjectRecordSummary> SummarizeObjectRecord(std::string_view record);
 // kCorruption when the size, format or either check is wrong, or a tombstone has bytes.
 Result<ObjectRecordSummary> DecodeObjectRecordSummary(std::string_view encoded);
 

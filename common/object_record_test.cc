@@ -220,5 +220,20 @@ TEST(ObjectRecordTest, DamagedSummaryIsCorrupt) {
   EXPECT_NE(bad.status().message().find("tombstone"), std::string::npos);
 }
 
+TEST(ObjectRecordTest, SummarizeChecksTheHeaderButNotTheBytes) {
+  const std::string data(1000, 'q');
+  std::string record = EncodeObjectRecord(6, data);
+  EXPECT_EQ(*SummarizeObjectRecord(record),
+            (ObjectRecordSummary{6, ObjectChecksum(data), 1000, false}));
+  EXPECT_EQ(*SummarizeObjectRecord(EncodeTombstoneRecord(3)), (ObjectRecordSummary{3, 0, 0, true}));
+  record.back() ^= 1;  // damaged bytes: still summarized, but not decodable
+  EXPECT_TRUE(SummarizeObjectRecord(record).ok());
+  EXPECT_FALSE(DecodeObjectRecord(record).ok());
+  record[2] ^= 1;  // a damaged header is not
+  EXPECT_FALSE(SummarizeObjectRecord(record).ok());
+  EXPECT_FALSE(SummarizeObjectRecord("abc").ok());
+  EXPECT_FALSE(SummarizeObjectRecord(EncodeTombstoneRecord(3) + "x").ok());
+}
+
 }  // namespace
 }  // namespace orthofs

@@ -24,6 +24,9 @@ const std::string kMetaPrefix =
 const std::string kRepairPrefix = "\xfe";
 // Each record's summary (common/object_record.h): 0xfd, then the record's store key.
 const std::string kSummaryPrefix = "\xfd";
+// Set once every record has its summary (records from before summaries were kept get theirs at
+// the first open).
+const std::string kSummariesKeptMeta = "summaries-kept";
 const std::string kObjectsCounterKey =
     "\xff"
     "count/objects";
@@ -318,6 +321,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
     return FromRocks(s, "cannot open store in " + dir);
   }
   std::unique_ptr<ObjectStore> store(new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), options));
+  if (Status st = store->BackfillSummaries(dir); !st.ok()) return st;
 
   for (auto [key, counter] : {std::pair{&kObjectsCounterKey, &store->objects_},
                               std::pair{&kBytesCounterKey, &store->bytes_}}) {
@@ -360,8 +364,7 @@ Result<ObjectRecordSummary> ObjectStore::GetSummary(const std::string& key) cons
   // No summary (a record written before summaries were kept, or by PutRecordBytes): the record.
   Result<StoredObject> stored = Get(key);
   if (!stored.ok()) return stored.status();
-  return ObjectRecordSummary{stored->version, stored->checksum, stored->data.size(),
-                             stored->tombstone};
+  return stored->summary();
 }
 
 Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
@@ -375,7 +378,14 @@ Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
 Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {
   rocksdb::WriteBatch batch;
   batch.Put(key, record);
-  batch.Delete(kSummaryPrefix + key);  // whatever the bytes say: GetSummary reads them
+  // A record with damaged bytes keeps its version and length in the summary, as a disk's bad
+  // sector would leave it; one with a damaged header has none (GetSummary then reads it).
+  Result<ObjectRecordSummary> summary = SummarizeObjectRecord(record);
+  if (summary.ok()) {
+    batch.Put(kSummaryPrefix + key, EncodeObjectRecordSummary(*summary));
+  } else {
+    batch.Delete(kSummaryPrefix + key);
+  }
   rocksdb::WriteOptions wo;
   wo.sync = true;
   return FromRocks(db_->Write(wo, &batch), "store write");
@@ -424,6 +434,72 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
     if (!visit(key.ToString(), object)) break;
   }
   return FromRocks(it->status(), "store scan");
+}
+
+Status ObjectStore::ScanSummaries(const std::string& begin, const std::string& end,
+                                  const std::string& start_after,
+                                  const SummaryVisitor& visit) const {
+  rocksdb::ReadOptions ro;
+  const std::string upper_key =
+      end.empty() ? PrefixSuccessor(kSummaryPrefix) : kSummaryPrefix + end;
+  rocksdb::Slice upper(upper_key);
+  ro.iterate_upper_bound = &upper;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  it->Seek(kSummaryPrefix + (start_after.empty() || start_after < begin ? begin : start_after));
+  for (; it->Valid(); it->Next()) {
+    const std::string key = it->key().ToString().substr(kSummaryPrefix.size());
+    if (key.size() != kStoreKeySize || key == start_after) continue;
+    Result<ObjectRecordSummary> summary = DecodeObjectRecordSummary(it->value().ToStringView());
+    if (!summary.ok()) {
+      // Read the record instead (GetSummary does that when a summary is damaged).
+      summary = GetSummary(key);
+      if (!summary.ok()) continue;  // a damaged record: left for a verifying scan (scrub)
+    }
+    if (!visit(key, *summary)) break;
+  }
+  return FromRocks(it->status(), "store summary scan");
+}
+
+Status ObjectStore::BackfillSummaries(const std::string& dir) {
+  if (GetMeta(kSummariesKeptMeta).ok()) return Status::Ok();
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper(kSummaryPrefix);  // object keys start with their flag byte (0 or 1)
+  ro.iterate_upper_bound = &upper;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  uint64_t added = 0;
+  uint64_t unreadable = 0;
+  rocksdb::WriteBatch batch;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (it->key().size() != kStoreKeySize) continue;
+    const std::string summary_key = kSummaryPrefix + it->key().ToString();
+    std::string existing;
+    rocksdb::Status g = db_->Get(rocksdb::ReadOptions(), summary_key, &existing);
+    if (g.ok()) continue;
+    if (!g.IsNotFound()) return FromRocks(g, "store summary backfill");
+    Result<ObjectRecordSummary> summary = SummarizeObjectRecord(it->value().ToStringView());
+    if (!summary.ok()) {
+      ++unreadable;  // GetSummary reads such a record whole
+      continue;
+    }
+    batch.Put(summary_key, EncodeObjectRecordSummary(*summary));
+    if (++added % 1024 == 0) {
+      ORTHOFS_RETURN_IF_ERROR(
+          FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "store summary backfill"));
+      batch.Clear();
+    }
+  }
+  ORTHOFS_RETURN_IF_ERROR(FromRocks(it->status(), "store summary backfill"));
+  ORTHOFS_RETURN_IF_ERROR(
+      FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "store summary backfill"));
+  if (added > 0 || unreadable > 0) {
+    spdlog::info("store {}: summaries added for {} records written before they were kept{}", dir,
+                 added,
+                 unreadable > 0 ? fmt::format(" ({} with damaged headers left out)", unreadable)
+                                : std::string());
+  }
+  return PutMeta(kSummariesKeptMeta, "1");
 }
 
 Status ObjectStore::SyncWal() { return FromRocks(db_->SyncWAL(), "WAL sync"); }

@@ -39,6 +39,8 @@ struct StoredObject {
   uint64_t checksum = 0;
   std::string data;
   bool tombstone = false;  // deleted; only the version remains
+
+  ObjectRecordSummary summary() const { return {version, checksum, data.size(), tombstone}; }
 };
 
 // What the OSD's object cache holds of a live stored object (its bytes moved, not copied).
@@ -95,6 +97,14 @@ class ObjectStore {
   // writers that replace the object whole.
   Result<ObjectRecordSummary> GetSummary(const std::string& key) const;
 
+  // Scan's listing from the summaries alone: no object bytes are read, and damaged bytes go
+  // unnoticed (a record whose summary and header are both damaged is left out). Tombstones
+  // are visited too (summary.tombstone).
+  using SummaryVisitor =
+      std::function<bool(const std::string& key, const ObjectRecordSummary& summary)>;
+  Status ScanSummaries(const std::string& begin, const std::string& end,
+                       const std::string& start_after, const SummaryVisitor& visit) const;
+
   // The stored record of a key exactly as it is on disk, and a raw replacement of it: for
   // tests that damage a record the way a bad disk would (common/object_record.h's format).
   Result<std::string> GetRecordBytes(const std::string& key) const;
@@ -143,6 +153,9 @@ class ObjectStore {
 
  private:
   ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
+
+  // Gives every record written before summaries were kept its summary, once per store.
+  Status BackfillSummaries(const std::string& dir);
 
   // Sleeps for the emulated disk's time to read first..last (adjacent objects), holding the
   // one disk head; requests take the head in arrival order, as a disk's queue would serve them.

@@ -3,6 +3,7 @@
 #include "osd/object_store.h"
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <chrono>
 #include <filesystem>
@@ -23,6 +24,14 @@ constexpr int kObjects = 40;
 
 std::string Key(int i) { return "object-" + std::to_string(1000 + i); }
 std::string Bytes(int i) { return std::string(kObjectSize, static_cast<char>('a' + i % 26)); }
+
+// An emulated disk fast enough for tests; its read counter shows which calls read objects.
+StoreOptions WithDiskModel() {
+  StoreOptions options;
+  options.disk_model =
+      DiskModelParams{std::chrono::microseconds(100), std::chrono::microseconds(0), 1000.0};
+  return options;
+}
 
 class ObjectStoreTest : public ::testing::Test {
  protected:
@@ -214,13 +223,11 @@ TEST(ObjectStoreDiskModelTest, ReadRangeIsOneEmulatedRequest) {
 }
 
 // A summary is read without the object's bytes (no emulated disk read), also after a reopen; a
-// record without one (written raw, as before summaries were kept) is read whole instead.
+// record without one is read whole instead.
 TEST(ObjectStoreDiskModelTest, SummaryReadsNoObjectBytes) {
   const std::string dir = ::testing::TempDir() + "/object_store_summary_test";
   std::filesystem::remove_all(dir);
-  StoreOptions options;
-  options.disk_model =
-      DiskModelParams{std::chrono::microseconds(100), std::chrono::microseconds(0), 1000.0};
+  const StoreOptions options = WithDiskModel();
   const std::string key = EncodeStoreKey(Oid{1, 9, 0, ObjectType::kData, CopyFlag::kOriginal});
   const std::string data = Bytes(5);
   {
@@ -238,15 +245,108 @@ TEST(ObjectStoreDiskModelTest, SummaryReadsNoObjectBytes) {
             (ObjectRecordSummary{3, ObjectChecksum(data), kObjectSize, false}));
   EXPECT_EQ((*store)->disk_reads(), 0u) << "the summary survives a reopen";
 
-  ASSERT_TRUE((*store)->PutRecordBytes(key, EncodeObjectRecord(8, "xyz")).ok());
-  Result<ObjectRecordSummary> raw = (*store)->GetSummary(key);
-  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
-  EXPECT_EQ(*raw, (ObjectRecordSummary{8, ObjectChecksum("xyz"), 3, false}));
-  EXPECT_EQ((*store)->disk_reads(), 1u) << "no summary: the record is read";
-  std::string damaged = EncodeObjectRecord(9, "xyz");
+  // Raw records, as a bad disk leaves them: damaged bytes keep their summary (read without the
+  // bytes); a damaged header has none, and the record is read whole.
+  std::string damaged = EncodeObjectRecord(8, "xyz");
   damaged.back() ^= 1;
   ASSERT_TRUE((*store)->PutRecordBytes(key, damaged).ok());
-  EXPECT_TRUE((*store)->GetSummary(key).status().Is(StatusCode::kCorruption));
+  EXPECT_EQ(*(*store)->GetSummary(key), (ObjectRecordSummary{8, ObjectChecksum("xyz"), 3, false}));
+  EXPECT_EQ((*store)->disk_reads(), 0u);
+  damaged[3] ^= 1;
+  ASSERT_TRUE((*store)->PutRecordBytes(key, damaged).ok());
+  EXPECT_TRUE((*store)->GetSummary(key).status().Is(StatusCode::kCorruption))
+      << "no summary: the record is read, and found damaged";
+  store->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A listing from summaries: every record of the range in key order, tombstones included, from
+// after start_after, with no object bytes read; the same objects a reading scan visits.
+TEST(ObjectStoreDiskModelTest, ScanSummariesListsWithoutReadingObjects) {
+  const std::string dir = ::testing::TempDir() + "/object_store_scan_summaries_test";
+  std::filesystem::remove_all(dir);
+  const StoreOptions options = WithDiskModel();
+  Result<std::unique_ptr<ObjectStore>> store = ObjectStore::Open(dir, options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto key = [](uint64_t fno, uint64_t index) {
+    return EncodeStoreKey(Oid{1, fno, index, ObjectType::kData, CopyFlag::kReplica});
+  };
+  for (uint64_t fno : {4u, 5u}) {
+    for (uint64_t i = 0; i < 5; ++i) {
+      ObjectStore::Batch batch;
+      const std::string data = Bytes(static_cast<int>(i)).substr(0, 1000 * (i + 1));
+      batch.Put(key(fno, i), i + 1, ObjectChecksum(data), data, false, 0);
+      ASSERT_TRUE((*store)->Commit(&batch, false).ok());
+    }
+  }
+  ObjectStore::Batch batch;
+  batch.PutTombstone(key(4, 2), 7, true, 3000);
+  ASSERT_TRUE((*store)->Commit(&batch, false).ok());
+
+  std::vector<std::pair<std::string, ObjectRecordSummary>> listed;
+  Status st = (*store)->ScanSummaries(key(4, 0), key(5, 0), key(4, 0),
+                                      [&](const std::string& k, const ObjectRecordSummary& s) {
+                                        listed.emplace_back(k, s);
+                                        return true;
+                                      });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(listed.size(), 4u) << "objects 1 to 4 of file 4";
+  EXPECT_EQ(listed[0].first, key(4, 1));
+  EXPECT_EQ(listed[0].second.length, 2000u);
+  EXPECT_EQ(listed[1].second, (ObjectRecordSummary{7, 0, 0, true}));
+  EXPECT_EQ(listed[3].first, key(4, 4));
+  EXPECT_EQ(listed[3].second.version, 5u);
+  EXPECT_EQ((*store)->disk_reads(), 0u);
+
+  std::vector<std::string> scanned;
+  ASSERT_TRUE((*store)
+                  ->Scan(
+                      key(4, 0), key(5, 0), key(4, 0),
+                      [&](const std::string& k, const StoredObject& o) {
+                        EXPECT_EQ(o.summary(), listed[scanned.size()].second);
+                        scanned.push_back(k);
+                        return true;
+                      },
+                      {}, /*with_tombstones=*/true)
+                  .ok());
+  EXPECT_EQ(scanned.size(), listed.size());
+  store->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A store written before summaries were kept gets them at its first open.
+TEST(ObjectStoreDiskModelTest, OpenGivesOlderRecordsTheirSummaries) {
+  const std::string dir = ::testing::TempDir() + "/object_store_backfill_test";
+  std::filesystem::remove_all(dir);
+  const std::string key = EncodeStoreKey(Oid{1, 3, 0, ObjectType::kData, CopyFlag::kOriginal});
+  std::string damaged_header = EncodeObjectRecord(2, "def");
+  damaged_header[5] ^= 1;
+  const std::string other = EncodeStoreKey(Oid{1, 3, 1, ObjectType::kData, CopyFlag::kOriginal});
+  {
+    rocksdb::Options raw_options;
+    raw_options.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(raw_options, dir, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, EncodeObjectRecord(6, "abc")).ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), other, damaged_header).ok());
+  }
+  const StoreOptions options = WithDiskModel();
+  Result<std::unique_ptr<ObjectStore>> store = ObjectStore::Open(dir, options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(*(*store)->GetSummary(key), (ObjectRecordSummary{6, ObjectChecksum("abc"), 3, false}));
+  EXPECT_EQ((*store)->disk_reads(), 0u) << "the summary was added at open";
+  EXPECT_TRUE((*store)->GetSummary(other).status().Is(StatusCode::kCorruption));
+  int listed = 0;
+  ASSERT_TRUE((*store)
+                  ->ScanSummaries("", "", "",
+                                  [&](const std::string& k, const ObjectRecordSummary&) {
+                                    EXPECT_EQ(k, key) << "the damaged record is left out";
+                                    ++listed;
+                                    return true;
+                                  })
+                  .ok());
+  EXPECT_EQ(listed, 1);
   store->reset();
   std::filesystem::remove_all(dir);
 }

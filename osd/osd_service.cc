@@ -750,52 +750,61 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
   auto page_full = [&] {
     return static_cast<uint32_t>(response->objects_size() + response->corrupt_size()) >= limit;
   };
-  Status st = store_->Scan(
-      prefix, PrefixSuccessor(prefix), token,
-      [&](const std::string& key, const StoredObject& object) {
-        if (page_full() || (request->with_data() && page_bytes > 0 &&
-                            page_bytes + object.data.size() > kMaxListPageBytes)) {
-          more = true;
-          return false;
-        }
-        Result<Oid> oid = DecodeStoreKey(key);
-        if (!oid.ok()) return true;
-        // Copies this OSD holds but no longer owns belong to the listing of their new owner.
-        const bool owned = view.current().OsdFor(*oid) == osd_id_;
-        if (request->unowned() ? owned : (!owned && view.rebalancing())) {
+  // One object for the page (`data` with with_data); false when the page is full.
+  auto add = [&](const std::string& key, const ObjectRecordSummary& object,
+                 const std::string* data) {
+    if (page_full() || (request->with_data() && page_bytes > 0 &&
+                        page_bytes + object.length > kMaxListPageBytes)) {
+      more = true;
+      return false;
+    }
+    Result<Oid> oid = DecodeStoreKey(key);
+    if (!oid.ok()) return true;
+    // Copies this OSD holds but no longer owns belong to the listing of their new owner.
+    const bool owned = view.current().OsdFor(*oid) == osd_id_;
+    if (request->unowned() ? owned : (!owned && view.rebalancing())) {
+      last_key = key;
+      return true;
+    }
+    if (object.tombstone && !request->unowned()) {
+      last_key = key;
+      return true;
+    }
+    FillMeta(*oid, object, response->add_objects());
+    if (data != nullptr) {
+      response->add_data(*data);
+      page_bytes += data->size();
+    }
+    last_key = key;
+    return true;
+  };
+  Status st;
+  if (request->summaries_only() && !request->with_data()) {
+    st = store_->ScanSummaries(prefix, PrefixSuccessor(prefix), token,
+                               [&](const std::string& key, const ObjectRecordSummary& object) {
+                                 return add(key, object, nullptr);
+                               });
+  } else {
+    st = store_->Scan(
+        prefix, PrefixSuccessor(prefix), token,
+        [&](const std::string& key, const StoredObject& object) {
+          return add(key, object.summary(), request->with_data() ? &object.data : nullptr);
+        },
+        [&](const std::string& key) {
+          if (page_full()) {
+            more = true;
+            return false;
+          }
+          // (A damaged copy this OSD no longer owns stays here for scrub to judge.)
+          Result<Oid> oid = DecodeStoreKey(key);
+          if (!oid.ok()) return true;
+          *response->add_corrupt() = ToWire(*oid);
+          ++corrupt;
           last_key = key;
           return true;
-        }
-        if (object.tombstone && !request->unowned()) {
-          last_key = key;
-          return true;
-        }
-        wire::ObjectMeta* meta = response->add_objects();
-        *meta->mutable_oid() = ToWire(*oid);
-        meta->set_version(object.version);
-        meta->set_length(object.data.size());
-        meta->set_checksum(object.checksum);
-        if (request->with_data()) {
-          response->add_data(object.data);
-          page_bytes += object.data.size();
-        }
-        last_key = key;
-        return true;
-      },
-      [&](const std::string& key) {
-        if (page_full()) {
-          more = true;
-          return false;
-        }
-        // (A damaged copy this OSD no longer owns stays here for scrub to judge.)
-        Result<Oid> oid = DecodeStoreKey(key);
-        if (!oid.ok()) return true;
-        *response->add_corrupt() = ToWire(*oid);
-        ++corrupt;
-        last_key = key;
-        return true;
-      },
-      /*with_tombstones=*/request->unowned());
+        },
+        /*with_tombstones=*/request->unowned());
+  }
   if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
   if (!st.ok()) return Finish(kList, st);
   if (more) response->set_next_page_token(last_key);

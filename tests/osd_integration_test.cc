@@ -1007,6 +1007,38 @@ TEST(OsdDiskModelTest, ReplacingWritesReadNoObjectBytes) {
   EXPECT_TRUE(c.Read(oid).status().Is(StatusCode::kNotFound));
 }
 
+// A bare listing (no bytes asked for) answers from the records' summaries: no object is read,
+// and it names the same copies, versions, lengths and checksums as a listing with the bytes.
+TEST(OsdDiskModelTest, BareListingsReadNoObjectBytes) {
+  TestCluster cluster(
+      TestClusterOptions{.osds = 2, .cache_mb = 0, .extra_osd_flags = {"--disk-model", "hdd"}});
+  ClusterClient& c = cluster.client();
+  const uint64_t fno = 79;
+  for (uint64_t i = 0; i < 3; ++i) PutBoth(c, Data(fno, i), std::string(1000 * (i + 1), 'l'));
+  OsdClient* replica_osd = c.Osd(c.placement().ReplicaOsdFor(1, fno));
+  auto disk_reads = [&] { return replica_osd->Stats({})->counters().at("disk_model_reads"); };
+  const uint64_t before = disk_reads();
+  auto bare = c.ListFileObjects(CopyFlag::kReplica, 1, fno, ObjectType::kData, 0, false);
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(disk_reads(), before) << "a bare listing read objects";
+  auto full = c.ListFileObjects(CopyFlag::kReplica, 1, fno, ObjectType::kData, 0, true);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_GT(disk_reads(), before);
+  ASSERT_EQ(bare->size(), 3u);
+  ASSERT_EQ(full->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const wire::ObjectMeta& b = (*bare)[i].first;
+    const wire::ObjectMeta& f = (*full)[i].first;
+    EXPECT_EQ(b.oid().offset(), i);
+    EXPECT_EQ(b.oid().offset(), f.oid().offset());
+    EXPECT_EQ(b.version(), f.version());
+    EXPECT_EQ(b.length(), 1000 * (i + 1));
+    EXPECT_EQ(b.length(), f.length());
+    EXPECT_EQ(b.checksum(), f.checksum());
+    EXPECT_TRUE((*bare)[i].second.empty());
+  }
+}
+
 TEST(OsdLargeObjectTest, RoundTripsTheMaximumObjectSize) {
   TestCluster cluster(TestClusterOptions{.osds = 2, .object_size = kMaxObjectSize});
   const std::string data = RandomBytes(kMaxObjectSize, 99);
