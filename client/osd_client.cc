@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "client/wire.h"
@@ -763,11 +764,19 @@ Status ClusterClient::DeleteBothCopiesOfEach(const std::vector<Oid>& originals, 
       results[i] = DeleteBothCopies(originals[i]);
     }
   };
-  std::vector<std::thread> helpers;
-  const size_t workers = std::min(in_flight, originals.size());
-  for (size_t w = 1; w < workers; ++w) helpers.emplace_back(delete_some);
-  delete_some();
-  for (std::thread& t : helpers) t.join();
+  {
+    std::vector<std::jthread> helpers;  // joined when the block ends
+    const size_t workers = std::min(in_flight, originals.size());
+    for (size_t w = 1; w < workers; ++w) {
+      try {
+        helpers.emplace_back(delete_some);
+      } catch (const std::system_error& e) {
+        spdlog::debug("deleting with {} helper threads: {}", helpers.size(), e.what());
+        break;  // the threads there are, this one included, delete everything
+      }
+    }
+    delete_some();
+  }
   for (const Status& st : results) ORTHOFS_RETURN_IF_ERROR(st);
   return Status::Ok();
 }

@@ -11,11 +11,14 @@ CachedVersions::Cached CachedVersions::Open(uint64_t fno, uint64_t version) {
     cached = it->second == version ? Cached::kValid : Cached::kStale;
     it->second = version;
   }
-  if (versions_.size() > capacity_) {
-    versions_.clear();
-    cleared_ = true;
-  }
+  ClearIfFull();
   return cached;
+}
+
+void CachedVersions::ClearIfFull() {
+  if (versions_.size() <= capacity_) return;
+  versions_.clear();
+  cleared_ = true;
 }
 
 bool CachedVersions::OwnChange(uint64_t fno, uint64_t version) {
@@ -25,6 +28,9 @@ bool CachedVersions::OwnChange(uint64_t fno, uint64_t version) {
   return true;
 }
 
-void CachedVersions::Forget(uint64_t fno) { versions_[fno].reset(); }
+void CachedVersions::Forget(uint64_t fno) {
+  versions_[fno].reset();
+  ClearIfFull();
+}
 
 }  // namespace orthofs

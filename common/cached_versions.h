@@ -42,6 +42,8 @@ class CachedVersions {
   void Forget(uint64_t fno);
 
  private:
+  void ClearIfFull();
+
   size_t capacity_;
   // No value: cached at an unknown version (forgotten).
   std::map<uint64_t, std::optional<uint64_t>> versions_;

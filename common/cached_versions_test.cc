@@ -51,6 +51,11 @@ TEST(CachedVersionsTest, AfterTheTableIsClearedUnknownFilesCountAsStale) {
   EXPECT_EQ(versions.Open(1, 1), Cached::kStale) << "file 1 may still be cached";
   EXPECT_EQ(versions.Open(4, 1), Cached::kStale) << "so may a file never seen";
   EXPECT_EQ(versions.Open(1, 1), Cached::kValid);
+
+  CachedVersions forgetting(/*capacity=*/1);
+  forgetting.Open(1, 1);
+  forgetting.Forget(2);  // over capacity here too
+  EXPECT_EQ(forgetting.Open(3, 1), Cached::kStale);
 }
 
 }  // namespace

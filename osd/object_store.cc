@@ -22,11 +22,15 @@ const std::string kMetaPrefix =
     "meta/";
 // Repair records: 0xfe, then the other copy's store key (never a store key's length).
 const std::string kRepairPrefix = "\xfe";
-// Each record's summary (common/object_record.h): 0xfd, then the record's store key.
-const std::string kSummaryPrefix = "\xfd";
+// Each record's summary (common/object_record.h), under the record's store key, in a column
+// family of its own: a binary from before summaries cannot open the store (it would change
+// records without their summaries).
+const std::string kSummaryFamily = "summaries";
 // Set once every record has its summary (records from before summaries were kept get theirs at
 // the first open).
 const std::string kSummariesKeptMeta = "summaries-kept";
+// Object keys start with their flag byte (0 or 1); repair records, meta and counters after.
+const std::string kObjectKeysEnd = "\x02";
 const std::string kObjectsCounterKey =
     "\xff"
     "count/objects";
@@ -77,14 +81,14 @@ void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t 
   const rocksdb::Slice value_parts[2] = {header, rocksdb::Slice(data.data(), data.size())};
   const rocksdb::Slice key_part(key);
   batch_.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2));
-  batch_.Put(kSummaryPrefix + key, EncodeObjectRecordSummary({version, checksum, data.size()}));
+  summaries_.emplace_back(key, EncodeObjectRecordSummary({version, checksum, data.size()}));
   if (!existed) ++objects_delta_;
   bytes_delta_ += static_cast<int64_t>(data.size()) - static_cast<int64_t>(old_length);
 }
 
 void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_length) {
   batch_.Delete(key);
-  batch_.Delete(kSummaryPrefix + key);
+  summaries_.emplace_back(key, std::nullopt);
   if (live) {
     --objects_delta_;
     bytes_delta_ -= static_cast<int64_t>(old_length);
@@ -94,8 +98,7 @@ void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_
 void ObjectStore::Batch::PutTombstone(const std::string& key, uint64_t version, bool live,
                                       uint64_t old_length) {
   batch_.Put(key, EncodeTombstoneRecord(version));
-  batch_.Put(kSummaryPrefix + key,
-             EncodeObjectRecordSummary({.version = version, .tombstone = true}));
+  summaries_.emplace_back(key, EncodeObjectRecordSummary({.version = version, .tombstone = true}));
   if (live) {
     --objects_delta_;
     bytes_delta_ -= static_cast<int64_t>(old_length);
@@ -137,8 +140,11 @@ Result<uint64_t> ObjectStore::GetRepairRecord(const std::string& other_copy_key)
   return ReadBigEndian64(value.data());
 }
 
-ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
-    : db_(std::move(db)), options_(options) {
+ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db,
+                         std::vector<rocksdb::ColumnFamilyHandle*> families,
+                         const StoreOptions& options)
+    : db_(std::move(db)), families_(std::move(families)), options_(options) {
+  summaries_ = families_.at(1);
   if (options_.disk_model) disk_ = std::make_unique<DiskModel>(*options_.disk_model);
   compaction_thread_ = std::thread([this] { CompactionThread(); });
 }
@@ -259,6 +265,10 @@ ObjectStore::~ObjectStore() {
   if (db_) db_->DisableManualCompaction();  // a running CompactRange returns early
   if (compaction_thread_.joinable()) compaction_thread_.join();
   if (db_) {
+    for (rocksdb::ColumnFamilyHandle* family : families_) {
+      rocksdb::Status d = db_->DestroyColumnFamilyHandle(family);
+      (void)d;  // only fails for a null handle
+    }
     rocksdb::Status s = db_->Close();
     (void)s;  // nothing left to do with a failed close at shutdown
   }
@@ -311,8 +321,17 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   spdlog::debug(
       "store {}: RocksDB's log checksums (CRC32C) on {}", dir,
       RocksDbCrc32cIsOurs() && Crc32cUsesHardware() ? "the crc32 instruction" : "a lookup table");
+  // Summaries are small values, read one at a time or in key order: no blob files.
+  rocksdb::ColumnFamilyOptions summary_options(db_options);
+  summary_options.enable_blob_files = false;
+  summary_options.merge_operator = nullptr;
+  summary_options.write_buffer_size = 8 << 20;
+  db_options.create_missing_column_families = true;
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, db_options}, {kSummaryFamily, summary_options}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(db_options, dir, &raw);
+  rocksdb::Status s = rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
   if (!s.ok()) {
     if (s.ToString().find("lock file") != std::string::npos) {
       return Status::IoError("data dir " + dir +
@@ -320,8 +339,15 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
     }
     return FromRocks(s, "cannot open store in " + dir);
   }
-  std::unique_ptr<ObjectStore> store(new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), options));
-  if (Status st = store->BackfillSummaries(dir); !st.ok()) return st;
+  std::unique_ptr<ObjectStore> store(
+      new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), std::move(handles), options));
+  if (Status st = store->BackfillSummaries(dir); !st.ok()) {
+    // Bare listings go through the records until a later open completes it.
+    spdlog::error(
+        "store {}: adding summaries to older records failed, retried at the next "
+        "start: {}",
+        dir, st.ToString());
+  }
 
   for (auto [key, counter] : {std::pair{&kObjectsCounterKey, &store->objects_},
                               std::pair{&kBytesCounterKey, &store->bytes_}}) {
@@ -350,8 +376,7 @@ Result<StoredObject> ObjectStore::Get(const std::string& key) const {
 
 Result<ObjectRecordSummary> ObjectStore::GetSummary(const std::string& key) const {
   rocksdb::PinnableSlice value;
-  rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), kSummaryPrefix + key, &value);
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), summaries_, key, &value);
   if (s.ok()) {
     Result<ObjectRecordSummary> summary = DecodeObjectRecordSummary(value.ToStringView());
     if (summary.ok()) return summary;
@@ -378,13 +403,14 @@ Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
 Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {
   rocksdb::WriteBatch batch;
   batch.Put(key, record);
-  // A record with damaged bytes keeps its version and length in the summary, as a disk's bad
-  // sector would leave it; one with a damaged header has none (GetSummary then reads it).
+  // The record alone, as a bad sector would change it: its summary stays. A record that had
+  // none gets one from its header if that decodes, so that bare listings see it.
+  std::string existing;
+  rocksdb::Status g = db_->Get(rocksdb::ReadOptions(), summaries_, key, &existing);
+  if (!g.ok() && !g.IsNotFound()) return FromRocks(g, "store read");
   Result<ObjectRecordSummary> summary = SummarizeObjectRecord(record);
-  if (summary.ok()) {
-    batch.Put(kSummaryPrefix + key, EncodeObjectRecordSummary(*summary));
-  } else {
-    batch.Delete(kSummaryPrefix + key);
+  if (g.IsNotFound() && summary.ok()) {
+    batch.Put(summaries_, key, EncodeObjectRecordSummary(*summary));
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
@@ -392,6 +418,14 @@ Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& re
 }
 
 Status ObjectStore::Commit(Batch* batch, bool sync) {
+  for (const auto& [key, summary] : batch->summaries_) {
+    if (summary) {
+      batch->batch_.Put(summaries_, key, *summary);
+    } else {
+      batch->batch_.Delete(summaries_, key);
+    }
+  }
+  batch->summaries_.clear();
   if (batch->objects_delta_ != 0) {
     batch->batch_.Merge(kObjectsCounterKey, EncodeDelta(batch->objects_delta_));
   }
@@ -439,22 +473,31 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
 Status ObjectStore::ScanSummaries(const std::string& begin, const std::string& end,
                                   const std::string& start_after,
                                   const SummaryVisitor& visit) const {
+  if (!summaries_complete()) {
+    // Some older records have no summary yet: list through the records.
+    return Scan(
+        begin, end, start_after,
+        [&](const std::string& key, const StoredObject& object) {
+          return visit(key, object.summary());
+        },
+        {}, /*with_tombstones=*/true);
+  }
   rocksdb::ReadOptions ro;
-  const std::string upper_key =
-      end.empty() ? PrefixSuccessor(kSummaryPrefix) : kSummaryPrefix + end;
-  rocksdb::Slice upper(upper_key);
-  ro.iterate_upper_bound = &upper;
+  rocksdb::Slice upper(end);
+  if (!end.empty()) ro.iterate_upper_bound = &upper;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-  it->Seek(kSummaryPrefix + (start_after.empty() || start_after < begin ? begin : start_after));
-  for (; it->Valid(); it->Next()) {
-    const std::string key = it->key().ToString().substr(kSummaryPrefix.size());
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, summaries_));
+  for (it->Seek(start_after.empty() || start_after < begin ? begin : start_after); it->Valid();
+       it->Next()) {
+    const std::string key = it->key().ToString();
     if (key.size() != kStoreKeySize || key == start_after) continue;
     Result<ObjectRecordSummary> summary = DecodeObjectRecordSummary(it->value().ToStringView());
+    if (!summary.ok()) summary = GetSummary(key);  // damaged: the record says it
     if (!summary.ok()) {
-      // Read the record instead (GetSummary does that when a summary is damaged).
-      summary = GetSummary(key);
-      if (!summary.ok()) continue;  // a damaged record: left for a verifying scan (scrub)
+      // A record damaged beyond its header is left for a verifying scan (scrub); anything else
+      // (a read error) would make the listing incomplete.
+      if (summary.status().Is(StatusCode::kCorruption)) continue;
+      return summary.status();
     }
     if (!visit(key, *summary)) break;
   }
@@ -462,9 +505,12 @@ Status ObjectStore::ScanSummaries(const std::string& begin, const std::string& e
 }
 
 Status ObjectStore::BackfillSummaries(const std::string& dir) {
-  if (GetMeta(kSummariesKeptMeta).ok()) return Status::Ok();
+  if (GetMeta(kSummariesKeptMeta).ok()) {
+    summaries_complete_ = true;
+    return Status::Ok();
+  }
   rocksdb::ReadOptions ro;
-  rocksdb::Slice upper(kSummaryPrefix);  // object keys start with their flag byte (0 or 1)
+  rocksdb::Slice upper(kObjectKeysEnd);
   ro.iterate_upper_bound = &upper;
   ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
@@ -473,9 +519,8 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
   rocksdb::WriteBatch batch;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     if (it->key().size() != kStoreKeySize) continue;
-    const std::string summary_key = kSummaryPrefix + it->key().ToString();
     std::string existing;
-    rocksdb::Status g = db_->Get(rocksdb::ReadOptions(), summary_key, &existing);
+    rocksdb::Status g = db_->Get(rocksdb::ReadOptions(), summaries_, it->key(), &existing);
     if (g.ok()) continue;
     if (!g.IsNotFound()) return FromRocks(g, "store summary backfill");
     Result<ObjectRecordSummary> summary = SummarizeObjectRecord(it->value().ToStringView());
@@ -483,7 +528,7 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
       ++unreadable;  // GetSummary reads such a record whole
       continue;
     }
-    batch.Put(summary_key, EncodeObjectRecordSummary(*summary));
+    batch.Put(summaries_, it->key(), EncodeObjectRecordSummary(*summary));
     if (++added % 1024 == 0) {
       ORTHOFS_RETURN_IF_ERROR(
           FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "store summary backfill"));
@@ -499,7 +544,9 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
                  unreadable > 0 ? fmt::format(" ({} with damaged headers left out)", unreadable)
                                 : std::string());
   }
-  return PutMeta(kSummariesKeptMeta, "1");
+  ORTHOFS_RETURN_IF_ERROR(PutMeta(kSummariesKeptMeta, "1"));
+  summaries_complete_ = true;
+  return Status::Ok();
 }
 
 Status ObjectStore::SyncWal() { return FromRocks(db_->SyncWAL(), "WAL sync"); }

@@ -63,11 +63,14 @@ class ObjectStore {
     // `version` when recorded.
     void PutRepairRecord(const std::string& other_copy_key, uint64_t version);
     void DeleteRepairRecord(const std::string& other_copy_key);
-    bool empty() const { return batch_.Count() == 0; }
+    bool empty() const { return batch_.Count() == 0 && summaries_.empty(); }
 
    private:
     friend class ObjectStore;
     rocksdb::WriteBatch batch_;
+    // Each change's summary (none: deleted), added to batch_ by Commit, which has their column
+    // family.
+    std::vector<std::pair<std::string, std::optional<std::string>>> summaries_;
     int64_t objects_delta_ = 0;
     int64_t bytes_delta_ = 0;
   };
@@ -99,7 +102,8 @@ class ObjectStore {
 
   // Scan's listing from the summaries alone: no object bytes are read, and damaged bytes go
   // unnoticed (a record whose summary and header are both damaged is left out). Tombstones
-  // are visited too (summary.tombstone).
+  // are visited too (summary.tombstone). Until older records all have summaries (a failed
+  // backfill at Open), the records are read instead.
   using SummaryVisitor =
       std::function<bool(const std::string& key, const ObjectRecordSummary& summary)>;
   Status ScanSummaries(const std::string& begin, const std::string& end,
@@ -152,7 +156,10 @@ class ObjectStore {
   bool sync_writes() const { return options_.sync_writes; }
 
  private:
-  ObjectStore(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
+  ObjectStore(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> families,
+              const StoreOptions& options);
+  // Whether every record has its summary (BackfillSummaries completed).
+  bool summaries_complete() const { return summaries_complete_; }
 
   // Gives every record written before summaries were kept its summary, once per store.
   Status BackfillSummaries(const std::string& dir);
@@ -162,6 +169,9 @@ class ObjectStore {
   void EmulateDiskRead(std::string_view first_key, std::string_view last_key, uint64_t bytes) const;
 
   std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> families_;  // as opened: default, summaries
+  rocksdb::ColumnFamilyHandle* summaries_ = nullptr;
+  bool summaries_complete_ = false;  // set at Open, before any other use
   StoreOptions options_;
   mutable std::mutex disk_mu_;
   mutable std::condition_variable disk_turn_;

@@ -245,16 +245,23 @@ TEST(ObjectStoreDiskModelTest, SummaryReadsNoObjectBytes) {
             (ObjectRecordSummary{3, ObjectChecksum(data), kObjectSize, false}));
   EXPECT_EQ((*store)->disk_reads(), 0u) << "the summary survives a reopen";
 
-  // Raw records, as a bad disk leaves them: damaged bytes keep their summary (read without the
-  // bytes); a damaged header has none, and the record is read whole.
+  // A raw record replaces the record alone, as a bad sector would: the summary stays. A raw
+  // record where there was none gets one from its header; with a damaged header it has none,
+  // and the record is read whole.
   std::string damaged = EncodeObjectRecord(8, "xyz");
   damaged.back() ^= 1;
   ASSERT_TRUE((*store)->PutRecordBytes(key, damaged).ok());
-  EXPECT_EQ(*(*store)->GetSummary(key), (ObjectRecordSummary{8, ObjectChecksum("xyz"), 3, false}));
+  EXPECT_EQ(*(*store)->GetSummary(key),
+            (ObjectRecordSummary{3, ObjectChecksum(data), kObjectSize, false}));
+  const std::string other = EncodeStoreKey(Oid{1, 9, 1, ObjectType::kData, CopyFlag::kOriginal});
+  ASSERT_TRUE((*store)->PutRecordBytes(other, damaged).ok());
+  EXPECT_EQ(*(*store)->GetSummary(other),
+            (ObjectRecordSummary{8, ObjectChecksum("xyz"), 3, false}));
   EXPECT_EQ((*store)->disk_reads(), 0u);
+  const std::string third = EncodeStoreKey(Oid{1, 9, 2, ObjectType::kData, CopyFlag::kOriginal});
   damaged[3] ^= 1;
-  ASSERT_TRUE((*store)->PutRecordBytes(key, damaged).ok());
-  EXPECT_TRUE((*store)->GetSummary(key).status().Is(StatusCode::kCorruption))
+  ASSERT_TRUE((*store)->PutRecordBytes(third, damaged).ok());
+  EXPECT_TRUE((*store)->GetSummary(third).status().Is(StatusCode::kCorruption))
       << "no summary: the record is read, and found damaged";
   store->reset();
   std::filesystem::remove_all(dir);
@@ -348,6 +355,11 @@ TEST(ObjectStoreDiskModelTest, OpenGivesOlderRecordsTheirSummaries) {
                   .ok());
   EXPECT_EQ(listed, 1);
   store->reset();
+  // A binary from before summaries (opening the default column family only) is refused.
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status refused = rocksdb::DB::Open(rocksdb::Options(), dir, &raw);
+  EXPECT_FALSE(refused.ok());
+  delete raw;
   std::filesystem::remove_all(dir);
 }
 
