@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -78,6 +79,7 @@ struct OpenInode {
   int open_count = 0;
   uint64_t size = 0;              // the size this client knows, including its own writes
   bool size_dirty = false;        // writes not yet published to the INODE object
+  bool publishing = false;        // a Publish is under way (it took the writes off size_dirty)
   bool release_on_close = false;  // unlinked while open: free its objects at the last close
   std::optional<InodeRef> seen;   // the INODE as of the last open or publish
   // The last INODE read for the kernel's getattr since the open (OrthoFs::RecentAttributes).
@@ -244,25 +246,40 @@ class OrthoFs {
   }
 
   // Publishes this client's writes (size, mtime) to the INODE object.
+  // One at a time per file: a close that finds another publish under way waits for it, since
+  // that one may carry this close's writes, and the close must not return before they are
+  // published (a second close's flush, or the release of another descriptor, took them).
   Status Publish(uint64_t fno) {
     uint64_t size;
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
+      AwaitPublishLocked(fno, lock);
       auto it = open_.find(fno);
       if (it == open_.end() || !it->second.size_dirty) return Status::Ok();
       size = it->second.size;
       it->second.size_dirty = false;
+      it->second.publishing = true;
     }
     Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
     std::lock_guard lock(mu_);
+    auto it = open_.find(fno);  // still there: the caller's descriptor is not released yet
+    if (it != open_.end()) it->second.publishing = false;
+    publish_done_.notify_all();
     if (!r.ok()) {
-      open_[fno].size_dirty = true;  // try again at the next flush
+      if (it != open_.end()) it->second.size_dirty = true;  // try again at the next flush
       return r.status();
     }
-    if (auto it = open_.find(fno); it != open_.end()) it->second.seen = *r;
+    if (it != open_.end()) it->second.seen = *r;
     // Our own change: the cached bytes stay valid unless someone else changed it in between.
     if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
     return Status::Ok();
+  }
+
+  // Waits for this client's publish of the file under way, if any: an open then reads the size
+  // this client's closes published (close-to-open between its own descriptors).
+  void AwaitPublish(uint64_t fno) {
+    std::unique_lock lock(mu_);
+    AwaitPublishLocked(fno, lock);
   }
 
   // The file's written bytes on both copies, and its size published.
@@ -342,6 +359,12 @@ class OrthoFs {
   std::unique_ptr<ClusterClient> cluster_;
   Namespace ns_;
   FileIo io_;
+  void AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock) {
+    publish_done_.wait(lock, [&] {
+      auto it = open_.find(fno);
+      return it == open_.end() || !it->second.publishing;
+    });
+  }
   // What this client and its kernel cached of the file may be stale: the next open drops it
   // (without a known version it cannot keep the kernel's pages). Caller holds mu_.
   void ForgetCachedBytes(uint64_t fno) {
@@ -350,6 +373,7 @@ class OrthoFs {
   }
 
   std::mutex mu_;
+  std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
   std::map<uint64_t, OpenInode> open_;
   CachedVersions cached_versions_;        // close-to-open: which cached bytes are still valid
   std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
@@ -542,7 +566,9 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  // Close-to-open: the size comes from the INODE object, not from what we cached.
+  // Close-to-open: the size comes from the INODE object, not from what we cached; a publish of
+  // this client's writes under way (a release's) is waited for first.
+  Fs(req)->AwaitPublish(ino);
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyError(req, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);

@@ -478,7 +478,13 @@ TEST_F(FuseMulticlientTest, ConcurrentAppendsFromOneClient) {
   {
     SCOPED_TRACE("through A");
     EXPECT_EQ(FreshStat(A("log")).st_size, static_cast<off_t>(expected_size));
-    check(ReadFile(A("log")));
+    const std::string content = ReadFile(A("log"));
+    // For a failure: what the kernel believes after the read (a short read would shrink it).
+    struct stat after {};
+    EXPECT_EQ(stat(A("log").c_str(), &after), 0);
+    SCOPED_TRACE("read " + std::to_string(content.size()) +
+                 " bytes; the kernel's size after: " + std::to_string(after.st_size));
+    check(content);
   }
   // B never looked the file up: it reads what A published at its closes.
   {
