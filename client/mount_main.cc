@@ -201,8 +201,14 @@ class OrthoFs {
   CachedVersions::Cached Opened(const InodeRef& ref, bool created = false) {
     std::lock_guard lock(mu_);
     OpenInode& o = open_[ref.fno];
-    if (o.open_count++ == 0 || !o.size_dirty) o.size = ref.inode.size;  // close-to-open
-    o.seen = ref;
+    const bool open_here = o.open_count++ > 0;
+    // An INODE read that raced this client's own publish (under way, or done since) is older
+    // than what this client published: keep that size.
+    const bool behind = open_here && (o.publishing || (o.seen && ref.version < o.seen->version));
+    if (!open_here || !o.size_dirty) {  // close-to-open
+      o.size = behind ? std::max(o.size, ref.inode.size) : ref.inode.size;
+    }
+    if (!behind) o.seen = ref;
     o.attributes.reset();  // a later getattr must see what this open saw, or newer
     const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
     if (cached != CachedVersions::Cached::kValid) io_.ForgetClean(ref.fno);

@@ -28,7 +28,10 @@ const std::string kRepairPrefix = "\xfe";
 const std::string kSummaryFamily = "summaries";
 // Set once every record has its summary (records from before summaries were kept get theirs at
 // the first open).
-const std::string kSummariesKeptMeta = "summaries-kept";
+const std::string kSummariesKeptMeta = "summaries-family-kept";
+// Where summaries lived for a few commits of one session (in the default family under this
+// prefix): the backfill drops them.
+const std::string kOldSummaryPrefix = "\xfd";
 // Object keys start with their flag byte (0 or 1); repair records, meta and counters after.
 const std::string kObjectKeysEnd = "\x02";
 const std::string kObjectsCounterKey =
@@ -174,7 +177,7 @@ void ObjectStore::CompactionThread() {
     if (closing_) return;
     compaction_requested_ = false;
     lock.unlock();
-    rocksdb::Status s = db_->Flush(rocksdb::FlushOptions());
+    rocksdb::Status s = db_->Flush(rocksdb::FlushOptions(), families_);
     rocksdb::CompactRangeOptions compact;
     // Deleted objects' bytes sit in blob files until their garbage is collected: in every blob
     // file this compaction reaches. Moving their live objects needs free room, as rewriting
@@ -327,6 +330,10 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   summary_options.merge_operator = nullptr;
   summary_options.write_buffer_size = 8 << 20;
   db_options.create_missing_column_families = true;
+  // A log file lives until every family has flushed what it holds, and the summaries' memtable
+  // fills slowly: flushed separately, it kept logs full of object bytes around (hundreds of
+  // MiB, past the disk reserve). Both families flush together.
+  db_options.atomic_flush = true;
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, db_options}, {kSummaryFamily, summary_options}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -544,6 +551,10 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
                  unreadable > 0 ? fmt::format(" ({} with damaged headers left out)", unreadable)
                                 : std::string());
   }
+  ORTHOFS_RETURN_IF_ERROR(
+      FromRocks(db_->DeleteRange(rocksdb::WriteOptions(), db_->DefaultColumnFamily(),
+                                 kOldSummaryPrefix, PrefixSuccessor(kOldSummaryPrefix)),
+                "store summary backfill"));
   ORTHOFS_RETURN_IF_ERROR(PutMeta(kSummariesKeptMeta, "1"));
   summaries_complete_ = true;
   return Status::Ok();
