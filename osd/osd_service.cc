@@ -430,13 +430,19 @@ Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
-  // A ranged write needs the old bytes. A client's write that replaces the object whole needs
-  // only its version and length: the record's summary, not a read of 128 KiB (overwrites).
-  // Copy updates (set_version) read the record whole, so that they notice a damaged one.
+  // A ranged write needs the old bytes. A write that replaces the object whole needs only its
+  // version and length: the record's summary, not a read of 128 KiB (overwrites). A copy update
+  // (set_version) that is not newer than the summary changes nothing unless the stored record
+  // is damaged, so it reads the record to find out.
   std::shared_ptr<const CachedObject> old_object;
   Result<ObjectRecordSummary> current = [&]() -> Result<ObjectRecordSummary> {
-    if (request.replace() && !request.has_set_version()) {
-      return LoadSummaryLocked(view, *oid, key, &tombstone_version);
+    if (request.replace()) {
+      Result<ObjectRecordSummary> summary = LoadSummaryLocked(view, *oid, key, &tombstone_version);
+      const uint64_t stored = summary.ok() ? summary->version : tombstone_version;
+      const bool answered = summary.ok() || summary.status().Is(StatusCode::kNotFound);
+      if (!request.has_set_version() || (answered && request.set_version() > stored)) {
+        return summary;
+      }
     }
     Result<std::shared_ptr<const CachedObject>> loaded =
         LoadLocked(view, *oid, key, &tombstone_version);

@@ -972,9 +972,10 @@ TEST(OsdDiskModelTest, EmulatedDiskCountsReadsAndSeeks) {
   EXPECT_NE(bad.err.find("disk-model"), std::string::npos) << bad.err;
 }
 
-// A write that replaces an object whole, and a delete, learn the old version and length from the
-// record's summary: no read of the old bytes (--disk-model counts the store's object reads). A
-// ranged write reads them, and a replaced object reads back whole at its next version.
+// A write that replaces an object whole (a newer copy update too), and a delete, learn the old
+// version and length from the record's summary: no read of the old bytes (--disk-model counts
+// the store's object reads). A ranged write reads them, and a replaced object reads back whole
+// at its next version.
 TEST(OsdDiskModelTest, ReplacingWritesReadNoObjectBytes) {
   TestCluster cluster(
       TestClusterOptions{.osds = 2, .cache_mb = 0, .extra_osd_flags = {"--disk-model", "hdd"}});
@@ -992,10 +993,30 @@ TEST(OsdDiskModelTest, ReplacingWritesReadNoObjectBytes) {
   EXPECT_EQ(second->length(), 4096u);
   EXPECT_EQ(disk_reads(), before) << "a replacing write read the old object";
 
+  // A copy update (set_version) newer than the stored copy replaces it, summary only; one that
+  // is not newer reads the record (to replace it if damaged) and changes nothing.
+  auto copy_update = [&](uint64_t version, const std::string& data) {
+    wire::WriteRequest w;
+    w.set_epoch(c.map().epoch);
+    *w.mutable_oid() = ToWire(oid);
+    w.set_data(data);
+    w.set_replace(true);
+    w.set_set_version(version);
+    return osd->Write(w);
+  };
+  Result<wire::WriteResponse> newer = copy_update(5, std::string(4096, 'b'));
+  ASSERT_TRUE(newer.ok()) << newer.status().ToString();
+  EXPECT_EQ(newer->meta().version(), 5u);
+  EXPECT_EQ(disk_reads(), before) << "a newer copy update read the old object";
+  ASSERT_TRUE(copy_update(4, "stale").ok());
+  EXPECT_EQ(disk_reads(), before + 1) << "a copy update that is not newer reads the record";
+  EXPECT_EQ(ReadAll(c, oid), std::string(4096, 'b')) << "a stale copy update changed the copy";
+
+  const uint64_t before_ranged = disk_reads();
   ObjectWrite ranged;
   ranged.offset = 100;
   ASSERT_TRUE(c.Write(oid, "cc", ranged).ok());
-  EXPECT_EQ(disk_reads(), before + 1) << "a ranged write needs the old bytes";
+  EXPECT_EQ(disk_reads(), before_ranged + 1) << "a ranged write needs the old bytes";
   std::string expected(4096, 'b');
   expected.replace(100, 2, "cc");
   EXPECT_EQ(ReadAll(c, oid), expected);
