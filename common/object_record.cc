@@ -88,6 +88,23 @@ Result<ObjectRecordView> DecodeObjectRecord(std::string_view record) {
   return view;
 }
 
+Result<ObjectRecordView> DecodeObjectRecord(std::string_view header, std::string_view data) {
+  if (header.size() != kObjectRecordHeaderSize) {
+    return Status::Corruption("object record header of " + std::to_string(header.size()) +
+                              " bytes");
+  }
+  Result<ObjectRecordView> view = DecodeHeader(header);
+  if (!view.ok()) return view;
+  view->data = data;
+  if (view->tombstone && (!data.empty() || view->checksum != 0)) {
+    return Status::Corruption("tombstone record carries data");
+  }
+  if (!view->tombstone && ObjectChecksum(data) != view->checksum) {
+    return Status::Corruption("object record checksum mismatch");
+  }
+  return view;
+}
+
 Result<ObjectRecordSummary> SummarizeObjectRecord(std::string_view record) {
   Result<ObjectRecordView> view = DecodeAllButTheBytes(record);
   if (!view.ok()) return view.status();

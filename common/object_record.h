@@ -34,6 +34,9 @@ std::string EncodeTombstoneRecord(uint64_t version);
 std::string EncodeObjectRecordHeader(uint64_t version, uint64_t checksum);
 // Checks format, header and data checksums; kCorruption when any is wrong.
 Result<ObjectRecordView> DecodeObjectRecord(std::string_view record);
+// The same for a record read as two pieces: its first kObjectRecordHeaderSize bytes, then the
+// rest (the view's data is `data`).
+Result<ObjectRecordView> DecodeObjectRecord(std::string_view header, std::string_view data);
 
 // What a record says of its object without the bytes: the store keeps one beside every record
 // (osd/object_store.h), so that a write replacing an object whole need not read the old bytes

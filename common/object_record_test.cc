@@ -183,6 +183,24 @@ TEST(ObjectRecordTest, HeaderAlonePlusDataIsTheRecord) {
   EXPECT_EQ(EncodeObjectRecordHeader(1, 2).size(), kObjectRecordHeaderSize);
 }
 
+// A record read in two pieces (the data log's reads) decodes as the joined record does.
+TEST(ObjectRecordTest, DecodesAsHeaderAndBytes) {
+  const std::string data(5000, 'q');
+  const std::string record = EncodeObjectRecord(12, data);
+  const std::string_view header(record.data(), kObjectRecordHeaderSize);
+  Result<ObjectRecordView> view = DecodeObjectRecord(header, data);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->version, 12u);
+  EXPECT_EQ(view->data.data(), data.data()) << "the bytes are not copied";
+  std::string damaged = data;
+  damaged[4999] ^= 1;
+  EXPECT_TRUE(DecodeObjectRecord(header, damaged).status().Is(StatusCode::kCorruption));
+  EXPECT_TRUE(DecodeObjectRecord(header.substr(1), data).status().Is(StatusCode::kCorruption));
+  const std::string tombstone = EncodeTombstoneRecord(4);
+  EXPECT_TRUE(DecodeObjectRecord(tombstone, "")->tombstone);
+  EXPECT_TRUE(DecodeObjectRecord(tombstone, "x").status().Is(StatusCode::kCorruption));
+}
+
 TEST(ObjectRecordTest, SummaryRoundTripsLiveAndTombstone) {
   for (const ObjectRecordSummary& summary :
        {ObjectRecordSummary{7, 0xfeedface12345678ull, 131072, false},
