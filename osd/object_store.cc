@@ -6,6 +6,8 @@
 #include <rocksdb/table.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <set>
 #include <thread>
 
 #include "common/crc32c.h"
@@ -32,6 +34,21 @@ const std::string kSummariesKeptMeta = "summaries-family-kept";
 // Where summaries lived for a few commits of one session (in the default family under this
 // prefix): the backfill drops them.
 const std::string kOldSummaryPrefix = "\xfd";
+// Per data log segment (its id big-endian), how many of its bytes the index refers to: a merge
+// counter, in a column family of its own (which also keeps binaries from before the data log
+// out: they would take extents for damaged records).
+const std::string kSegmentUsageFamily = "log-segments";
+// Set once every large record of an earlier store has moved into the data log.
+const std::string kRecordsInLogMeta = "records-in-data-log";
+// Records this large or larger go to the data log; smaller ones (inodes, directory entries,
+// tombstones) stay inline, where one RocksDB read finds them.
+constexpr size_t kLoggedRecordMinBytes = 4096;
+// Segments at least this much garbage are collected without being asked.
+constexpr double kCollectGarbageFraction = 0.5;
+// The live bytes one collection round moves at most: a quarter of the default disk reserve
+// (--reserve-mb), so a full OSD can still collect.
+constexpr uint64_t kCollectMaxLiveBytes = 64 << 20;
+constexpr auto kMaintenancePeriod = std::chrono::seconds(5);
 // Object keys start with their flag byte (0 or 1); repair records, meta and counters after.
 const std::string kObjectKeysEnd = "\x02";
 const std::string kObjectsCounterKey =
@@ -77,19 +94,35 @@ Status FromRocks(const rocksdb::Status& s, const std::string& context) {
   return Status::Internal(msg);
 }
 
-void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t checksum,
-                             std::string_view data, bool existed, uint64_t old_length) {
+std::string SegmentUsageKey(uint64_t segment) {
+  std::string key;
+  AppendBigEndian64(&key, segment);
+  return key;
+}
+
+void ObjectStore::Batch::PutRecord(const std::string& key, std::string header,
+                                   std::string_view data) {
+  changed_keys_.push_back(key);
+  if (header.size() + data.size() >= kLoggedRecordMinBytes) {
+    logged_.push_back({key, std::move(header), data});
+    return;
+  }
   // Header and bytes go into the batch as two pieces: no joined copy of the object.
-  const std::string header = EncodeObjectRecordHeader(version, checksum);
   const rocksdb::Slice value_parts[2] = {header, rocksdb::Slice(data.data(), data.size())};
   const rocksdb::Slice key_part(key);
   batch_.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2));
+}
+
+void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t checksum,
+                             std::string_view data, bool existed, uint64_t old_length) {
+  PutRecord(key, EncodeObjectRecordHeader(version, checksum), data);
   summaries_.emplace_back(key, EncodeObjectRecordSummary({version, checksum, data.size()}));
   if (!existed) ++objects_delta_;
   bytes_delta_ += static_cast<int64_t>(data.size()) - static_cast<int64_t>(old_length);
 }
 
 void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_length) {
+  changed_keys_.push_back(key);
   batch_.Delete(key);
   summaries_.emplace_back(key, std::nullopt);
   if (live) {
@@ -100,7 +133,7 @@ void ObjectStore::Batch::Delete(const std::string& key, bool live, uint64_t old_
 
 void ObjectStore::Batch::PutTombstone(const std::string& key, uint64_t version, bool live,
                                       uint64_t old_length) {
-  batch_.Put(key, EncodeTombstoneRecord(version));
+  PutRecord(key, EncodeTombstoneRecord(version), {});
   summaries_.emplace_back(key, EncodeObjectRecordSummary({.version = version, .tombstone = true}));
   if (live) {
     --objects_delta_;
@@ -145,21 +178,11 @@ Result<uint64_t> ObjectStore::GetRepairRecord(const std::string& other_copy_key)
 
 ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db,
                          std::vector<rocksdb::ColumnFamilyHandle*> families,
-                         const StoreOptions& options)
-    : db_(std::move(db)), families_(std::move(families)), options_(options) {
+                         std::unique_ptr<DataLog> log, const StoreOptions& options)
+    : db_(std::move(db)), families_(std::move(families)), options_(options), log_(std::move(log)) {
   summaries_ = families_.at(1);
+  segment_usage_ = families_.at(2);
   if (options_.disk_model) disk_ = std::make_unique<DiskModel>(*options_.disk_model);
-  compaction_thread_ = std::thread([this] { CompactionThread(); });
-}
-
-uint64_t ObjectStore::blob_file_bytes() const {
-  uint64_t value = 0;
-  return db_->GetIntProperty("rocksdb.total-blob-file-size", &value) ? value : 0;
-}
-
-uint64_t ObjectStore::blob_garbage_bytes() const {
-  uint64_t value = 0;
-  return db_->GetIntProperty("rocksdb.live-blob-file-garbage-size", &value) ? value : 0;
 }
 
 void ObjectStore::RequestCompaction() {
@@ -170,18 +193,26 @@ void ObjectStore::RequestCompaction() {
   compaction_cv_.notify_one();
 }
 
-void ObjectStore::CompactionThread() {
+void ObjectStore::MaintenanceThread() {
   std::unique_lock lock(compaction_mu_);
   while (true) {
-    compaction_cv_.wait(lock, [this] { return compaction_requested_ || closing_; });
+    compaction_cv_.wait_for(lock, kMaintenancePeriod,
+                            [this] { return compaction_requested_ || closing_; });
     if (closing_) return;
+    const bool requested = compaction_requested_;
     compaction_requested_ = false;
     lock.unlock();
+    // Asked to reclaim space: every segment with garbage; else the mostly-garbage ones.
+    if (Status st = CollectSegments(requested ? 0.0 : kCollectGarbageFraction); !st.ok()) {
+      spdlog::warn("store: data log collection failed: {}", st.ToString());
+    }
+    if (!requested) {
+      lock.lock();
+      continue;
+    }
     rocksdb::Status s = db_->Flush(rocksdb::FlushOptions(), families_);
     rocksdb::CompactRangeOptions compact;
-    // Deleted objects' bytes sit in blob files until their garbage is collected: in every blob
-    // file this compaction reaches. Moving their live objects needs free room, as rewriting
-    // the objects in the tables did before blob files; the reserve (--reserve-mb) keeps it.
+    // Blob files of a store from before the data log: their garbage goes as well.
     compact.blob_garbage_collection_policy = rocksdb::BlobGarbageCollectionPolicy::kForce;
     compact.blob_garbage_collection_age_cutoff = 1.0;
     if (s.ok()) s = db_->CompactRange(compact, nullptr, nullptr);
@@ -232,15 +263,14 @@ Status ObjectStore::ReadRange(const std::string& begin, const std::string& end,
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
   for (it->Seek(begin); it->Valid(); it->Next()) {
     if (it->key().size() != kStoreKeySize) continue;
-    Result<ObjectRecordView> record = DecodeObjectRecord(it->value().ToStringView());
-    if (!record.ok() || record->tombstone) continue;
-    StoredObject object{record->version, record->checksum, std::string(record->data), false};
+    Result<StoredObject> object = MaterializeAt(it->key().ToString(), it->value().ToStringView());
+    if (!object.ok() || object->tombstone) continue;  // deleted meanwhile, or damaged
     if (!disk_) {
-      take(it->key().ToString(), std::move(object));
+      take(it->key().ToString(), std::move(*object));
       continue;
     }
-    bytes += it->value().size();
-    held.emplace_back(it->key().ToString(), std::move(object));
+    bytes += object->data.size() + kObjectRecordHeaderSize;
+    held.emplace_back(it->key().ToString(), std::move(*object));
   }
   Status st = FromRocks(it->status(), "store range read");
   it.reset();  // the emulated disk time and the takers need not pin the scan's files
@@ -283,13 +313,10 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   db_options.create_if_missing = true;
   db_options.merge_operator = std::make_shared<AddInt64Operator>();
   db_options.use_direct_reads = options.direct_reads;
-  // A file's objects lie side by side in the blob files (a flush writes them in key order), and
-  // the replica OSD loads them a window at a time: the kernel's read-ahead must see those reads.
-  // RocksDB's default, POSIX_FADV_RANDOM on every file, turned each into a synchronous 128 KiB
-  // disk read (cold sequential reads: 375-390 -> 447-457 MB/s plaintext, 282 -> 317 with TLS).
-  // Random point reads are mostly not widened (the kernel reads ahead for what looks sequential
-  // on a file's shared descriptor; a read at offset 0 gets its initial read-ahead). No effect
-  // with direct reads.
+  // Records of older stores lay side by side in blob files until they moved to the data log,
+  // and RocksDB's default, POSIX_FADV_RANDOM on every file, turned each read into a synchronous
+  // 128 KiB disk read (cold sequential reads then: 375-390 -> 447-457 MB/s plaintext without
+  // it). The data log's files are opened without advice as well.
   db_options.advise_random_on_open = false;
   db_options.IncreaseParallelism(2);
   // Objects are 128 KiB by default: larger write buffers and blocks keep write
@@ -298,12 +325,9 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   // Object bytes are mostly incompressible (media, archives, random benchmark data): snappy
   // only burns CPU on them.
   db_options.compression = rocksdb::kNoCompression;
-  // Object bytes (values of 4 KiB and more) live in blob files, written once at flush; the LSM
-  // tree holds keys, headers and small records, so compaction moves kilobytes, not the
-  // objects again (after a write-heavy hour it took a sixth of the machine's CPU from readers).
-  // Garbage (overwritten and deleted objects) is collected as compactions reach the oldest
-  // quarter of the blob files, and in every blob file the compaction reaches when space is
-  // reclaimed (CompactionThread).
+  // Object bytes live in the data log; values of 4 KiB and more only in stores from before it,
+  // until their first open moves them (MoveRecordsToLog). Those lived in blob files, whose
+  // garbage compactions collect.
   db_options.enable_blob_files = true;
   db_options.min_blob_size = 4096;
   db_options.blob_file_size = 256 << 20;
@@ -334,8 +358,12 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   // fills slowly: flushed separately, it kept logs full of object bytes around (hundreds of
   // MiB, past the disk reserve). Both families flush together.
   db_options.atomic_flush = true;
+  rocksdb::ColumnFamilyOptions usage_options(summary_options);
+  usage_options.merge_operator = db_options.merge_operator;
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, db_options}, {kSummaryFamily, summary_options}};
+      {rocksdb::kDefaultColumnFamilyName, db_options},
+      {kSummaryFamily, summary_options},
+      {kSegmentUsageFamily, usage_options}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
@@ -346,8 +374,16 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
     }
     return FromRocks(s, "cannot open store in " + dir);
   }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  Result<std::unique_ptr<DataLog>> log =
+      DataLog::Open(dir + "/data-log", options.log_segment_bytes, options.direct_reads);
+  if (!log.ok()) {
+    for (rocksdb::ColumnFamilyHandle* family : handles) (void)db->DestroyColumnFamilyHandle(family);
+    return log.status();
+  }
   std::unique_ptr<ObjectStore> store(
-      new ObjectStore(std::unique_ptr<rocksdb::DB>(raw), std::move(handles), options));
+      new ObjectStore(std::move(db), std::move(handles), std::move(*log), options));
+  if (Status st = store->RestoreSegmentUsage(); !st.ok()) return st;
   if (Status st = store->BackfillSummaries(dir); !st.ok()) {
     // Bare listings go through the records until a later open completes it.
     spdlog::error(
@@ -366,19 +402,98 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
       return FromRocks(g, "cannot read store counters in " + dir);
     }
   }
+  if (Status st = store->MoveRecordsToLog(dir); !st.ok()) return st;
+  store->compaction_thread_ = std::thread([s = store.get()] { s->MaintenanceThread(); });
   return store;
 }
 
-Result<StoredObject> ObjectStore::Get(const std::string& key) const {
+Result<StoredObject> ObjectStore::Materialize(std::string_view value) const {
+  if (!IsLogExtent(value)) {
+    Result<ObjectRecordView> record = DecodeObjectRecord(value);
+    if (!record.ok()) return record.status();
+    return StoredObject{record->version, record->checksum, std::string(record->data),
+                        record->tombstone};
+  }
+  Result<LogExtent> extent = DecodeLogExtent(value);
+  if (!extent.ok()) return extent.status();
+  std::string header(kObjectRecordHeaderSize, '\0');
+  StoredObject object;
+  // The bytes are read straight into the object: no copy after the read.
+  ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, &header, &object.data));
+  Result<ObjectRecordView> record = DecodeObjectRecord(header, object.data);
+  if (!record.ok()) return record.status();
+  object.version = record->version;
+  object.checksum = record->checksum;
+  object.tombstone = record->tombstone;
+  return object;
+}
+
+Result<std::string> ObjectStore::MaterializeRaw(std::string_view value) const {
+  if (!IsLogExtent(value)) return std::string(value);
+  Result<LogExtent> extent = DecodeLogExtent(value);
+  if (!extent.ok()) return extent.status();
+  std::string none;
+  std::string record;
+  ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, &none, &record));
+  return record;
+}
+
+Result<StoredObject> ObjectStore::GetFresh(const std::string& key) const {
+  for (int attempt = 0;; ++attempt) {
+    rocksdb::PinnableSlice value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), key, &value);
+    if (s.IsNotFound()) return Status::NotFound("no such object");
+    if (!s.ok()) return FromRocks(s, "store read");
+    Result<StoredObject> object = Materialize(value.ToStringView());
+    // kNotFound: the segment was collected after the read of the extent; the index has moved
+    // on to the record's new place.
+    if (object.ok() || !object.status().Is(StatusCode::kNotFound) || attempt == 3) {
+      if (object.status().Is(StatusCode::kNotFound)) {
+        return Status::IoError("store read: " + object.status().message());
+      }
+      if (object.ok()) EmulateDiskRead(key, key, object->data.size() + kObjectRecordHeaderSize);
+      return object;
+    }
+  }
+}
+
+Result<StoredObject> ObjectStore::Get(const std::string& key) const { return GetFresh(key); }
+
+Result<StoredObject> ObjectStore::MaterializeAt(const std::string& key,
+                                                std::string_view value) const {
+  Result<StoredObject> object = Materialize(value);
+  if (!object.status().Is(StatusCode::kNotFound)) return object;
+  // Collected after the scan read the extent: the index has the record's new place (or none,
+  // when the object was deleted since).
+  return GetFresh(key);
+}
+
+Result<std::optional<LogExtent>> ObjectStore::CurrentExtent(const std::string& key) const {
   rocksdb::PinnableSlice value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), key, &value);
-  if (s.IsNotFound()) return Status::NotFound("no such object");
+  if (s.IsNotFound()) return std::optional<LogExtent>();
   if (!s.ok()) return FromRocks(s, "store read");
-  Result<ObjectRecordView> record = DecodeObjectRecord(value.ToStringView());
-  if (!record.ok()) return record.status();
-  EmulateDiskRead(key, key, value.size());
-  return StoredObject{record->version, record->checksum, std::string(record->data),
-                      record->tombstone};
+  if (!IsLogExtent(value.ToStringView())) return std::optional<LogExtent>();
+  Result<LogExtent> extent = DecodeLogExtent(value.ToStringView());
+  if (!extent.ok()) {
+    // Its bytes stay in the log as garbage until collection finds nothing refers to them.
+    spdlog::warn("store: the extent of a record is damaged: {}", extent.status().ToString());
+    return std::optional<LogExtent>();
+  }
+  return std::optional<LogExtent>(*extent);
+}
+
+std::vector<std::unique_lock<std::mutex>> ObjectStore::LockKeyStripes(
+    const std::vector<std::string>& keys) {
+  std::vector<size_t> stripes;
+  for (const std::string& key : keys) {
+    stripes.push_back(std::hash<std::string>{}(key) % key_stripes_.size());
+  }
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (size_t stripe : stripes) locks.emplace_back(key_stripes_[stripe]);
+  return locks;
 }
 
 Result<ObjectRecordSummary> ObjectStore::GetSummary(const std::string& key) const {
@@ -404,12 +519,13 @@ Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
   if (s.IsNotFound()) return Status::NotFound("no such object");
   if (!s.ok()) return FromRocks(s, "store read");
-  return value;
+  return MaterializeRaw(value);
 }
 
 Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {
-  rocksdb::WriteBatch batch;
-  batch.Put(key, record);
+  Batch raw;
+  raw.PutRecord(key, record, {});
+  rocksdb::WriteBatch& batch = raw.batch_;
   // The record alone, as a bad sector would change it: its summary stays. A record that had
   // none gets one from its header if that decodes, so that bare listings see it.
   std::string existing;
@@ -419,12 +535,28 @@ Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& re
   if (g.IsNotFound() && summary.ok()) {
     batch.Put(summaries_, key, EncodeObjectRecordSummary(*summary));
   }
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  return FromRocks(db_->Write(wo, &batch), "store write");
+  return Commit(&raw, /*sync=*/true);
 }
 
 Status ObjectStore::Commit(Batch* batch, bool sync) {
+  // Large records go to the log first (outside any lock: appends run side by side); the index
+  // then refers to them in the same write as everything else of the batch.
+  std::vector<LogExtent> added;
+  for (const Batch::LoggedRecord& record : batch->logged_) {
+    Result<LogExtent> extent = log_->Append(record.header, record.data);
+    if (!extent.ok()) {
+      for (const LogExtent& e : added) log_->Abandoned(e);
+      return extent.status();
+    }
+    added.push_back(*extent);
+    batch->batch_.Put(record.key, EncodeLogExtent(*extent));
+    batch->batch_.Merge(segment_usage_, SegmentUsageKey(extent->segment),
+                        EncodeDelta(extent->length));
+  }
+  batch->logged_.clear();
+  auto abandon = [&] {
+    for (const LogExtent& e : added) log_->Abandoned(e);
+  };
   for (const auto& [key, summary] : batch->summaries_) {
     if (summary) {
       batch->batch_.Put(summaries_, key, *summary);
@@ -441,8 +573,35 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = sync || options_.sync_writes;
+  // Durable bytes before a durable index that refers to them.
+  if (wo.sync && !added.empty()) {
+    if (Status st = log_->Sync(); !st.ok()) {
+      abandon();
+      return st;
+    }
+  }
+  // Under the keys' stripes: the extents replaced here are exactly the ones the write removes
+  // (garbage collection moves extents under the same stripes).
+  std::vector<std::unique_lock<std::mutex>> locks = LockKeyStripes(batch->changed_keys_);
+  std::vector<LogExtent> removed;
+  for (const std::string& key : batch->changed_keys_) {
+    Result<std::optional<LogExtent>> old = CurrentExtent(key);
+    if (!old.ok()) {
+      abandon();
+      return old.status();
+    }
+    if (!*old) continue;
+    removed.push_back(**old);
+    batch->batch_.Merge(segment_usage_, SegmentUsageKey((*old)->segment),
+                        EncodeDelta(-static_cast<int64_t>((*old)->length)));
+  }
   rocksdb::Status s = db_->Write(wo, &batch->batch_);
-  if (!s.ok()) return FromRocks(s, "store write");
+  if (!s.ok()) {
+    abandon();
+    return FromRocks(s, "store write");
+  }
+  log_->Indexed(added, removed);
+  locks.clear();
   objects_ += batch->objects_delta_;
   bytes_ += batch->bytes_delta_;
   return Status::Ok();
@@ -462,17 +621,18 @@ Status ObjectStore::Scan(const std::string& begin, const std::string& end,
     rocksdb::Slice key = it->key();
     if (!start_after.empty() && key == start_after) continue;
     if (key.size() != kStoreKeySize) continue;  // counters and meta sort after objects
-    Result<ObjectRecordView> record = DecodeObjectRecord(it->value().ToStringView());
-    if (!record.ok()) {
+    Result<StoredObject> object = MaterializeAt(key.ToString(), it->value().ToStringView());
+    if (!object.ok()) {
+      if (object.status().Is(StatusCode::kNotFound)) continue;  // deleted since the scan began
+      // Damaged, or its bytes unreadable (a bad sector): either way this copy needs repair.
       if (visit_corrupt && !visit_corrupt(key.ToString())) break;
       continue;
     }
-    if (record->tombstone && !with_tombstones) continue;
+    if (object->tombstone && !with_tombstones) continue;
     // Adjacent objects continue where the previous one ended: one positioning per scan.
-    EmulateDiskRead(key.ToStringView(), key.ToStringView(), it->value().size());
-    StoredObject object{record->version, record->checksum, std::string(record->data),
-                        record->tombstone};
-    if (!visit(key.ToString(), object)) break;
+    EmulateDiskRead(key.ToStringView(), key.ToStringView(),
+                    object->data.size() + kObjectRecordHeaderSize);
+    if (!visit(key.ToString(), *object)) break;
   }
   return FromRocks(it->status(), "store scan");
 }
@@ -516,11 +676,7 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
     summaries_complete_ = true;
     return Status::Ok();
   }
-  rocksdb::ReadOptions ro;
-  rocksdb::Slice upper(kObjectKeysEnd);
-  ro.iterate_upper_bound = &upper;
-  ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  std::unique_ptr<rocksdb::Iterator> it = NewObjectKeyIterator();
   uint64_t added = 0;
   uint64_t unreadable = 0;
   rocksdb::WriteBatch batch;
@@ -530,7 +686,9 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
     rocksdb::Status g = db_->Get(rocksdb::ReadOptions(), summaries_, it->key(), &existing);
     if (g.ok()) continue;
     if (!g.IsNotFound()) return FromRocks(g, "store summary backfill");
-    Result<ObjectRecordSummary> summary = SummarizeObjectRecord(it->value().ToStringView());
+    Result<std::string> record = MaterializeRaw(it->value().ToStringView());
+    Result<ObjectRecordSummary> summary =
+        record.ok() ? SummarizeObjectRecord(*record) : Result<ObjectRecordSummary>(record.status());
     if (!summary.ok()) {
       ++unreadable;  // GetSummary reads such a record whole
       continue;
@@ -560,7 +718,11 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
   return Status::Ok();
 }
 
-Status ObjectStore::SyncWal() { return FromRocks(db_->SyncWAL(), "WAL sync"); }
+Status ObjectStore::SyncWal() {
+  // The log's bytes first: the index must never be durable before what it refers to.
+  ORTHOFS_RETURN_IF_ERROR(log_->Sync());
+  return FromRocks(db_->SyncWAL(), "WAL sync");
+}
 
 Result<std::string> ObjectStore::GetMeta(const std::string& name) const {
   std::string value;
@@ -573,6 +735,132 @@ Status ObjectStore::PutMeta(const std::string& name, const std::string& value) {
   rocksdb::WriteOptions wo;
   wo.sync = true;
   return FromRocks(db_->Put(wo, kMetaPrefix + name, value), "store meta " + name);
+}
+
+std::unique_ptr<rocksdb::Iterator> ObjectStore::NewObjectKeyIterator() const {
+  static const rocksdb::Slice kUpper(kObjectKeysEnd);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &kUpper;
+  ro.fill_cache = false;  // each block is read once
+  return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro));
+}
+
+Status ObjectStore::RestoreSegmentUsage() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), segment_usage_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (it->key().size() != 8) continue;
+    log_->RestoreLive(ReadBigEndian64(it->key().data()), DecodeDelta(it->value()));
+  }
+  return FromRocks(it->status(), "read data log usage");
+}
+
+Status ObjectStore::MoveRecordsToLog(const std::string& dir) {
+  if (GetMeta(kRecordsInLogMeta).ok()) return Status::Ok();
+  std::unique_ptr<rocksdb::Iterator> it = NewObjectKeyIterator();
+  uint64_t moved = 0;
+  uint64_t bytes = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view value = it->value().ToStringView();
+    if (it->key().size() != kStoreKeySize || IsLogExtent(value) ||
+        value.size() < kLoggedRecordMinBytes) {
+      continue;
+    }
+    // The record as it is, damaged or not (scrub still finds a damaged one).
+    Batch batch;
+    batch.PutRecord(it->key().ToString(), std::string(value), {});
+    ORTHOFS_RETURN_IF_ERROR(Commit(&batch, /*sync=*/false));
+    ++moved;
+    bytes += value.size();
+  }
+  ORTHOFS_RETURN_IF_ERROR(FromRocks(it->status(), "move records to the data log"));
+  it.reset();
+  ORTHOFS_RETURN_IF_ERROR(SyncWal());
+  ORTHOFS_RETURN_IF_ERROR(PutMeta(kRecordsInLogMeta, "1"));
+  if (moved > 0) {
+    spdlog::info("store {}: {} records ({} MiB) moved from RocksDB into the data log", dir, moved,
+                 bytes >> 20);
+    RequestCompaction();  // their old copies go with the next compaction
+  }
+  return Status::Ok();
+}
+
+Status ObjectStore::CollectSegments(double min_garbage_fraction) {
+  if (min_garbage_fraction == 0.0) ORTHOFS_RETURN_IF_ERROR(log_->SealActiveIfGarbage());
+  const std::vector<uint64_t> victims = log_->Victims(min_garbage_fraction, kCollectMaxLiveBytes);
+  if (victims.empty()) return Status::Ok();
+  const std::set<uint64_t> victim_set(victims.begin(), victims.end());
+  // Every extent in a victim, from the index itself (the usage counts only chose the victims):
+  // no new ones can appear, since victims are neither appended to nor pinned.
+  std::vector<std::pair<std::string, LogExtent>> to_move;
+  {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (!IsLogExtent(it->value().ToStringView())) continue;
+      Result<LogExtent> extent = DecodeLogExtent(it->value().ToStringView());
+      if (extent.ok() && victim_set.contains(extent->segment)) {
+        to_move.emplace_back(it->key().ToString(), *extent);
+      }
+    }
+    ORTHOFS_RETURN_IF_ERROR(FromRocks(it->status(), "data log collection scan"));
+  }
+  uint64_t moved_bytes = 0;
+  std::set<uint64_t> kept;  // a record could not be read: its segment stays
+  for (const auto& [key, extent] : to_move) {
+    {
+      std::lock_guard lock(compaction_mu_);
+      if (closing_) return Status::Ok();
+    }
+    if (kept.contains(extent.segment)) continue;
+    std::string none;
+    std::string record;
+    if (Status st = log_->Read(extent, &none, &record); !st.ok()) {
+      spdlog::error("store: data log segment {} is kept: a record in it cannot be read ({})",
+                    extent.segment, st.ToString());
+      kept.insert(extent.segment);
+      continue;
+    }
+    // Moved as it is: a damaged record stays damaged for scrub to find and repair.
+    Result<LogExtent> moved = log_->Append(record, {});
+    if (!moved.ok()) return moved.status();
+    std::vector<std::unique_lock<std::mutex>> locks = LockKeyStripes({key});
+    Result<std::optional<LogExtent>> current = CurrentExtent(key);
+    if (!current.ok() || *current != extent) {
+      log_->Abandoned(*moved);  // replaced or deleted since the scan: nothing to move
+      if (!current.ok()) return current.status();
+      continue;
+    }
+    rocksdb::WriteBatch batch;
+    batch.Put(key, EncodeLogExtent(*moved));
+    batch.Merge(segment_usage_, SegmentUsageKey(moved->segment), EncodeDelta(moved->length));
+    batch.Merge(segment_usage_, SegmentUsageKey(extent.segment),
+                EncodeDelta(-static_cast<int64_t>(extent.length)));
+    if (rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch); !s.ok()) {
+      log_->Abandoned(*moved);
+      return FromRocks(s, "data log collection");
+    }
+    log_->Indexed({*moved}, {extent});
+    moved_bytes += extent.length;
+  }
+  // The moved records and the index that refers to them are durable before the old copies go.
+  ORTHOFS_RETURN_IF_ERROR(SyncWal());
+  for (uint64_t segment : victims) {
+    if (kept.contains(segment)) continue;
+    if (const int64_t live = log_->live_bytes(segment); live != 0) {
+      spdlog::warn("store: data log segment {} counted {} live bytes after collection", segment,
+                   live);
+    }
+    rocksdb::WriteBatch batch;
+    batch.Delete(segment_usage_, SegmentUsageKey(segment));
+    ORTHOFS_RETURN_IF_ERROR(
+        FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "data log collection"));
+    ORTHOFS_RETURN_IF_ERROR(log_->Remove(segment));
+    ++segments_collected_;
+  }
+  spdlog::debug("store: {} data log segments collected, {} MiB of live records moved",
+                victims.size(), moved_bytes >> 20);
+  return Status::Ok();
 }
 
 }  // namespace orthofs

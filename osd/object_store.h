@@ -1,12 +1,15 @@
 // The OSD's persistent object store: RocksDB, one key per object copy (common/oid.h's store
 // key, so one file's objects are adjacent), a record per value (common/object_record.h) and
-// beside it the record's summary (version, checksum, length: no bytes).
+// beside it the record's summary (version, checksum, length: no bytes). Records of 4 KiB and
+// more live in the data log (osd/data_log.h); RocksDB keeps their extents
+// (common/log_extent.h) and, per log segment, how many of its bytes are still referenced.
 // Exact object and byte counts persist beside the data through a merge operator.
 #pragma once
 
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include "common/object_cache.h"
 #include "common/object_record.h"
 #include "common/status.h"
+#include "osd/data_log.h"
 
 namespace orthofs {
 
@@ -30,6 +34,7 @@ struct StoreOptions {
   bool sync_writes = false;      // fsync the WAL on every write, not only when asked
   bool direct_reads = false;     // bypass the page cache (cold-read experiments)
   uint64_t block_cache_mb = 64;  // RocksDB's own block cache
+  uint64_t log_segment_bytes = DataLog::kDefaultSegmentBytes;
   // Experiments only: reads also take the time an emulated disk would (common/disk_model.h).
   std::optional<DiskModelParams> disk_model;
 };
@@ -48,8 +53,9 @@ std::shared_ptr<const CachedObject> ToCachedObject(StoredObject stored);
 
 class ObjectStore {
  public:
-  // A set of changes applied atomically by Commit. The caller reports what each change
-  // replaces (it read it under its lock), so the counts stay exact without extra reads.
+  // A set of changes applied atomically by Commit, one change per key. The caller reports what
+  // each change replaces (it read it under its lock), so the counts stay exact without extra
+  // reads. The bytes handed to Put must stay valid until Commit.
   class Batch {
    public:
     void Put(const std::string& key, uint64_t version, uint64_t checksum, std::string_view data,
@@ -63,11 +69,20 @@ class ObjectStore {
     // `version` when recorded.
     void PutRepairRecord(const std::string& other_copy_key, uint64_t version);
     void DeleteRepairRecord(const std::string& other_copy_key);
-    bool empty() const { return batch_.Count() == 0 && summaries_.empty(); }
+    bool empty() const { return batch_.Count() == 0 && summaries_.empty() && logged_.empty(); }
 
    private:
     friend class ObjectStore;
+    // A record, as header and bytes, of `key`: into the data log when large, else inline.
+    void PutRecord(const std::string& key, std::string header, std::string_view data);
+    struct LoggedRecord {
+      std::string key;
+      std::string header;
+      std::string_view data;
+    };
     rocksdb::WriteBatch batch_;
+    std::vector<LoggedRecord> logged_;       // appended to the log by Commit
+    std::vector<std::string> changed_keys_;  // every object key put or deleted
     // Each change's summary (none: deleted), added to batch_ by Commit, which has their column
     // family.
     std::vector<std::pair<std::string, std::optional<std::string>>> summaries_;
@@ -140,16 +155,19 @@ class ObjectStore {
   uint64_t disk_seeks() const;
 
   // Gives the space of deleted objects back to the file system soon: a background thread
-  // flushes the memtable and compacts the whole store (a full OSD asks after deletes, since
-  // RocksDB frees space only when compactions drop what deletes covered). Requests made while
-  // one runs coalesce into the next.
+  // collects every data log segment with garbage in it (moving its live records to the end of
+  // the log), then flushes the memtable and compacts the whole index (a full OSD asks after
+  // deletes). Requests made while one runs coalesce into the next. Without requests, segments
+  // that are mostly garbage are collected every few seconds.
   void RequestCompaction();
   uint64_t compactions() const { return compactions_.load(); }
+  // Data log segments collected (emptied and deleted) so far.
+  uint64_t segments_collected() const { return segments_collected_.load(); }
 
-  // Object bytes live in blob files (see Open): their size on disk, and how much of it is
-  // garbage (overwritten or deleted objects) that compactions have not collected yet.
-  uint64_t blob_file_bytes() const;
-  uint64_t blob_garbage_bytes() const;
+  // Object bytes live in the data log: its size on disk, and how much of it is garbage
+  // (overwritten or deleted objects) not yet collected.
+  uint64_t data_log_bytes() const { return log_->total_bytes(); }
+  uint64_t data_log_garbage_bytes() const { return log_->garbage_bytes(); }
 
   uint64_t object_count() const { return objects_.load(); }
   uint64_t byte_count() const { return bytes_.load(); }
@@ -157,7 +175,34 @@ class ObjectStore {
 
  private:
   ObjectStore(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> families,
-              const StoreOptions& options);
+              std::unique_ptr<DataLog> log, const StoreOptions& options);
+  // A stored value as a record: an inline one decoded, an extent read from the log. kNotFound
+  // when the extent's segment has been collected since the value was read (read it again).
+  Result<StoredObject> Materialize(std::string_view value) const;
+  // Materialize for a value a scan read under `key`: when its segment was collected since, the
+  // key is read again.
+  Result<StoredObject> MaterializeAt(const std::string& key, std::string_view value) const;
+  // The same as the record's raw bytes (header and bytes joined, undecoded).
+  Result<std::string> MaterializeRaw(std::string_view value) const;
+  // Get's read of the value, retried when garbage collection moved the record meanwhile.
+  Result<StoredObject> GetFresh(const std::string& key) const;
+
+  // Locks, in a fixed order, the key stripes of `keys`: commits and garbage collection change
+  // an object's extent under its stripe, so neither loses the other's change.
+  std::vector<std::unique_lock<std::mutex>> LockKeyStripes(const std::vector<std::string>& keys);
+  // The log extent stored under `key` now, if it is one.
+  Result<std::optional<LogExtent>> CurrentExtent(const std::string& key) const;
+
+  // Moves every record of earlier stores that is still inline and large into the data log,
+  // once per store.
+  Status MoveRecordsToLog(const std::string& dir);
+  // Every object key's record in key order (no repair records, meta or counters), bypassing
+  // the block cache.
+  std::unique_ptr<rocksdb::Iterator> NewObjectKeyIterator() const;
+  // Reads the per-segment live counts into the log.
+  Status RestoreSegmentUsage();
+  // Empties and deletes the segments the log names as victims.
+  Status CollectSegments(double min_garbage_fraction);
   // Whether every record has its summary (BackfillSummaries completed).
   bool summaries_complete() const { return summaries_complete_; }
 
@@ -180,13 +225,17 @@ class ObjectStore {
   mutable std::unique_ptr<DiskModel> disk_;
   std::atomic<int64_t> objects_{0};
   std::atomic<int64_t> bytes_{0};
-  void CompactionThread();
+  void MaintenanceThread();
   std::mutex compaction_mu_;
   std::condition_variable compaction_cv_;
   bool compaction_requested_ = false;  // guarded by compaction_mu_
   bool closing_ = false;               // guarded by compaction_mu_
   std::atomic<uint64_t> compactions_{0};
   std::thread compaction_thread_;
+  std::unique_ptr<DataLog> log_;
+  rocksdb::ColumnFamilyHandle* segment_usage_ = nullptr;  // live bytes per log segment
+  std::array<std::mutex, 64> key_stripes_;
+  std::atomic<uint64_t> segments_collected_{0};
 };
 
 // Maps a RocksDB status to ours (no-space errors become kNoSpace).

@@ -873,8 +873,9 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["bytes_in"] = bytes_in_.load();
   counters["writes_refused_full"] = writes_refused_full_.load();
   counters["store_compactions"] = store_->compactions();
-  counters["store_blob_bytes"] = store_->blob_file_bytes();
-  counters["store_blob_garbage_bytes"] = store_->blob_garbage_bytes();
+  counters["store_log_bytes"] = store_->data_log_bytes();
+  counters["store_log_garbage_bytes"] = store_->data_log_garbage_bytes();
+  counters["store_log_segments_collected"] = store_->segments_collected();
   counters["bytes_out"] = bytes_out_.load();
   ObjectCacheStats cache = cache_.stats();
   counters["cache_hits"] = cache.hits;
@@ -1381,6 +1382,8 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
   ObjectStore::Batch batch;
   std::vector<std::pair<size_t, bool>> taken;  // index, with a repair record
   std::vector<size_t> leftovers;               // taken over on first use already
+  // The staged copies' bytes, which the batch refers to until Commit.
+  std::vector<std::shared_ptr<const CachedObject>> staged;
   for (size_t i = 0; i < oids.size(); ++i) {
     uint64_t tombstone = 0;
     Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(keys[i], &tombstone);
@@ -1395,7 +1398,7 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
       response->set_absent(response->absent() + 1);
       continue;
     }
-    StageTakenCopy(oids[i], keys[i], &*fetched, &batch);
+    staged.push_back(StageTakenCopy(oids[i], keys[i], &*fetched, &batch));
     taken.emplace_back(i, fetched->has_repair_version());
   }
   if (!batch.empty()) {

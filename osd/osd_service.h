@@ -216,12 +216,13 @@ class OsdService final : public wire::Osd::Service {
                                                        uint64_t* tombstone_version);
   Status DiscardAt(const MapView& view, uint32_t source, const Oid& oid);
   // TakeOver's steps, also used for a batch (Migrate): the copy as `source` holds it (checksum
-  // verified); its records added to `batch` (the object, null for a tombstone); after the
-  // commit, the bookkeeping.
+  // verified); its records added to `batch` (the object, null for a tombstone: the batch
+  // refers to its bytes until Commit); after the commit, the bookkeeping.
   Result<wire::FetchResponse> FetchFrom(const MapView& view, uint32_t source, const Oid& oid);
-  std::shared_ptr<const CachedObject> StageTakenCopy(const Oid& oid, const std::string& key,
-                                                     wire::FetchResponse* fetched,
-                                                     ObjectStore::Batch* batch);
+  [[nodiscard]] std::shared_ptr<const CachedObject> StageTakenCopy(const Oid& oid,
+                                                                   const std::string& key,
+                                                                   wire::FetchResponse* fetched,
+                                                                   ObjectStore::Batch* batch);
   void TakenOver(const std::string& key, bool repair_record);
   // Before a per-file listing during a rebalance: take over that file's copies (of `flag`, and
   // `type` if given) that this OSD gained and the previous map's OSDs still hold.

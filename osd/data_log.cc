@@ -1,0 +1,315 @@
+#include "osd/data_log.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace orthofs {
+namespace {
+
+constexpr std::string_view kSegmentSuffix = ".seg";
+// Every this many bytes appended to a segment, their disk writes start (sync_file_range): 1 MiB
+// writes of 5 x 100 MiB with both copies went from 245-257 to 297-316 MB/s (the end's fsync
+// had nearly all of it to write, and the machine waited on the disk a fifth of the time); 1,
+// 2, 4 and 8 MiB measured the same.
+constexpr uint64_t kWritebackChunkBytes = 4 << 20;
+
+Status ErrnoStatus(int err, const std::string& what) {
+  std::string msg = what + ": " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT) return Status::NoSpace(msg);
+  return Status::IoError(msg);
+}
+
+// The segment id of a file name like "000000000042.seg", or 0 for anything else.
+uint64_t SegmentIdOf(const std::string& name) {
+  if (name.size() <= kSegmentSuffix.size() || !name.ends_with(kSegmentSuffix)) return 0;
+  uint64_t id = 0;
+  for (size_t i = 0; i + kSegmentSuffix.size() < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return 0;
+    id = id * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  return id;
+}
+
+// The pieces of `parts` after its first `done` bytes, into `rest`; returns their count.
+int PartsAfter(const iovec (&parts)[2], uint64_t done, iovec (&rest)[2]) {
+  int count = 0;
+  for (const iovec& part : parts) {
+    if (done >= part.iov_len) {
+      done -= part.iov_len;
+      continue;
+    }
+    rest[count++] = {static_cast<char*>(part.iov_base) + done, part.iov_len - done};
+    done = 0;
+  }
+  return count;
+}
+
+}  // namespace
+
+struct DataLog::Segment {
+  uint64_t id = 0;
+  int fd = -1;
+  uint64_t writeback_from = 0;  // where the next early writeback starts (guarded by mu_)
+  ~Segment() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+DataLog::DataLog(std::string dir, uint64_t segment_bytes, bool drop_cache_before_reads)
+    : dir_(std::move(dir)),
+      segment_bytes_(segment_bytes),
+      drop_cache_before_reads_(drop_cache_before_reads) {}
+
+DataLog::~DataLog() = default;
+
+std::string DataLog::PathOf(uint64_t id) const {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%012llu", static_cast<unsigned long long>(id));
+  return dir_ + "/" + name + std::string(kSegmentSuffix);
+}
+
+Result<std::unique_ptr<DataLog>> DataLog::Open(const std::string& dir, uint64_t segment_bytes,
+                                               bool drop_cache_before_reads) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot create data log dir " + dir + ": " + ec.message());
+  std::unique_ptr<DataLog> log(new DataLog(dir, segment_bytes, drop_cache_before_reads));
+  uint64_t last_id = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const uint64_t id = SegmentIdOf(entry.path().filename().string());
+    if (id == 0) continue;
+    auto segment = std::make_shared<Segment>();
+    segment->id = id;
+    segment->fd = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
+    if (segment->fd < 0) return ErrnoStatus(errno, "cannot open " + entry.path().string());
+    struct stat st {};
+    if (::fstat(segment->fd, &st) != 0) {
+      return ErrnoStatus(errno, "cannot stat " + entry.path().string());
+    }
+    log->usage_.Grew(id, static_cast<uint64_t>(st.st_size));
+    log->segments_[id] = std::move(segment);
+    last_id = std::max(last_id, id);
+  }
+  if (ec) return Status::IoError("cannot list data log dir " + dir + ": " + ec.message());
+  std::lock_guard lock(log->mu_);
+  // A new segment at every open: a previous run's last segment may end in a torn append.
+  ORTHOFS_RETURN_IF_ERROR(log->StartSegmentLocked(last_id + 1));
+  return log;
+}
+
+Status DataLog::StartSegmentLocked(uint64_t id) {
+  const std::string path = PathOf(id);
+  auto segment = std::make_shared<Segment>();
+  segment->id = id;
+  segment->fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (segment->fd < 0) return ErrnoStatus(errno, "cannot create data log segment " + path);
+  segments_[id] = segment;
+  usage_.Grew(id, 0);
+  active_ = std::move(segment);
+  active_id_ = id;
+  active_size_ = 0;
+  directory_changed_ = true;
+  return Status::Ok();
+}
+
+Result<LogExtent> DataLog::Append(std::string_view header, std::string_view data) {
+  const uint64_t length = header.size() + data.size();
+  if (length > UINT32_MAX) return Status::InvalidArgument("record too large for the data log");
+  std::shared_ptr<Segment> segment;
+  LogExtent extent;
+  {
+    std::lock_guard lock(mu_);
+    if (active_size_ > 0 && active_size_ + length > segment_bytes_) {
+      ORTHOFS_RETURN_IF_ERROR(StartSegmentLocked(active_id_ + 1));
+    }
+    segment = active_;
+    extent = {active_id_, active_size_, static_cast<uint32_t>(length)};
+    active_size_ += length;
+    usage_.Grew(extent.segment, length);
+    usage_.Pin(extent.segment);
+  }
+  iovec parts[2] = {{const_cast<char*>(header.data()), header.size()},
+                    {const_cast<char*>(data.data()), data.size()}};
+  uint64_t written = 0;
+  while (written < length) {
+    iovec rest[2];
+    const int count = PartsAfter(parts, written, rest);  // what a short write left
+    const ssize_t n =
+        ::pwritev(segment->fd, rest, count, static_cast<off_t>(extent.offset + written));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      Abandoned(extent);
+      return ErrnoStatus(err, "data log append to " + PathOf(extent.segment));
+    }
+    written += static_cast<uint64_t>(n);
+  }
+  uint64_t writeback_from = 0;
+  uint64_t writeback_to = 0;
+  {
+    // Only now: a Sync must not take the segment off the list before these bytes are in it.
+    std::lock_guard lock(mu_);
+    if (unsynced_.empty() || unsynced_.back() != segment) unsynced_.push_back(segment);
+    const uint64_t end = extent.offset + length;
+    if (end >= segment->writeback_from + kWritebackChunkBytes) {
+      writeback_from = segment->writeback_from;
+      writeback_to = end;
+      segment->writeback_from = end;
+    }
+  }
+  if (writeback_to > writeback_from) {
+    // Starts the disk writes of what was appended so far, without waiting for them: the
+    // fsync that makes them durable (Sync) then finds little left to write, and the disk works
+    // while the appends go on.
+    (void)::sync_file_range(segment->fd, static_cast<off_t>(writeback_from),
+                            static_cast<off_t>(writeback_to - writeback_from),
+                            SYNC_FILE_RANGE_WRITE);
+  }
+  return extent;
+}
+
+void DataLog::Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed) {
+  std::lock_guard lock(mu_);
+  for (const LogExtent& e : added) {
+    usage_.AddLive(e.segment, e.length);
+    usage_.Unpin(e.segment);
+  }
+  for (const LogExtent& e : removed) usage_.AddLive(e.segment, -static_cast<int64_t>(e.length));
+}
+
+void DataLog::Abandoned(const LogExtent& extent) {
+  std::lock_guard lock(mu_);
+  usage_.Unpin(extent.segment);
+}
+
+void DataLog::RestoreLive(uint64_t segment, int64_t live) {
+  std::lock_guard lock(mu_);
+  if (!segments_.contains(segment)) {
+    spdlog::error("data log {}: the store counts {} live bytes in segment {}, which is missing",
+                  dir_, live, segment);
+    return;
+  }
+  usage_.AddLive(segment, live);
+}
+
+std::shared_ptr<DataLog::Segment> DataLog::Find(uint64_t id) const {
+  std::lock_guard lock(mu_);
+  auto it = segments_.find(id);
+  return it == segments_.end() ? nullptr : it->second;
+}
+
+Status DataLog::Read(const LogExtent& extent, std::string* header, std::string* data) const {
+  std::shared_ptr<Segment> segment = Find(extent.segment);
+  if (!segment) {
+    return Status::NotFound("data log segment " + std::to_string(extent.segment) + " is gone");
+  }
+  if (header->size() > extent.length) {
+    return Status::Corruption("data log extent of " + std::to_string(extent.length) +
+                              " bytes is shorter than a record header");
+  }
+  data->resize(extent.length - header->size());
+  if (drop_cache_before_reads_) {
+    (void)::posix_fadvise(segment->fd, static_cast<off_t>(extent.offset), extent.length,
+                          POSIX_FADV_DONTNEED);
+  }
+  iovec parts[2] = {{header->data(), header->size()}, {data->data(), data->size()}};
+  uint64_t done = 0;
+  while (done < extent.length) {
+    iovec rest[2];
+    const int count = PartsAfter(parts, done, rest);  // what a short read left
+    const ssize_t n = ::preadv(segment->fd, rest, count, static_cast<off_t>(extent.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "data log read of " + PathOf(extent.segment));
+    if (n == 0) {
+      return Status::Corruption("data log segment " + PathOf(extent.segment) + " ends before " +
+                                std::to_string(extent.offset + extent.length));
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status DataLog::Sync() {
+  // One at a time: a Sync that finds nothing left to do must not return while another is still
+  // syncing the segments it took.
+  std::lock_guard sync_lock(sync_mu_);
+  std::vector<std::shared_ptr<Segment>> to_sync;
+  bool sync_directory = false;
+  {
+    std::lock_guard lock(mu_);
+    to_sync.swap(unsynced_);
+    sync_directory = directory_changed_;
+    directory_changed_ = false;
+  }
+  Status result = Status::Ok();
+  for (const auto& segment : to_sync) {
+    if (::fdatasync(segment->fd) != 0) {
+      result = ErrnoStatus(errno, "fdatasync of " + PathOf(segment->id));
+    }
+  }
+  if (sync_directory) {
+    const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) result = ErrnoStatus(errno, "fsync of " + dir_);
+    if (fd >= 0) ::close(fd);
+  }
+  if (!result.ok()) {
+    // Not synced after all: the next Sync tries again.
+    std::lock_guard lock(mu_);
+    unsynced_.insert(unsynced_.end(), to_sync.begin(), to_sync.end());
+    directory_changed_ = directory_changed_ || sync_directory;
+  }
+  return result;
+}
+
+Status DataLog::SealActiveIfGarbage() {
+  std::lock_guard lock(mu_);
+  if (usage_.live(active_id_) >= static_cast<int64_t>(active_size_)) return Status::Ok();
+  return StartSegmentLocked(active_id_ + 1);
+}
+
+std::vector<uint64_t> DataLog::Victims(double min_garbage_fraction, uint64_t max_live_bytes) const {
+  std::lock_guard lock(mu_);
+  return usage_.Victims(active_id_, min_garbage_fraction, max_live_bytes);
+}
+
+Status DataLog::Remove(uint64_t segment) {
+  {
+    std::lock_guard lock(mu_);
+    if (segment == active_id_) return Status::InvalidArgument("the active segment stays");
+    segments_.erase(segment);
+    usage_.Forget(segment);
+  }
+  if (::unlink(PathOf(segment).c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(errno, "cannot delete " + PathOf(segment));
+  }
+  return Status::Ok();
+}
+
+uint64_t DataLog::total_bytes() const {
+  std::lock_guard lock(mu_);
+  return usage_.total_bytes();
+}
+
+uint64_t DataLog::garbage_bytes() const {
+  std::lock_guard lock(mu_);
+  return usage_.garbage_bytes();
+}
+
+int64_t DataLog::live_bytes(uint64_t segment) const {
+  std::lock_guard lock(mu_);
+  return usage_.live(segment);
+}
+
+std::vector<uint64_t> DataLog::segments() const {
+  std::lock_guard lock(mu_);
+  return usage_.segments();
+}
+
+}  // namespace orthofs

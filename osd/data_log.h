@@ -1,0 +1,90 @@
+// The OSD's data log: object records of 4 KiB and more are appended to segment files (the store
+// keeps their extents, common/log_extent.h, in RocksDB), so each byte is written once instead of
+// into RocksDB's write-ahead log, its memtable and then a blob file. Segments are appended to one
+// at a time (the active one, replaced by a new one when full or at every open) and deleted by the
+// store's garbage collection once nothing refers to them. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/log_extent.h"
+#include "common/segment_usage.h"
+#include "common/status.h"
+
+namespace orthofs {
+
+class DataLog {
+ public:
+  static constexpr uint64_t kDefaultSegmentBytes = 64 << 20;
+
+  // Opens (creating) the log in `dir`: every segment file found is kept, and a new one starts.
+  // `drop_cache_before_reads`: each read first drops its range from the page cache (cold-read
+  // experiments).
+  static Result<std::unique_ptr<DataLog>> Open(const std::string& dir, uint64_t segment_bytes,
+                                               bool drop_cache_before_reads);
+  ~DataLog();
+
+  // Appends one record, header and bytes as two pieces (no joined copy). Concurrent appends
+  // write side by side. The extent's segment stays pinned (never collected) until Indexed or
+  // Abandoned is called for it.
+  Result<LogExtent> Append(std::string_view header, std::string_view data);
+  // The store's index now refers to `added` instead of `removed` (either may be empty): the
+  // live counts move and the added extents' pins are released.
+  void Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed);
+  // An appended extent the index will never refer to (its write failed): garbage.
+  void Abandoned(const LogExtent& extent);
+  // At open: the live bytes the store's counters recorded for a segment.
+  void RestoreLive(uint64_t segment, int64_t live);
+
+  // The record at `extent`: its first `header->size()` bytes into header (resized by the
+  // caller), the rest into data. kNotFound when the segment has been collected (the index
+  // moved on: read it again), kCorruption when the file is shorter than the extent.
+  Status Read(const LogExtent& extent, std::string* header, std::string* data) const;
+
+  // fdatasync of every segment appended to since the last Sync (and of the directory when
+  // segments were created): every record appended before the call is durable.
+  Status Sync();
+
+  // Starts a new active segment when the current one holds garbage, so that collection can
+  // reach it too (space is short).
+  Status SealActiveIfGarbage();
+  // Segments garbage collection should empty (SegmentUsage::Victims).
+  std::vector<uint64_t> Victims(double min_garbage_fraction, uint64_t max_live_bytes) const;
+  // Deletes a collected segment. Reads under way keep their open file.
+  Status Remove(uint64_t segment);
+
+  uint64_t total_bytes() const;
+  uint64_t garbage_bytes() const;
+  int64_t live_bytes(uint64_t segment) const;
+  std::vector<uint64_t> segments() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Segment;
+  DataLog(std::string dir, uint64_t segment_bytes, bool drop_cache_before_reads);
+  // Creates segment `id` and makes it the active one (mu_ held).
+  Status StartSegmentLocked(uint64_t id);
+  std::string PathOf(uint64_t id) const;
+  std::shared_ptr<Segment> Find(uint64_t id) const;
+
+  const std::string dir_;
+  const uint64_t segment_bytes_;
+  const bool drop_cache_before_reads_;
+  std::mutex sync_mu_;  // held through a Sync
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::shared_ptr<Segment>> segments_;  // guarded by mu_
+  std::shared_ptr<Segment> active_;                        // guarded by mu_
+  uint64_t active_id_ = 0;                                 // guarded by mu_
+  uint64_t active_size_ = 0;                               // guarded by mu_
+  SegmentUsage usage_;                                     // guarded by mu_
+  bool directory_changed_ = false;                         // guarded by mu_
+  std::vector<std::shared_ptr<Segment>> unsynced_;         // guarded by mu_
+};
+
+}  // namespace orthofs

@@ -1,0 +1,161 @@
+// The data log on a real directory: appends read back, segments fill and roll over, a reopen
+// keeps every segment and starts a new one, collected segments are gone for readers, and a
+// segment cut short reads as damaged.
+#include "osd/data_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace orthofs {
+namespace {
+
+class DataLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/data_log_test";
+    std::filesystem::remove_all(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    log_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    log_.reset();
+    Result<std::unique_ptr<DataLog>> log = DataLog::Open(dir_, kSegmentBytes, false);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    log_ = std::move(*log);
+  }
+  // The header and the bytes, read back as Read hands them out.
+  std::pair<std::string, std::string> ReadBack(const LogExtent& extent, size_t header_size) {
+    std::string header(header_size, '\0');
+    std::string data;
+    Status st = log_->Read(extent, &header, &data);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return {header, data};
+  }
+
+  static constexpr uint64_t kSegmentBytes = 1000;
+  std::string dir_;
+  std::unique_ptr<DataLog> log_;
+};
+
+TEST_F(DataLogTest, AppendsReadBackAndFillSegmentsInTurn) {
+  std::vector<LogExtent> extents;
+  for (int i = 0; i < 5; ++i) {
+    Result<LogExtent> extent = log_->Append("hed" + std::to_string(i), std::string(396, 'a' + i));
+    ASSERT_TRUE(extent.ok()) << extent.status().ToString();
+    extents.push_back(*extent);
+  }
+  // 400 bytes each: two per 1000-byte segment, then the next one.
+  EXPECT_EQ(extents[0], (LogExtent{1, 0, 400}));
+  EXPECT_EQ(extents[1], (LogExtent{1, 400, 400}));
+  EXPECT_EQ(extents[2], (LogExtent{2, 0, 400}));
+  EXPECT_EQ(extents[4].segment, 3u);
+  for (int i = 0; i < 5; ++i) {
+    auto [header, data] = ReadBack(extents[i], 4);
+    EXPECT_EQ(header, "hed" + std::to_string(i));
+    EXPECT_EQ(data, std::string(396, 'a' + i));
+  }
+  // A record larger than a segment gets one of its own.
+  Result<LogExtent> big = log_->Append(std::string(1500, 'z'), "");
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(*big, (LogExtent{4, 0, 1500}));
+  EXPECT_EQ(log_->total_bytes(), 5 * 400 + 1500u);
+  EXPECT_EQ(log_->segments(), (std::vector<uint64_t>{1, 2, 3, 4}));
+}
+
+TEST_F(DataLogTest, PinnedAndActiveSegmentsAreNoVictimsAndLiveBytesCount) {
+  Result<LogExtent> a = log_->Append("", std::string(600, 'a'));
+  Result<LogExtent> b = log_->Append("", std::string(600, 'b'));  // segment 2, now active
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(log_->Victims(0.0, 1 << 20).empty()) << "segment 1 is pinned: not yet indexed";
+  log_->Indexed({*a}, {});
+  EXPECT_TRUE(log_->Victims(0.0, 1 << 20).empty()) << "segment 1 is all live";
+  log_->Indexed({*b}, {*a});  // b replaced a
+  EXPECT_EQ(log_->live_bytes(1), 0);
+  EXPECT_EQ(log_->garbage_bytes(), 600u);
+  EXPECT_EQ(log_->Victims(0.5, 1 << 20), (std::vector<uint64_t>{1}));
+  ASSERT_TRUE(log_->Remove(1).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/000000000001.seg"));
+  std::string header;
+  std::string data;
+  EXPECT_TRUE(log_->Read(*a, &header, &data).Is(StatusCode::kNotFound));
+  EXPECT_FALSE(log_->Remove(2).ok()) << "the active segment stays";
+  // An abandoned append (its index write failed) is garbage.
+  Result<LogExtent> c = log_->Append("", std::string(100, 'c'));
+  ASSERT_TRUE(c.ok());
+  log_->Abandoned(*c);
+  EXPECT_EQ(log_->garbage_bytes(), 100u);
+}
+
+TEST_F(DataLogTest, ReopenKeepsSegmentsAndStartsANewOne) {
+  Result<LogExtent> a = log_->Append("h", "first");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(log_->Sync().ok());
+  Reopen();
+  log_->RestoreLive(a->segment, a->length);
+  EXPECT_EQ(ReadBack(*a, 1).second, "first");
+  Result<LogExtent> b = log_->Append("h", "second");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->segment, a->segment + 1) << "never appended after a possibly torn tail";
+  log_->Indexed({*b}, {});
+  EXPECT_EQ(log_->garbage_bytes(), 0u);
+  EXPECT_EQ(log_->Victims(0.0, 1 << 20), (std::vector<uint64_t>{})) << "segment 1 is all live";
+  // Counts for a segment that is missing are reported and ignored.
+  log_->RestoreLive(99, 5);
+  EXPECT_EQ(log_->live_bytes(99), 0);
+}
+
+TEST_F(DataLogTest, ASegmentCutShortReadsAsDamaged) {
+  Result<LogExtent> a = log_->Append("h", std::string(300, 'x'));
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(::truncate((dir_ + "/000000000001.seg").c_str(), 200), 0);
+  std::string header(1, '\0');
+  std::string data;
+  EXPECT_TRUE(log_->Read(*a, &header, &data).Is(StatusCode::kCorruption));
+  std::string too_long_header(400, '\0');
+  EXPECT_TRUE(log_->Read(*a, &too_long_header, &data).Is(StatusCode::kCorruption));
+}
+
+TEST_F(DataLogTest, ConcurrentAppendsDoNotOverlap) {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 200;
+  std::vector<std::vector<LogExtent>> extents(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        Result<LogExtent> e = log_->Append(std::string(1, 'A' + t), std::string(99, 'a' + t));
+        if (e.ok()) extents[t].push_back(*e);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(extents[t].size(), static_cast<size_t>(kEach));
+    for (const LogExtent& e : extents[t]) {
+      auto [header, data] = ReadBack(e, 1);
+      ASSERT_EQ(header, std::string(1, 'A' + t));
+      ASSERT_EQ(data, std::string(99, 'a' + t));
+    }
+  }
+  EXPECT_EQ(log_->total_bytes(), kThreads * kEach * 100u);
+  EXPECT_TRUE(log_->Sync().ok());
+}
+
+TEST(DataLogOpenTest, AnUnusableDirectoryIsAClearError) {
+  Result<std::unique_ptr<DataLog>> log = DataLog::Open("/proc/no-such/dir", 1 << 20, false);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("/proc/no-such/dir"), std::string::npos)
+      << log.status().ToString();
+}
+
+}  // namespace
+}  // namespace orthofs
