@@ -2,6 +2,7 @@
 
 #include <absl/synchronization/mutex.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace orthofs {
@@ -11,6 +12,17 @@ void TuneProcessForDataPath() {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+}
+
+uint64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return static_cast<uint64_t>(limit.rlim_cur);
 }
 
 uint64_t PhysicalMemoryBytes() {

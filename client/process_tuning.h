@@ -10,6 +10,10 @@ namespace orthofs {
 // which shows up in gRPC-heavy profiles.
 void TuneProcessForDataPath();
 
+// Raises the soft limit of open files to the hard one and returns it: an OSD keeps every data
+// log segment open (64 MiB each), and the usual soft limit of 1024 would end at 64 GiB.
+uint64_t RaiseOpenFileLimit();
+
 // The machine's physical memory (0 if unknown), for sizing caches by default.
 uint64_t PhysicalMemoryBytes();
 

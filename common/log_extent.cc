@@ -1,6 +1,7 @@
 #include "common/log_extent.h"
 
 #include "common/checksum.h"
+#include "common/object_record.h"
 #include "common/oid.h"
 
 namespace orthofs {
@@ -21,6 +22,7 @@ std::string EncodeLogExtent(const LogExtent& extent) {
   AppendBigEndian64(&r, extent.segment);
   AppendBigEndian64(&r, extent.offset);
   AppendBigEndian32(&r, extent.length);
+  AppendBigEndian64(&r, extent.binding);
   AppendBigEndian32(&r, ExtentCheck(r));
   return r;
 }
@@ -38,7 +40,16 @@ Result<LogExtent> DecodeLogExtent(std::string_view encoded) {
     return Status::Corruption("data log extent check mismatch");
   }
   return LogExtent{ReadBigEndian64(encoded.data() + 1), ReadBigEndian64(encoded.data() + 9),
-                   ReadBigEndian32(encoded.data() + 17)};
+                   ReadBigEndian32(encoded.data() + 17), ReadBigEndian64(encoded.data() + 21)};
+}
+
+uint64_t RecordBinding(std::string_view header, std::string_view data) {
+  if (header.size() >= kObjectRecordHeaderSize) {
+    return ObjectChecksum(header.substr(0, kObjectRecordHeaderSize));
+  }
+  std::string first(header);
+  first.append(data.substr(0, kObjectRecordHeaderSize - header.size()));
+  return ObjectChecksum(first);
 }
 
 }  // namespace orthofs

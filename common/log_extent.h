@@ -14,14 +14,21 @@ namespace orthofs {
 // The first byte of a stored value says what it is: 1 and 2 are records
 // (common/object_record.h), 3 an extent of the data log.
 inline constexpr uint8_t kLogExtentFormat = 3;
-inline constexpr size_t kLogExtentSize = 1 + 8 + 8 + 4 + 4;
+inline constexpr size_t kLogExtentSize = 1 + 8 + 8 + 4 + 8 + 4;
 
 struct LogExtent {
   uint64_t segment = 0;
   uint64_t offset = 0;
   uint32_t length = 0;  // of the whole record: header and bytes
+  // RecordBinding of the record written there: an extent that outlived its bytes (a power loss
+  // between the log and the index) cannot pass off another record as this object's.
+  uint64_t binding = 0;
   bool operator==(const LogExtent&) const = default;
 };
+
+// A check of a record's first kObjectRecordHeaderSize bytes (its header: format, version, data
+// checksum), given as the two pieces it is written in.
+uint64_t RecordBinding(std::string_view header, std::string_view data);
 
 std::string EncodeLogExtent(const LogExtent& extent);
 // kCorruption when the size, format or check is wrong.

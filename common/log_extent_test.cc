@@ -8,7 +8,8 @@ namespace orthofs {
 namespace {
 
 TEST(LogExtentTest, RoundTrips) {
-  const LogExtent extent{.segment = 7, .offset = (5ull << 32) + 3, .length = 131093};
+  const LogExtent extent{
+      .segment = 7, .offset = (5ull << 32) + 3, .length = 131093, .binding = 0x0123456789abcdef};
   const std::string encoded = EncodeLogExtent(extent);
   EXPECT_EQ(encoded.size(), kLogExtentSize);
   EXPECT_TRUE(IsLogExtent(encoded));
@@ -33,6 +34,23 @@ TEST(LogExtentTest, EveryFlippedBitIsCaught) {
     damaged[bit / 8] = static_cast<char>(damaged[bit / 8] ^ (1 << (bit % 8)));
     EXPECT_TRUE(DecodeLogExtent(damaged).status().Is(StatusCode::kCorruption)) << "bit " << bit;
   }
+}
+
+// The binding covers the record's header however the record is split into pieces, and tells
+// records apart by version and by data checksum.
+TEST(LogExtentTest, BindingCoversTheHeaderInAnySplit) {
+  const std::string record = EncodeObjectRecord(5, std::string(100, 'd'));
+  const uint64_t whole = RecordBinding(record, "");
+  const std::string_view view(record);
+  EXPECT_EQ(
+      RecordBinding(view.substr(0, kObjectRecordHeaderSize), view.substr(kObjectRecordHeaderSize)),
+      whole);
+  EXPECT_EQ(RecordBinding(view.substr(0, 3), view.substr(3)), whole);
+  EXPECT_EQ(RecordBinding("", record), whole);
+  EXPECT_NE(RecordBinding(EncodeObjectRecord(6, std::string(100, 'd')), ""), whole);
+  EXPECT_NE(RecordBinding(EncodeObjectRecord(5, std::string(100, 'e')), ""), whole);
+  EXPECT_EQ(RecordBinding(EncodeObjectRecord(5, std::string(100, 'd')), "trailing"), whole)
+      << "the bytes after the header are the data checksum's to check";
 }
 
 TEST(LogExtentTest, WrongSizesAreCorrupt) {

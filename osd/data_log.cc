@@ -75,8 +75,30 @@ std::string DataLog::PathOf(uint64_t id) const {
   return dir_ + "/" + name + std::string(kSegmentSuffix);
 }
 
+Status DataLog::SyncExisting(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return Status::Ok();
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (SegmentIdOf(entry.path().filename().string()) == 0) continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "cannot open " + entry.path().string());
+    const int synced = ::fdatasync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (synced != 0) return ErrnoStatus(err, "fdatasync of " + entry.path().string());
+  }
+  if (ec) return Status::IoError("cannot list data log dir " + dir + ": " + ec.message());
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open " + dir);
+  const int synced = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  return synced == 0 ? Status::Ok() : ErrnoStatus(err, "fsync of " + dir);
+}
+
 Result<std::unique_ptr<DataLog>> DataLog::Open(const std::string& dir, uint64_t segment_bytes,
-                                               bool drop_cache_before_reads) {
+                                               bool drop_cache_before_reads,
+                                               uint64_t min_next_segment) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create data log dir " + dir + ": " + ec.message());
@@ -100,7 +122,7 @@ Result<std::unique_ptr<DataLog>> DataLog::Open(const std::string& dir, uint64_t 
   if (ec) return Status::IoError("cannot list data log dir " + dir + ": " + ec.message());
   std::lock_guard lock(log->mu_);
   // A new segment at every open: a previous run's last segment may end in a torn append.
-  ORTHOFS_RETURN_IF_ERROR(log->StartSegmentLocked(last_id + 1));
+  ORTHOFS_RETURN_IF_ERROR(log->StartSegmentLocked(std::max(last_id + 1, min_next_segment)));
   return log;
 }
 
@@ -126,6 +148,7 @@ Result<LogExtent> DataLog::Append(std::string_view header, std::string_view data
   LogExtent extent;
   {
     std::lock_guard lock(mu_);
+    ORTHOFS_RETURN_IF_ERROR(failed_);
     if (active_size_ > 0 && active_size_ + length > segment_bytes_) {
       ORTHOFS_RETURN_IF_ERROR(StartSegmentLocked(active_id_ + 1));
     }
@@ -189,14 +212,19 @@ void DataLog::Abandoned(const LogExtent& extent) {
   usage_.Unpin(extent.segment);
 }
 
-void DataLog::RestoreLive(uint64_t segment, int64_t live) {
+bool DataLog::RestoreLive(uint64_t segment, int64_t live) {
   std::lock_guard lock(mu_);
   if (!segments_.contains(segment)) {
-    spdlog::error("data log {}: the store counts {} live bytes in segment {}, which is missing",
-                  dir_, live, segment);
-    return;
+    if (live != 0) {
+      spdlog::error(
+          "data log {}: the store counts {} live bytes in segment {}, whose file is missing "
+          "(its records read as damaged until repaired from their other copies)",
+          dir_, live, segment);
+    }
+    return false;
   }
   usage_.AddLive(segment, live);
+  return true;
 }
 
 std::shared_ptr<DataLog::Segment> DataLog::Find(uint64_t id) const {
@@ -259,13 +287,12 @@ Status DataLog::Sync() {
     if (fd < 0 || ::fsync(fd) != 0) result = ErrnoStatus(errno, "fsync of " + dir_);
     if (fd >= 0) ::close(fd);
   }
-  if (!result.ok()) {
-    // Not synced after all: the next Sync tries again.
-    std::lock_guard lock(mu_);
-    unsynced_.insert(unsynced_.end(), to_sync.begin(), to_sync.end());
-    directory_changed_ = directory_changed_ || sync_directory;
+  std::lock_guard lock(mu_);
+  if (!result.ok() && failed_.ok()) {
+    spdlog::error("data log {}: {}; the store takes no more writes", dir_, result.ToString());
+    failed_ = result;
   }
-  return result;
+  return failed_;
 }
 
 Status DataLog::SealActiveIfGarbage() {

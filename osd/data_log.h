@@ -23,11 +23,17 @@ class DataLog {
  public:
   static constexpr uint64_t kDefaultSegmentBytes = 64 << 20;
 
-  // Opens (creating) the log in `dir`: every segment file found is kept, and a new one starts.
+  // Opens (creating) the log in `dir`: every segment file found is kept, and a new one starts,
+  // numbered after every file found and at least `min_next_segment` (the store's counts name
+  // segments whose files a power loss may have taken: their ids are never used again).
   // `drop_cache_before_reads`: each read first drops its range from the page cache (cold-read
   // experiments).
   static Result<std::unique_ptr<DataLog>> Open(const std::string& dir, uint64_t segment_bytes,
-                                               bool drop_cache_before_reads);
+                                               bool drop_cache_before_reads,
+                                               uint64_t min_next_segment = 1);
+  // fdatasync of every segment in `dir` (and of the directory): a previous run's appends are
+  // durable before the store's index, which may refer to them, is opened (and made durable).
+  static Status SyncExisting(const std::string& dir);
   ~DataLog();
 
   // Appends one record, header and bytes as two pieces (no joined copy). Concurrent appends
@@ -39,8 +45,9 @@ class DataLog {
   void Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed);
   // An appended extent the index will never refer to (its write failed): garbage.
   void Abandoned(const LogExtent& extent);
-  // At open: the live bytes the store's counters recorded for a segment.
-  void RestoreLive(uint64_t segment, int64_t live);
+  // At open: the live bytes the store's counters recorded for a segment. False (and logged)
+  // when the segment's file is missing.
+  bool RestoreLive(uint64_t segment, int64_t live);
 
   // The record at `extent`: its first `header->size()` bytes into header (resized by the
   // caller), the rest into data. kNotFound when the segment has been collected (the index
@@ -48,7 +55,9 @@ class DataLog {
   Status Read(const LogExtent& extent, std::string* header, std::string* data) const;
 
   // fdatasync of every segment appended to since the last Sync (and of the directory when
-  // segments were created): every record appended before the call is durable.
+  // segments were created): every record appended before the call is durable. A failed
+  // fdatasync fails every later Sync and Append: the kernel may have dropped the pages it
+  // could not write, so a retry that succeeds would prove nothing.
   Status Sync();
 
   // Starts a new active segment when the current one holds garbage, so that collection can
@@ -85,6 +94,7 @@ class DataLog {
   SegmentUsage usage_;                                     // guarded by mu_
   bool directory_changed_ = false;                         // guarded by mu_
   std::vector<std::shared_ptr<Segment>> unsynced_;         // guarded by mu_
+  Status failed_;                                          // guarded by mu_: a failed sync
 };
 
 }  // namespace orthofs

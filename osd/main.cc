@@ -183,6 +183,13 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(flags.log_level));
   orthofs::RouteGrpcLogsToSpdlog();
   orthofs::TuneProcessForDataPath();
+  // Every data log segment stays open; the limit bounds the store at 64 MiB per descriptor.
+  if (const uint64_t files = orthofs::RaiseOpenFileLimit(); files < 4096) {
+    spdlog::warn(
+        "only {} open files allowed (ulimit -n): the store's data log keeps one per "
+        "64 MiB segment open, so it cannot grow past about {} GiB",
+        files, files / 16);
+  }
 
   orthofs::Result<orthofs::ClusterMap> map = orthofs::LoadClusterMapFile(flags.map_path);
   if (!map.ok()) return Fail(map.status().message());

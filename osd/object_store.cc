@@ -2,6 +2,7 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/table.h>
 #include <spdlog/spdlog.h>
@@ -48,7 +49,7 @@ constexpr double kCollectGarbageFraction = 0.5;
 // The live bytes one collection round moves at most: a quarter of the default disk reserve
 // (--reserve-mb), so a full OSD can still collect.
 constexpr uint64_t kCollectMaxLiveBytes = 64 << 20;
-constexpr auto kMaintenancePeriod = std::chrono::seconds(5);
+
 // Object keys start with their flag byte (0 or 1); repair records, meta and counters after.
 const std::string kObjectKeysEnd = "\x02";
 const std::string kObjectsCounterKey =
@@ -79,6 +80,37 @@ class AddInt64Operator : public rocksdb::AssociativeMergeOperator {
   }
   const char* Name() const override { return "orthofs.AddInt64"; }
 };
+
+// Syncs the data log before RocksDB makes a memtable durable in a table: the index entries in it
+// must not outlive the bytes they refer to. (A write-ahead log sync is preceded by a log sync in
+// Commit and SyncWal.)
+class LogSyncBeforeFlush : public rocksdb::EventListener {
+ public:
+  void OnFlushBegin(rocksdb::DB*, const rocksdb::FlushJobInfo&) override {
+    DataLog* log = log_.load();
+    if (!log) return;
+    if (Status st = log->Sync(); !st.ok()) {
+      spdlog::error("store: data log sync before a memtable flush failed: {}", st.ToString());
+    }
+  }
+  void set_log(DataLog* log) { log_.store(log); }
+
+ private:
+  std::atomic<DataLog*> log_{nullptr};
+};
+
+// The store's live byte counts per data log segment.
+Result<std::map<uint64_t, int64_t>> ReadSegmentUsage(rocksdb::DB* db,
+                                                     rocksdb::ColumnFamilyHandle* family) {
+  std::map<uint64_t, int64_t> usage;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), family));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (it->key().size() != 8) continue;
+    usage[ReadBigEndian64(it->key().data())] = DecodeDelta(it->value());
+  }
+  if (Status st = FromRocks(it->status(), "read data log usage"); !st.ok()) return st;
+  return usage;
+}
 
 }  // namespace
 
@@ -196,7 +228,7 @@ void ObjectStore::RequestCompaction() {
 void ObjectStore::MaintenanceThread() {
   std::unique_lock lock(compaction_mu_);
   while (true) {
-    compaction_cv_.wait_for(lock, kMaintenancePeriod,
+    compaction_cv_.wait_for(lock, options_.collect_period,
                             [this] { return compaction_requested_ || closing_; });
     if (closing_) return;
     const bool requested = compaction_requested_;
@@ -297,6 +329,11 @@ ObjectStore::~ObjectStore() {
   compaction_cv_.notify_one();
   if (db_) db_->DisableManualCompaction();  // a running CompactRange returns early
   if (compaction_thread_.joinable()) compaction_thread_.join();
+  if (log_) {
+    if (Status st = log_->Sync(); !st.ok()) {
+      spdlog::error("store: data log sync at close failed: {}", st.ToString());
+    }
+  }
   if (db_) {
     for (rocksdb::ColumnFamilyHandle* family : families_) {
       rocksdb::Status d = db_->DestroyColumnFamilyHandle(family);
@@ -305,6 +342,7 @@ ObjectStore::~ObjectStore() {
     rocksdb::Status s = db_->Close();
     (void)s;  // nothing left to do with a failed close at shutdown
   }
+  if (flush_listener_) static_cast<LogSyncBeforeFlush*>(flush_listener_.get())->set_log(nullptr);
 }
 
 Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
@@ -366,6 +404,11 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
       {kSegmentUsageFamily, usage_options}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
+  // A previous run's appends become durable before its index can be made durable by the open
+  // (RocksDB flushes what it recovers from its write-ahead log).
+  ORTHOFS_RETURN_IF_ERROR(DataLog::SyncExisting(dir + "/data-log"));
+  auto flush_listener = std::make_shared<LogSyncBeforeFlush>();
+  db_options.listeners.push_back(flush_listener);
   rocksdb::Status s = rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
   if (!s.ok()) {
     if (s.ToString().find("lock file") != std::string::npos) {
@@ -375,15 +418,20 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
     return FromRocks(s, "cannot open store in " + dir);
   }
   std::unique_ptr<rocksdb::DB> db(raw);
+  Result<std::map<uint64_t, int64_t>> usage = ReadSegmentUsage(db.get(), handles.at(2));
   Result<std::unique_ptr<DataLog>> log =
-      DataLog::Open(dir + "/data-log", options.log_segment_bytes, options.direct_reads);
+      usage.ok() ? DataLog::Open(dir + "/data-log", options.log_segment_bytes, options.direct_reads,
+                                 usage->empty() ? 1 : usage->rbegin()->first + 1)
+                 : Result<std::unique_ptr<DataLog>>(usage.status());
   if (!log.ok()) {
     for (rocksdb::ColumnFamilyHandle* family : handles) (void)db->DestroyColumnFamilyHandle(family);
     return log.status();
   }
+  flush_listener->set_log(log->get());
   std::unique_ptr<ObjectStore> store(
       new ObjectStore(std::move(db), std::move(handles), std::move(*log), options));
-  if (Status st = store->RestoreSegmentUsage(); !st.ok()) return st;
+  store->flush_listener_ = flush_listener;
+  if (Status st = store->RestoreSegmentUsage(*usage); !st.ok()) return st;
   if (Status st = store->BackfillSummaries(dir); !st.ok()) {
     // Bare listings go through the records until a later open completes it.
     spdlog::error(
@@ -420,6 +468,9 @@ Result<StoredObject> ObjectStore::Materialize(std::string_view value) const {
   StoredObject object;
   // The bytes are read straight into the object: no copy after the read.
   ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, &header, &object.data));
+  if (RecordBinding(header, object.data) != extent->binding) {
+    return Status::Corruption("the data log holds another record where this one should be");
+  }
   Result<ObjectRecordView> record = DecodeObjectRecord(header, object.data);
   if (!record.ok()) return record.status();
   object.version = record->version;
@@ -435,6 +486,9 @@ Result<std::string> ObjectStore::MaterializeRaw(std::string_view value) const {
   std::string none;
   std::string record;
   ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, &none, &record));
+  if (RecordBinding(record, "") != extent->binding) {
+    return Status::Corruption("the data log holds another record where this one should be");
+  }
   return record;
 }
 
@@ -449,7 +503,9 @@ Result<StoredObject> ObjectStore::GetFresh(const std::string& key) const {
     // on to the record's new place.
     if (object.ok() || !object.status().Is(StatusCode::kNotFound) || attempt == 3) {
       if (object.status().Is(StatusCode::kNotFound)) {
-        return Status::IoError("store read: " + object.status().message());
+        // Not a race with a collection: the segment is missing (lost in a crash). The copy is
+        // damaged, and repair replaces it from the other one.
+        return Status::Corruption("store read: " + object.status().message());
       }
       if (object.ok()) EmulateDiskRead(key, key, object->data.size() + kObjectRecordHeaderSize);
       return object;
@@ -515,11 +571,16 @@ Result<ObjectRecordSummary> ObjectStore::GetSummary(const std::string& key) cons
 }
 
 Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
-  std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
-  if (s.IsNotFound()) return Status::NotFound("no such object");
-  if (!s.ok()) return FromRocks(s, "store read");
-  return MaterializeRaw(value);
+  for (int attempt = 0;; ++attempt) {
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
+    if (s.IsNotFound()) return Status::NotFound("no such object");
+    if (!s.ok()) return FromRocks(s, "store read");
+    Result<std::string> record = MaterializeRaw(value);
+    // kNotFound: collected since the read of the extent (GetFresh says more).
+    if (!record.status().Is(StatusCode::kNotFound)) return record;
+    if (attempt == 3) return Status::Corruption("store read: " + record.status().message());
+  }
 }
 
 Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {
@@ -539,6 +600,14 @@ Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& re
 }
 
 Status ObjectStore::Commit(Batch* batch, bool sync) {
+  {
+    // One change per key: the extents a change replaces are read before the write.
+    std::vector<std::string> keys = batch->changed_keys_;
+    std::sort(keys.begin(), keys.end());
+    if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) {
+      return Status::InvalidArgument("a store batch changes one key twice");
+    }
+  }
   // Large records go to the log first (outside any lock: appends run side by side); the index
   // then refers to them in the same write as everything else of the batch.
   std::vector<LogExtent> added;
@@ -548,6 +617,7 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
       for (const LogExtent& e : added) log_->Abandoned(e);
       return extent.status();
     }
+    extent->binding = RecordBinding(record.header, record.data);
     added.push_back(*extent);
     batch->batch_.Put(record.key, EncodeLogExtent(*extent));
     batch->batch_.Merge(segment_usage_, SegmentUsageKey(extent->segment),
@@ -745,13 +815,13 @@ std::unique_ptr<rocksdb::Iterator> ObjectStore::NewObjectKeyIterator() const {
   return std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(ro));
 }
 
-Status ObjectStore::RestoreSegmentUsage() {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), segment_usage_));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (it->key().size() != 8) continue;
-    log_->RestoreLive(ReadBigEndian64(it->key().data()), DecodeDelta(it->value()));
+Status ObjectStore::RestoreSegmentUsage(const std::map<uint64_t, int64_t>& usage) {
+  rocksdb::WriteBatch missing;
+  for (const auto& [segment, live] : usage) {
+    if (!log_->RestoreLive(segment, live)) missing.Delete(segment_usage_, SegmentUsageKey(segment));
   }
-  return FromRocks(it->status(), "read data log usage");
+  // Reported once by RestoreLive; their ids stay retired (DataLog::Open numbers past them).
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &missing), "data log usage");
 }
 
 Status ObjectStore::MoveRecordsToLog(const std::string& dir) {
@@ -759,6 +829,13 @@ Status ObjectStore::MoveRecordsToLog(const std::string& dir) {
   std::unique_ptr<rocksdb::Iterator> it = NewObjectKeyIterator();
   uint64_t moved = 0;
   uint64_t bytes = 0;
+  // A synced commit per 64 records: the log is synced before the index refers to it.
+  Batch batch;
+  auto commit = [&] {
+    Status st = batch.empty() ? Status::Ok() : Commit(&batch, /*sync=*/true);
+    batch = Batch();
+    return st;
+  };
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view value = it->value().ToStringView();
     if (it->key().size() != kStoreKeySize || IsLogExtent(value) ||
@@ -766,15 +843,14 @@ Status ObjectStore::MoveRecordsToLog(const std::string& dir) {
       continue;
     }
     // The record as it is, damaged or not (scrub still finds a damaged one).
-    Batch batch;
     batch.PutRecord(it->key().ToString(), std::string(value), {});
-    ORTHOFS_RETURN_IF_ERROR(Commit(&batch, /*sync=*/false));
     ++moved;
     bytes += value.size();
+    if (moved % 64 == 0) ORTHOFS_RETURN_IF_ERROR(commit());
   }
   ORTHOFS_RETURN_IF_ERROR(FromRocks(it->status(), "move records to the data log"));
+  ORTHOFS_RETURN_IF_ERROR(commit());
   it.reset();
-  ORTHOFS_RETURN_IF_ERROR(SyncWal());
   ORTHOFS_RETURN_IF_ERROR(PutMeta(kRecordsInLogMeta, "1"));
   if (moved > 0) {
     spdlog::info("store {}: {} records ({} MiB) moved from RocksDB into the data log", dir, moved,
@@ -788,10 +864,10 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
   if (min_garbage_fraction == 0.0) ORTHOFS_RETURN_IF_ERROR(log_->SealActiveIfGarbage());
   const std::vector<uint64_t> victims = log_->Victims(min_garbage_fraction, kCollectMaxLiveBytes);
   if (victims.empty()) return Status::Ok();
-  const std::set<uint64_t> victim_set(victims.begin(), victims.end());
   // Every extent in a victim, from the index itself (the usage counts only chose the victims):
   // no new ones can appear, since victims are neither appended to nor pinned.
-  std::vector<std::pair<std::string, LogExtent>> to_move;
+  std::map<uint64_t, std::vector<std::pair<std::string, LogExtent>>> to_move;
+  for (uint64_t segment : victims) to_move[segment];
   {
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
@@ -799,68 +875,103 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       if (!IsLogExtent(it->value().ToStringView())) continue;
       Result<LogExtent> extent = DecodeLogExtent(it->value().ToStringView());
-      if (extent.ok() && victim_set.contains(extent->segment)) {
-        to_move.emplace_back(it->key().ToString(), *extent);
-      }
+      if (!extent.ok()) continue;
+      auto victim = to_move.find(extent->segment);
+      if (victim != to_move.end()) victim->second.emplace_back(it->key().ToString(), *extent);
     }
     ORTHOFS_RETURN_IF_ERROR(FromRocks(it->status(), "data log collection scan"));
   }
+  // Victims with the fewest live records first: one that has none frees its room without
+  // needing any, which matters on a full disk.
+  std::vector<uint64_t> order(victims);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint64_t a, uint64_t b) { return to_move[a].size() < to_move[b].size(); });
+  // Each victim's live records are appended again and made durable (log sync) before the index
+  // refers to them: the index must never be durable before the bytes (a memtable flush or
+  // another writer's sync could make it so at any time).
+  struct Move {
+    std::string key;
+    LogExtent from;
+    LogExtent to;
+  };
+  std::vector<uint64_t> emptied;
   uint64_t moved_bytes = 0;
-  std::set<uint64_t> kept;  // a record could not be read: its segment stays
-  for (const auto& [key, extent] : to_move) {
-    {
-      std::lock_guard lock(compaction_mu_);
-      if (closing_) return Status::Ok();
+  Status stopped = Status::Ok();
+  for (uint64_t segment : order) {
+    std::vector<Move> moves;
+    for (const auto& [key, extent] : to_move[segment]) {
+      {
+        std::lock_guard lock(compaction_mu_);
+        if (closing_) stopped = Status::Unavailable("store closing");
+      }
+      if (!stopped.ok()) break;
+      std::string none;
+      std::string record;
+      if (Status st = log_->Read(extent, &none, &record); !st.ok()) {
+        spdlog::error("store: data log segment {} is kept: a record in it cannot be read ({})",
+                      segment, st.ToString());
+        stopped = st;
+        break;
+      }
+      // Moved as it is, binding and all: a damaged record stays damaged for scrub to find.
+      Result<LogExtent> to = log_->Append(record, {});
+      if (!to.ok()) {
+        stopped = to.status();  // no room (a full disk): what is moved so far still counts
+        break;
+      }
+      to->binding = extent.binding;
+      moves.push_back({key, extent, *to});
     }
-    if (kept.contains(extent.segment)) continue;
-    std::string none;
-    std::string record;
-    if (Status st = log_->Read(extent, &none, &record); !st.ok()) {
-      spdlog::error("store: data log segment {} is kept: a record in it cannot be read ({})",
-                    extent.segment, st.ToString());
-      kept.insert(extent.segment);
-      continue;
+    Status synced = moves.empty() ? Status::Ok() : log_->Sync();
+    bool all_moved = stopped.ok() && synced.ok();
+    for (const Move& move : moves) {
+      if (!synced.ok()) {
+        log_->Abandoned(move.to);
+        continue;
+      }
+      std::vector<std::unique_lock<std::mutex>> locks = LockKeyStripes({move.key});
+      Result<std::optional<LogExtent>> current = CurrentExtent(move.key);
+      if (!current.ok() || *current != move.from) {
+        log_->Abandoned(move.to);  // replaced or deleted since the scan: nothing to move
+        if (!current.ok()) all_moved = false;
+        continue;
+      }
+      rocksdb::WriteBatch batch;
+      batch.Put(move.key, EncodeLogExtent(move.to));
+      batch.Merge(segment_usage_, SegmentUsageKey(move.to.segment), EncodeDelta(move.to.length));
+      batch.Merge(segment_usage_, SegmentUsageKey(move.from.segment),
+                  EncodeDelta(-static_cast<int64_t>(move.from.length)));
+      if (rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch); !s.ok()) {
+        log_->Abandoned(move.to);
+        all_moved = false;
+        continue;
+      }
+      log_->Indexed({move.to}, {move.from});
+      moved_bytes += move.from.length;
     }
-    // Moved as it is: a damaged record stays damaged for scrub to find and repair.
-    Result<LogExtent> moved = log_->Append(record, {});
-    if (!moved.ok()) return moved.status();
-    std::vector<std::unique_lock<std::mutex>> locks = LockKeyStripes({key});
-    Result<std::optional<LogExtent>> current = CurrentExtent(key);
-    if (!current.ok() || *current != extent) {
-      log_->Abandoned(*moved);  // replaced or deleted since the scan: nothing to move
-      if (!current.ok()) return current.status();
-      continue;
-    }
-    rocksdb::WriteBatch batch;
-    batch.Put(key, EncodeLogExtent(*moved));
-    batch.Merge(segment_usage_, SegmentUsageKey(moved->segment), EncodeDelta(moved->length));
-    batch.Merge(segment_usage_, SegmentUsageKey(extent.segment),
-                EncodeDelta(-static_cast<int64_t>(extent.length)));
-    if (rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch); !s.ok()) {
-      log_->Abandoned(*moved);
-      return FromRocks(s, "data log collection");
-    }
-    log_->Indexed({*moved}, {extent});
-    moved_bytes += extent.length;
+    if (all_moved) emptied.push_back(segment);
+    if (!stopped.ok() || !synced.ok()) break;
   }
-  // The moved records and the index that refers to them are durable before the old copies go.
-  ORTHOFS_RETURN_IF_ERROR(SyncWal());
-  for (uint64_t segment : victims) {
-    if (kept.contains(segment)) continue;
-    if (const int64_t live = log_->live_bytes(segment); live != 0) {
-      spdlog::warn("store: data log segment {} counted {} live bytes after collection", segment,
-                   live);
+  if (!emptied.empty()) {
+    // The index that refers to the moved records is durable before the old copies go.
+    ORTHOFS_RETURN_IF_ERROR(SyncWal());
+    for (uint64_t segment : emptied) {
+      if (const int64_t live = log_->live_bytes(segment); live != 0) {
+        spdlog::warn("store: data log segment {} counted {} live bytes after collection", segment,
+                     live);
+      }
+      rocksdb::WriteBatch batch;
+      batch.Delete(segment_usage_, SegmentUsageKey(segment));
+      ORTHOFS_RETURN_IF_ERROR(
+          FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "data log collection"));
+      ORTHOFS_RETURN_IF_ERROR(log_->Remove(segment));
+      ++segments_collected_;
     }
-    rocksdb::WriteBatch batch;
-    batch.Delete(segment_usage_, SegmentUsageKey(segment));
-    ORTHOFS_RETURN_IF_ERROR(
-        FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "data log collection"));
-    ORTHOFS_RETURN_IF_ERROR(log_->Remove(segment));
-    ++segments_collected_;
+    spdlog::debug("store: {} data log segments collected, {} MiB of live records moved",
+                  emptied.size(), moved_bytes >> 20);
   }
-  spdlog::debug("store: {} data log segments collected, {} MiB of live records moved",
-                victims.size(), moved_bytes >> 20);
-  return Status::Ok();
+  if (stopped.Is(StatusCode::kUnavailable)) return Status::Ok();  // closing
+  return stopped;
 }
 
 }  // namespace orthofs

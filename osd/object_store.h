@@ -11,9 +11,11 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +37,8 @@ struct StoreOptions {
   bool direct_reads = false;     // bypass the page cache (cold-read experiments)
   uint64_t block_cache_mb = 64;  // RocksDB's own block cache
   uint64_t log_segment_bytes = DataLog::kDefaultSegmentBytes;
+  // How often segments that are mostly garbage are collected unasked.
+  std::chrono::milliseconds collect_period{5000};
   // Experiments only: reads also take the time an emulated disk would (common/disk_model.h).
   std::optional<DiskModelParams> disk_model;
 };
@@ -199,8 +203,9 @@ class ObjectStore {
   // Every object key's record in key order (no repair records, meta or counters), bypassing
   // the block cache.
   std::unique_ptr<rocksdb::Iterator> NewObjectKeyIterator() const;
-  // Reads the per-segment live counts into the log.
-  Status RestoreSegmentUsage();
+  // Hands the per-segment live counts to the log; counts of segments whose files are gone
+  // are dropped.
+  Status RestoreSegmentUsage(const std::map<uint64_t, int64_t>& usage);
   // Empties and deletes the segments the log names as victims.
   Status CollectSegments(double min_garbage_fraction);
   // Whether every record has its summary (BackfillSummaries completed).
@@ -233,7 +238,8 @@ class ObjectStore {
   std::atomic<uint64_t> compactions_{0};
   std::thread compaction_thread_;
   std::unique_ptr<DataLog> log_;
-  rocksdb::ColumnFamilyHandle* segment_usage_ = nullptr;  // live bytes per log segment
+  std::shared_ptr<rocksdb::EventListener> flush_listener_;  // syncs log_ before flushes
+  rocksdb::ColumnFamilyHandle* segment_usage_ = nullptr;    // live bytes per log segment
   std::array<std::mutex, 64> key_stripes_;
   std::atomic<uint64_t> segments_collected_{0};
 };
