@@ -393,7 +393,8 @@ void FileIo::StartWriteBack(std::shared_ptr<FlushJob> job, std::function<void(St
     how.offset = offset;
     how.replace = job->replace;
     const std::string_view bytes = std::string_view(job->data).substr(offset, length);
-    cluster_->WriteBothCopiesAsync(original, bytes, how, finish_one, batch);
+    // Batched, the requests refer to the job's bytes (it outlives them), not copies.
+    cluster_->WriteBothCopiesAsync(original, bytes, how, finish_one, batch, job);
   }
 }
 

@@ -53,7 +53,8 @@ OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
       options_(options),
       channel_(grpc::CreateCustomChannel(osd.address, ChannelCredentialsFor(options.tls.get()),
                                          ChannelArgumentsFor(osd, options))),
-      stub_(wire::Osd::NewStub(channel_)) {}
+      stub_(wire::Osd::NewStub(channel_)),
+      encoded_write_many_(channel_) {}
 
 Status OsdClient::Cancelled() const {
   return Status::Unavailable(name_ + ": call cancelled: this process is shutting down");
@@ -241,6 +242,16 @@ void OsdClient::WriteManyAsync(std::shared_ptr<const wire::WriteManyRequest> req
   CallAsync<wire::WriteManyRequest, wire::WriteManyResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->WriteMany(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
+void OsdClient::WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> request,
+                                      std::function<void(Result<wire::WriteManyResponse>)> done) {
+  CallAsync<grpc::ByteBuffer, wire::WriteManyResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        encoded_write_many_.UnaryCall(context, "/orthofs.wire.Osd/WriteMany", grpc::StubOptions(),
+                                      req, resp, std::move(on_done));
       },
       std::move(request), std::move(done));
 }
@@ -482,7 +493,8 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
 
 void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view data,
                                          const ObjectWrite& how, std::function<void(Status)> done,
-                                         CopyWriteBatch* batch) {
+                                         CopyWriteBatch* batch,
+                                         std::shared_ptr<const void> data_owner) {
   const Oid copies[2] = {original.WithFlag(CopyFlag::kOriginal),
                          original.WithFlag(CopyFlag::kReplica)};
   const bool down[2] = {CopyIsDown(copies[0]), CopyIsDown(copies[1])};
@@ -517,7 +529,11 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
   };
   auto outcome = std::make_shared<Outcome>();
   for (int i = 0; i < 2; ++i) {
-    auto request = std::make_shared<wire::WriteRequest>(MakeWrite(copies[i], data, how));
+    // Batched, both copies' requests refer to the caller's bytes (kept by `data_owner`);
+    // otherwise each carries a copy.
+    const bool shared = batch != nullptr && data_owner != nullptr;
+    auto request =
+        std::make_shared<wire::WriteRequest>(MakeWrite(copies[i], shared ? "" : data, how));
     auto on_written = [this, outcome, i, copies, sync = how.sync,
                        done](Result<wire::WriteResponse> r) {
       {
@@ -547,8 +563,11 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
           &OsdClient::WriteAsync,
           [done, full, lost](Result<wire::WriteResponse> r) { done(full ? lost : r.status()); });
     };
-    if (batch != nullptr) {
-      batch->Add(copies[i], std::move(request), std::move(on_written));
+    if (shared) {
+      batch->Add(copies[i], SharedWrite{std::move(request), data, data_owner},
+                 std::move(on_written));
+    } else if (batch != nullptr) {
+      batch->Add(copies[i], SharedWrite::FromRequest(std::move(request)), std::move(on_written));
     } else {
       SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
           copies[i], std::move(request), &OsdClient::WriteAsync, std::move(on_written));
@@ -571,30 +590,32 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
       size_t end = begin;
       uint64_t bytes = 0;
       while (end < items.size() && end - begin < kMaxWriteManyWrites &&
-             (end == begin || bytes + items[end].request->data().size() <= kMaxWriteManyBytes)) {
-        bytes += items[end++].request->data().size();
+             (end == begin || bytes + items[end].write.data.size() <= kMaxWriteManyBytes)) {
+        bytes += items[end++].write.data.size();
       }
       if (end - begin == 1) {
         CopyWriteBatch::Item& item = items[begin];
         SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-            item.oid, std::move(item.request), &OsdClient::WriteAsync, std::move(item.done));
+            item.oid, item.write.WithData(), &OsdClient::WriteAsync, std::move(item.done));
         begin = end;
         continue;
       }
-      auto many = std::make_shared<wire::WriteManyRequest>();
       std::vector<CopyWriteBatch::Item> group;
+      std::vector<const SharedWrite*> writes;
       for (size_t k = begin; k < end; ++k) {
-        items[k].request->set_epoch(epoch);
-        many->add_writes()->Swap(items[k].request.get());  // the bytes move, no copy
+        items[k].write.request->set_epoch(epoch);
         group.push_back(std::move(items[k]));
       }
+      for (const CopyWriteBatch::Item& item : group) writes.push_back(&item.write);
       begin = end;
-      osd->WriteManyAsync(many, [this, many, group = std::move(group),
-                                 osd](Result<wire::WriteManyResponse> r) mutable {
+      // The bytes go out without a copy: the encoded request refers to them.
+      auto encoded = std::make_shared<const grpc::ByteBuffer>(EncodeWriteMany(writes));
+      osd->WriteManyEncodedAsync(encoded, [this, group = std::move(group),
+                                           osd](Result<wire::WriteManyResponse> r) mutable {
         auto send_alone = [&](size_t k) {
           SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-              group[k].oid, std::make_shared<wire::WriteRequest>(many->writes(static_cast<int>(k))),
-              &OsdClient::WriteAsync, std::move(group[k].done));
+              group[k].oid, group[k].write.WithData(), &OsdClient::WriteAsync,
+              std::move(group[k].done));
         };
         const bool old_osd = !r.ok() && IsNotImplemented(r.status());
         for (size_t k = 0; k < group.size(); ++k) {

@@ -2,6 +2,7 @@
 // operations by placement and stamps every request with the map's epoch.
 #pragma once
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -20,6 +21,7 @@
 
 #include "client/call_canceller.h"
 #include "client/tls.h"
+#include "client/write_many_encoding.h"
 #include "common/cluster_map.h"
 #include "common/osd_health.h"
 #include "common/placement.h"
@@ -80,6 +82,9 @@ class OsdClient {
                   std::function<void(Result<wire::WriteResponse>)> done);
   void WriteManyAsync(std::shared_ptr<const wire::WriteManyRequest> request,
                       std::function<void(Result<wire::WriteManyResponse>)> done);
+  // The same call with the request already in its wire form (EncodeWriteMany).
+  void WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> request,
+                             std::function<void(Result<wire::WriteManyResponse>)> done);
   // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
   void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
                            std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
@@ -132,6 +137,8 @@ class OsdClient {
   std::atomic<uint64_t> marked_down_{0};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
+  // Calls whose request is sent as encoded (WriteManyEncodedAsync).
+  grpc::TemplatedGenericStub<grpc::ByteBuffer, wire::WriteManyResponse> encoded_write_many_;
   std::mutex queue_mu_;
   int in_flight_ = 0;
   std::deque<std::function<void()>> waiting_;
@@ -142,9 +149,10 @@ class OsdClient {
 // once per OSD instead of once per copy.
 class CopyWriteBatch {
  public:
-  void Add(const Oid& oid, std::shared_ptr<wire::WriteRequest> request,
+  // The write's bytes go out as they are (no copy), held by their owner until sent.
+  void Add(const Oid& oid, SharedWrite write,
            std::function<void(Result<wire::WriteResponse>)> done) {
-    items_.push_back(Item{oid, std::move(request), std::move(done)});
+    items_.push_back(Item{oid, std::move(write), std::move(done)});
   }
   bool empty() const { return items_.empty(); }
 
@@ -152,7 +160,7 @@ class CopyWriteBatch {
   friend class ClusterClient;
   struct Item {
     Oid oid;
-    std::shared_ptr<wire::WriteRequest> request;
+    SharedWrite write;
     std::function<void(Result<wire::WriteResponse>)> done;
   };
   std::vector<Item> items_;
@@ -260,9 +268,12 @@ class ClusterClient {
   void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
                             PendingCalls* pending);
   // The same reporting to `done` (on a gRPC thread). With a `batch`, the two copy writes wait
-  // there for SendWrites (follow-ups such as repair records go out at once).
+  // there for SendWrites (follow-ups such as repair records go out at once); with a
+  // `data_owner` too, they refer to `data` instead of copying it, and keep the owner until
+  // sent.
   void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
-                            std::function<void(Status)> done, CopyWriteBatch* batch = nullptr);
+                            std::function<void(Status)> done, CopyWriteBatch* batch = nullptr,
+                            std::shared_ptr<const void> data_owner = nullptr);
   // Sends the batch's writes: one WriteMany call per OSD of the current map (at most
   // kMaxWriteManyBytes of data and kMaxWriteManyWrites writes each, well inside an OSD's
   // message limit of twice the object size plus 1 MiB), a lone write as a plain Write. A write
