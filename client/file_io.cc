@@ -416,9 +416,11 @@ void FileIo::FlushThread() {
   while (!stopping_) {
     std::vector<FlushJob> jobs;
     const auto now = CacheClock::now();
-    while (jobs.size() < kFlushBatch) {
+    uint64_t bytes = 0;
+    while (jobs.size() < kFlushBatch && bytes < kFlushBatchBytes) {
       std::optional<FlushJob> job = cache_.TakeDueFlush(now);
       if (!job) break;
+      bytes += job->bytes();
       jobs.push_back(std::move(*job));
     }
     if (jobs.empty()) {

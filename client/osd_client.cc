@@ -250,8 +250,10 @@ void OsdClient::WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> re
                                       std::function<void(Result<wire::WriteManyResponse>)> done) {
   CallAsync<grpc::ByteBuffer, wire::WriteManyResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
-        encoded_write_many_.UnaryCall(context, "/orthofs.wire.Osd/WriteMany", grpc::StubOptions(),
-                                      req, resp, std::move(on_done));
+        // gRPC keeps the name's characters for the call (ClientRpcInfo): a static string.
+        static const std::string kMethod = "/orthofs.wire.Osd/WriteMany";
+        encoded_write_many_.UnaryCall(context, kMethod, grpc::StubOptions(), req, resp,
+                                      std::move(on_done));
       },
       std::move(request), std::move(done));
 }

@@ -47,7 +47,9 @@ struct WriteBackOptions {
 // One object's write-back: the bytes to write and where they go.
 struct FlushJob {
   ObjectKey key;
-  std::string data;      // the object's bytes [0, data.size()) when the job was taken
+  // The object's bytes [0, data.size()) when the job was taken. Never changed after: the
+  // write-back's requests refer to them until sent (ClusterClient::WriteBothCopiesAsync).
+  std::string data;
   ByteRanges ranges;     // the dirty ranges this job writes (offsets into data)
   bool replace = false;  // the cache knows the whole object: write `data` as its new content
   uint64_t incarnation = 0;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <ctime>
@@ -723,7 +725,9 @@ TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
 }
 
 // A write-back of many objects: both copies of each land, with one WriteMany call per OSD
-// (the replicas of one file all go to its replica OSD).
+// (the replicas of one file all go to its replica OSD). With an owner for the bytes (the
+// mount's write-back), both copies' requests refer to the caller's buffer, which the calls keep
+// alive after the caller let go, and release once sent.
 TEST_F(OsdTest, SendWritesWritesBothCopiesWithOneCallPerOsd) {
   auto write_many_calls = [&] {
     uint64_t sum = 0;
@@ -734,34 +738,52 @@ TEST_F(OsdTest, SendWritesWritesBothCopiesWithOneCallPerOsd) {
     }
     return sum;
   };
-  const uint64_t before = write_many_calls();
-  const uint64_t fno = 2100;
-  CopyWriteBatch batch;
-  PendingCalls pending;
-  std::map<uint32_t, int> copies_per_osd;
-  for (uint64_t index = 0; index < 12; ++index) {
-    const Oid original = Data(fno, index * client().map().object_size);
-    for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-      ++copies_per_osd[client().placement().OsdFor(original.WithFlag(f))];
+  for (bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "bytes shared with their owner" : "bytes copied");
+    const uint64_t before = write_many_calls();
+    const uint64_t fno = shared ? 2101 : 2100;
+    auto content = [&](uint64_t index) {
+      return "object " + std::to_string(index) + std::string(index * 1000, 'x');
+    };
+    CopyWriteBatch batch;
+    PendingCalls pending;
+    std::map<uint32_t, int> copies_per_osd;
+    std::vector<std::weak_ptr<std::string>> owners;
+    for (uint64_t index = 0; index < 12; ++index) {
+      const Oid original = Data(fno, index * client().map().object_size);
+      for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        ++copies_per_osd[client().placement().OsdFor(original.WithFlag(f))];
+      }
+      ObjectWrite how;
+      how.replace = true;
+      pending.Add();
+      auto bytes = std::make_shared<std::string>(content(index));
+      owners.push_back(bytes);
+      client().WriteBothCopiesAsync(
+          original, *bytes, how, [&pending](Status st) { pending.Done(st); }, &batch,
+          shared ? bytes : nullptr);
+    }  // the caller's references end here
+    client().SendWrites(std::move(batch));
+    ASSERT_TRUE(pending.Wait().ok());
+    for (uint64_t index = 0; index < 12; ++index) {
+      const Oid original = Data(fno, index * client().map().object_size);
+      for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        EXPECT_EQ(ReadAll(client(), original.WithFlag(f)), content(index));
+      }
     }
-    ObjectWrite how;
-    how.replace = true;
-    pending.Add();
-    client().WriteBothCopiesAsync(
-        original, "object " + std::to_string(index), how,
-        [&pending](Status st) { pending.Done(st); }, &batch);
-  }
-  client().SendWrites(std::move(batch));
-  ASSERT_TRUE(pending.Wait().ok());
-  for (uint64_t index = 0; index < 12; ++index) {
-    const Oid original = Data(fno, index * client().map().object_size);
-    for (CopyFlag f : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-      EXPECT_EQ(ReadAll(client(), original.WithFlag(f)), "object " + std::to_string(index));
+    int osds_with_several = 0;
+    for (const auto& [osd, copies] : copies_per_osd) osds_with_several += copies > 1 ? 1 : 0;
+    EXPECT_EQ(write_many_calls() - before, static_cast<uint64_t>(osds_with_several));
+    // The transport may let go of the last slices a moment after the answers.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    auto released = [&] {
+      return std::all_of(owners.begin(), owners.end(), [](const auto& w) { return w.expired(); });
+    };
+    while (!released() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    EXPECT_TRUE(released()) << "every owner is released once its bytes are sent";
   }
-  int osds_with_several = 0;
-  for (const auto& [osd, copies] : copies_per_osd) osds_with_several += copies > 1 ? 1 : 0;
-  EXPECT_EQ(write_many_calls() - before, static_cast<uint64_t>(osds_with_several));
 }
 
 // kill -9 after acknowledged writes: the WAL holds them; restart and every object is intact,
