@@ -24,6 +24,8 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <stop_token>
+#include <thread>
 
 #include "client/client_metrics.h"
 #include "client/file_io.h"
@@ -75,6 +77,8 @@ int ErrnoFor(const Status& st) {
 }
 
 // Per-inode state of files this client has open.
+// An entry with open_count 0 is a file closed with its size unpublished (both INODE copies
+// were unreachable): the size stays here and is published in the background.
 struct OpenInode {
   int open_count = 0;
   uint64_t size = 0;              // the size this client knows, including its own writes
@@ -201,11 +205,15 @@ class OrthoFs {
   CachedVersions::Cached Opened(const InodeRef& ref, bool created = false) {
     std::lock_guard lock(mu_);
     OpenInode& o = open_[ref.fno];
+    // Closed with its size unpublished: this client's writes still count (published later).
+    const bool unpublished = o.open_count == 0 && o.size_dirty;
     const bool open_here = o.open_count++ > 0;
     // An INODE read that raced this client's own publish (under way, or done since) is older
     // than what this client published: keep that size.
     const bool behind = open_here && (o.publishing || (o.seen && ref.version < o.seen->version));
-    if (!open_here || !o.size_dirty) {  // close-to-open
+    if (unpublished) {
+      o.size = std::max(o.size, ref.inode.size);
+    } else if (!open_here || !o.size_dirty) {  // close-to-open
       o.size = behind ? std::max(o.size, ref.inode.size) : ref.inode.size;
     }
     if (!behind) o.seen = ref;
@@ -300,6 +308,30 @@ class OrthoFs {
     return written.ok() ? published : written;
   }
 
+  // Publishes the sizes of files closed with their size unpublished, every second until each
+  // one succeeds (or the file is opened again, whose close publishes it).
+  void RetryUnpublished(std::stop_token stop) {
+    std::unique_lock lock(mu_);
+    while (!stop.stop_requested()) {
+      retry_wakeup_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
+      std::vector<uint64_t> closed;
+      for (const auto& [fno, o] : open_) {
+        if (o.open_count == 0 && o.size_dirty) closed.push_back(fno);
+      }
+      for (uint64_t fno : closed) {
+        lock.unlock();
+        const Status st = Publish(fno);
+        lock.lock();
+        auto it = open_.find(fno);
+        if (!st.ok() || it == open_.end() || it->second.open_count > 0) continue;
+        if (!it->second.size_dirty && !it->second.publishing) {
+          spdlog::info("file {}: size {} published after its close", fno, it->second.size);
+          open_.erase(it);
+        }
+      }
+    }
+  }
+
   // At unmount: everything this client wrote reaches the OSDs.
   void FlushEverything() {
     std::vector<uint64_t> open_files;
@@ -337,7 +369,14 @@ class OrthoFs {
       auto it = open_.find(fno);
       if (it != open_.end() && --it->second.open_count == 0) {
         release = it->second.release_on_close;
-        open_.erase(it);
+        if (!release && it->second.size_dirty) {
+          // The publish failed: the size stays (close reported the error) and is published
+          // when the INODE's OSDs answer again (RetryUnpublished).
+          spdlog::warn("file {}: closed with its size ({} bytes) unpublished ({}); retried", fno,
+                       it->second.size, published.ToString());
+        } else {
+          open_.erase(it);
+        }
       }
     }
     if (release) {
@@ -352,10 +391,11 @@ class OrthoFs {
     {
       std::lock_guard lock(mu_);
       auto it = open_.find(fno);
-      if (it != open_.end()) {
+      if (it != open_.end() && it->second.open_count > 0) {
         it->second.release_on_close = true;
         return Status::Ok();
       }
+      if (it != open_.end()) open_.erase(it);  // an unpublished size no longer matters
     }
     io_.Forget(fno);  // e.g. bytes whose write-back failed at close and is being retried
     return ns_.ReleaseInode(fno);
@@ -381,9 +421,12 @@ class OrthoFs {
   std::mutex mu_;
   std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
   std::map<uint64_t, OpenInode> open_;
-  CachedVersions cached_versions_;        // close-to-open: which cached bytes are still valid
-  std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
-  fuse_session* session_ = nullptr;       // for notifications to the kernel
+  CachedVersions cached_versions_;            // close-to-open: which cached bytes are still valid
+  std::map<uint64_t, int> revalidating_;      // opens that found the file changed, not yet done
+  fuse_session* session_ = nullptr;           // for notifications to the kernel
+  std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
+  // Last member: stopped (and joined) before the rest goes.
+  std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
 };
 
 OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }

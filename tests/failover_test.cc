@@ -185,6 +185,38 @@ TEST(FailoverTest, MetadataChangesWhileAnOsdIsDown) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+// A close whose size cannot be published (both copies of the file's INODE unreachable) reports
+// the error, but the mount keeps the size and publishes it once the INODE's OSDs are back:
+// another client then sees the whole file.
+TEST(FailoverTest, ASizeUnpublishedAtCloseIsPublishedWhenItsOsdsAreBack) {
+  TestCluster cluster(TestClusterOptions{.osds = 4});
+  TestMount mount(&cluster, kFnso);
+  CreateFile(mount / "f", "start");
+  const uint64_t fno = FreshStat(mount / "f").st_ino;
+  const Placement& placement = cluster.client().placement();
+  const Oid inode{kFnso, fno, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  const std::set<uint32_t> inode_osds = {placement.OsdFor(inode),
+                                         placement.OsdFor(inode.WithFlag(CopyFlag::kReplica))};
+  ASSERT_EQ(inode_osds.size(), 2u);
+  // An object whose original lives on neither: its write lands (with a repair record where
+  // its replica's OSD is down), only the size cannot be published.
+  uint64_t index = 1;
+  while (inode_osds.contains(placement.OsdFor(DataOid(fno, index)))) ++index;
+  const uint64_t end = index * kObjectSize + 100;
+  Fd fd(open((mount / "f").c_str(), O_WRONLY));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  ASSERT_EQ(pwrite(fd.get(), "tail", 4, static_cast<off_t>(end - 4)), 4) << std::strerror(errno);
+  for (uint32_t osd : inode_osds) cluster.Stop(osd, SIGKILL);
+  EXPECT_NE(fd.Close(), 0) << "the close could not publish the size";
+  for (uint32_t osd : inode_osds) cluster.Start(osd);
+  TestMount other(&cluster, kFnso);
+  EXPECT_TRUE(WaitFor([&] { return FreshStat(other / "f").st_size == static_cast<off_t>(end); },
+                      std::chrono::seconds(30)))
+      << "size " << FreshStat(other / "f").st_size << ", written up to " << end;
+  std::string want = "start" + std::string(end - 9, '\0') + "tail";
+  ExpectSameBytes(ReadFile(other / "f"), want);
+}
+
 // The durability policy through a mount: once fsync returned, kill -9 of every OSD at once
 // (each copy's process dies with whatever it had not flushed) loses none of it.
 TEST(FailoverTest, FsyncedDataSurvivesEveryOsdKilledAtOnce) {
