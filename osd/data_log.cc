@@ -264,6 +264,16 @@ Status DataLog::Read(const LogExtent& extent, std::string* header, std::string* 
   return Status::Ok();
 }
 
+void DataLog::WillNeed(const std::vector<LogExtent>& extents) const {
+  if (drop_cache_before_reads_) return;  // the reads drop these pages first
+  for (const LogExtent& extent : extents) {
+    if (std::shared_ptr<Segment> segment = Find(extent.segment)) {
+      (void)::posix_fadvise(segment->fd, static_cast<off_t>(extent.offset), extent.length,
+                            POSIX_FADV_WILLNEED);
+    }
+  }
+}
+
 Status DataLog::Sync() {
   // One at a time: a Sync that finds nothing left to do must not return while another is still
   // syncing the segments it took.

@@ -54,6 +54,9 @@ class DataLog {
   // moved on: read it again), kCorruption when the file is shorter than the extent.
   Status Read(const LogExtent& extent, std::string* header, std::string* data) const;
 
+  // Starts reading the extents from disk (posix_fadvise WILLNEED), for Reads that follow.
+  void WillNeed(const std::vector<LogExtent>& extents) const;
+
   // fdatasync of every segment appended to since the last Sync (and of the directory when
   // segments were created): every record appended before the call is durable. A failed
   // fdatasync fails every later Sync and Append: the kernel may have dropped the pages it

@@ -293,19 +293,32 @@ Status ObjectStore::ReadRange(const std::string& begin, const std::string& end,
   // RocksDB's blob cache would only push out index and filter blocks, and fill fresh memory.
   ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  // The range's index first (small values), so that the disk reads of all its records start at
+  // once: a file's objects lie in the data log in the order they were written (randomly, for a
+  // file written at random), where the kernel's read-ahead would not find them in turn.
+  std::vector<std::pair<std::string, std::string>> values;
+  std::vector<LogExtent> extents;
   for (it->Seek(begin); it->Valid(); it->Next()) {
     if (it->key().size() != kStoreKeySize) continue;
-    Result<StoredObject> object = MaterializeAt(it->key().ToString(), it->value().ToStringView());
+    values.emplace_back(it->key().ToString(), it->value().ToString());
+    if (!IsLogExtent(values.back().second)) continue;
+    if (Result<LogExtent> extent = DecodeLogExtent(values.back().second); extent.ok()) {
+      extents.push_back(*extent);
+    }
+  }
+  Status st = FromRocks(it->status(), "store range read");
+  it.reset();  // the reads, the emulated disk time and the takers need not pin the scan's files
+  log_->WillNeed(extents);
+  for (const auto& [key, value] : values) {
+    Result<StoredObject> object = MaterializeAt(key, value);
     if (!object.ok() || object->tombstone) continue;  // deleted meanwhile, or damaged
     if (!disk_) {
-      take(it->key().ToString(), std::move(*object));
+      take(key, std::move(*object));
       continue;
     }
     bytes += object->data.size() + kObjectRecordHeaderSize;
-    held.emplace_back(it->key().ToString(), std::move(*object));
+    held.emplace_back(key, std::move(*object));
   }
-  Status st = FromRocks(it->status(), "store range read");
-  it.reset();  // the emulated disk time and the takers need not pin the scan's files
   if (!held.empty()) EmulateDiskRead(held.front().first, held.back().first, bytes);
   for (auto& [key, object] : held) take(key, std::move(object));
   return st;
