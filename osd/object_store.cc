@@ -624,10 +624,13 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
   // Large records go to the log first (outside any lock: appends run side by side); the index
   // then refers to them in the same write as everything else of the batch.
   std::vector<LogExtent> added;
+  auto abandon = [&] {  // appended, but the index will never refer to them
+    for (const LogExtent& e : added) log_->Abandoned(e);
+  };
   for (const Batch::LoggedRecord& record : batch->logged_) {
     Result<LogExtent> extent = log_->Append(record.header, record.data);
     if (!extent.ok()) {
-      for (const LogExtent& e : added) log_->Abandoned(e);
+      abandon();
       return extent.status();
     }
     extent->binding = RecordBinding(record.header, record.data);
@@ -637,9 +640,6 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
                         EncodeDelta(extent->length));
   }
   batch->logged_.clear();
-  auto abandon = [&] {
-    for (const LogExtent& e : added) log_->Abandoned(e);
-  };
   for (const auto& [key, summary] : batch->summaries_) {
     if (summary) {
       batch->batch_.Put(summaries_, key, *summary);
