@@ -112,6 +112,23 @@ Result<std::map<uint64_t, int64_t>> ReadSegmentUsage(rocksdb::DB* db,
   return usage;
 }
 
+// Reads `key`'s stored value and hands it to `materialize`. A kNotFound from it means the
+// record's segment was collected after the value was read: the index has moved on to the
+// record's new place, so the value is read again. Persisting, the segment is missing (lost in a
+// crash): the copy is damaged, and repair replaces it from the other one.
+template <typename T, typename Materializer>
+Result<T> ReadIndexed(rocksdb::DB* db, const std::string& key, const Materializer& materialize) {
+  for (int attempt = 0;; ++attempt) {
+    rocksdb::PinnableSlice value;
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), db->DefaultColumnFamily(), key, &value);
+    if (s.IsNotFound()) return Status::NotFound("no such object");
+    if (!s.ok()) return FromRocks(s, "store read");
+    Result<T> got = materialize(value.ToStringView());
+    if (!got.status().Is(StatusCode::kNotFound)) return got;
+    if (attempt == 3) return Status::Corruption("store read: " + got.status().message());
+  }
+}
+
 }  // namespace
 
 Status FromRocks(const rocksdb::Status& s, const std::string& context) {
@@ -468,6 +485,17 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   return store;
 }
 
+Status ObjectStore::ReadLogged(std::string_view value, std::string* header,
+                               std::string* data) const {
+  Result<LogExtent> extent = DecodeLogExtent(value);
+  if (!extent.ok()) return extent.status();
+  ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, header, data));
+  if (RecordBinding(*header, *data) != extent->binding) {
+    return Status::Corruption("the data log holds another record where this one should be");
+  }
+  return Status::Ok();
+}
+
 Result<StoredObject> ObjectStore::Materialize(std::string_view value) const {
   if (!IsLogExtent(value)) {
     Result<ObjectRecordView> record = DecodeObjectRecord(value);
@@ -475,15 +503,10 @@ Result<StoredObject> ObjectStore::Materialize(std::string_view value) const {
     return StoredObject{record->version, record->checksum, std::string(record->data),
                         record->tombstone};
   }
-  Result<LogExtent> extent = DecodeLogExtent(value);
-  if (!extent.ok()) return extent.status();
   std::string header(kObjectRecordHeaderSize, '\0');
   StoredObject object;
   // The bytes are read straight into the object: no copy after the read.
-  ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, &header, &object.data));
-  if (RecordBinding(header, object.data) != extent->binding) {
-    return Status::Corruption("the data log holds another record where this one should be");
-  }
+  ORTHOFS_RETURN_IF_ERROR(ReadLogged(value, &header, &object.data));
   Result<ObjectRecordView> record = DecodeObjectRecord(header, object.data);
   if (!record.ok()) return record.status();
   object.version = record->version;
@@ -494,39 +517,18 @@ Result<StoredObject> ObjectStore::Materialize(std::string_view value) const {
 
 Result<std::string> ObjectStore::MaterializeRaw(std::string_view value) const {
   if (!IsLogExtent(value)) return std::string(value);
-  Result<LogExtent> extent = DecodeLogExtent(value);
-  if (!extent.ok()) return extent.status();
   std::string none;
   std::string record;
-  ORTHOFS_RETURN_IF_ERROR(log_->Read(*extent, &none, &record));
-  if (RecordBinding(record, "") != extent->binding) {
-    return Status::Corruption("the data log holds another record where this one should be");
-  }
+  ORTHOFS_RETURN_IF_ERROR(ReadLogged(value, &none, &record));
   return record;
 }
 
-Result<StoredObject> ObjectStore::GetFresh(const std::string& key) const {
-  for (int attempt = 0;; ++attempt) {
-    rocksdb::PinnableSlice value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), key, &value);
-    if (s.IsNotFound()) return Status::NotFound("no such object");
-    if (!s.ok()) return FromRocks(s, "store read");
-    Result<StoredObject> object = Materialize(value.ToStringView());
-    // kNotFound: the segment was collected after the read of the extent; the index has moved
-    // on to the record's new place.
-    if (object.ok() || !object.status().Is(StatusCode::kNotFound) || attempt == 3) {
-      if (object.status().Is(StatusCode::kNotFound)) {
-        // Not a race with a collection: the segment is missing (lost in a crash). The copy is
-        // damaged, and repair replaces it from the other one.
-        return Status::Corruption("store read: " + object.status().message());
-      }
-      if (object.ok()) EmulateDiskRead(key, key, object->data.size() + kObjectRecordHeaderSize);
-      return object;
-    }
-  }
+Result<StoredObject> ObjectStore::Get(const std::string& key) const {
+  Result<StoredObject> object = ReadIndexed<StoredObject>(
+      db_.get(), key, [this](std::string_view value) { return Materialize(value); });
+  if (object.ok()) EmulateDiskRead(key, key, object->data.size() + kObjectRecordHeaderSize);
+  return object;
 }
-
-Result<StoredObject> ObjectStore::Get(const std::string& key) const { return GetFresh(key); }
 
 Result<StoredObject> ObjectStore::MaterializeAt(const std::string& key,
                                                 std::string_view value) const {
@@ -534,7 +536,7 @@ Result<StoredObject> ObjectStore::MaterializeAt(const std::string& key,
   if (!object.status().Is(StatusCode::kNotFound)) return object;
   // Collected after the scan read the extent: the index has the record's new place (or none,
   // when the object was deleted since).
-  return GetFresh(key);
+  return Get(key);
 }
 
 Result<std::optional<LogExtent>> ObjectStore::CurrentExtent(const std::string& key) const {
@@ -584,16 +586,8 @@ Result<ObjectRecordSummary> ObjectStore::GetSummary(const std::string& key) cons
 }
 
 Result<std::string> ObjectStore::GetRecordBytes(const std::string& key) const {
-  for (int attempt = 0;; ++attempt) {
-    std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
-    if (s.IsNotFound()) return Status::NotFound("no such object");
-    if (!s.ok()) return FromRocks(s, "store read");
-    Result<std::string> record = MaterializeRaw(value);
-    // kNotFound: collected since the read of the extent (GetFresh says more).
-    if (!record.status().Is(StatusCode::kNotFound)) return record;
-    if (attempt == 3) return Status::Corruption("store read: " + record.status().message());
-  }
+  return ReadIndexed<std::string>(db_.get(), key,
+                                  [this](std::string_view value) { return MaterializeRaw(value); });
 }
 
 Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& record) {

@@ -188,8 +188,9 @@ class ObjectStore {
   Result<StoredObject> MaterializeAt(const std::string& key, std::string_view value) const;
   // The same as the record's raw bytes (header and bytes joined, undecoded).
   Result<std::string> MaterializeRaw(std::string_view value) const;
-  // Get's read of the value, retried when garbage collection moved the record meanwhile.
-  Result<StoredObject> GetFresh(const std::string& key) const;
+  // The record an extent value refers to, `header->size()` bytes of it into header and the rest
+  // into data, checked against the extent's binding.
+  Status ReadLogged(std::string_view value, std::string* header, std::string* data) const;
 
   // Locks, in a fixed order, the key stripes of `keys`: commits and garbage collection change
   // an object's extent under its stripe, so neither loses the other's change.
