@@ -1,25 +1,14 @@
 #include "client/write_many_encoding.h"
 
-#include <grpcpp/support/slice.h>
-
 #include <string>
+
+#include "client/owned_slice.h"
 
 namespace orthofs {
 namespace {
 
-// Protobuf's wire format: a length-delimited field is its tag, a varint length, the bytes.
-constexpr uint8_t kWriteManyWritesTag = (1 << 3) | 2;   // WriteManyRequest.writes = 1
-constexpr uint8_t kWriteRequestDataTag = (4 << 3) | 2;  // WriteRequest.data = 4
-
-void AppendVarint(std::string* out, uint64_t value) {
-  while (value >= 0x80) {
-    out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out->push_back(static_cast<char>(value));
-}
-
-void ReleaseOwner(void* owner) { delete static_cast<std::shared_ptr<const void>*>(owner); }
+constexpr uint32_t kWriteManyWritesField = 1;   // WriteManyRequest.writes
+constexpr uint32_t kWriteRequestDataField = 4;  // WriteRequest.data
 
 }  // namespace
 
@@ -43,18 +32,13 @@ grpc::ByteBuffer EncodeWriteMany(const std::vector<const SharedWrite*>& writes) 
   for (const SharedWrite* write : writes) {
     std::string fields = write->request->SerializeAsString();
     if (!write->data.empty()) {
-      fields.push_back(static_cast<char>(kWriteRequestDataTag));
-      AppendVarint(&fields, write->data.size());
+      AppendLengthDelimitedHeader(&fields, kWriteRequestDataField, write->data.size());
     }
     std::string head;
-    head.push_back(static_cast<char>(kWriteManyWritesTag));
-    AppendVarint(&head, fields.size() + write->data.size());
+    AppendLengthDelimitedHeader(&head, kWriteManyWritesField, fields.size() + write->data.size());
     head += fields;
     slices.emplace_back(head);
-    if (write->data.empty()) continue;
-    // gRPC only reads the bytes; the slice holds a reference to their owner until it is done.
-    slices.emplace_back(const_cast<char*>(write->data.data()), write->data.size(), &ReleaseOwner,
-                        new std::shared_ptr<const void>(write->data_owner));
+    if (!write->data.empty()) slices.push_back(OwnedSlice(write->data, write->data_owner));
   }
   return grpc::ByteBuffer(slices.data(), slices.size());
 }

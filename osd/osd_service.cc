@@ -15,6 +15,7 @@
 #include "common/checksum.h"
 #include "common/object_record.h"
 #include "common/prometheus_text.h"
+#include "osd/read_reply.h"
 
 #ifndef ORTHOFS_VERSION
 #define ORTHOFS_VERSION "unknown"
@@ -98,7 +99,15 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
-      catch_up_from_peers_(options.catch_up_from_peers) {}
+      catch_up_from_peers_(options.catch_up_from_peers) {
+  // gRPC numbers a service's methods in the order orthofs.proto lists them: Read comes first.
+  constexpr int kReadMethodIndex = 0;
+  MarkMethodStreamed(kReadMethodIndex,
+                     new grpc::internal::StreamedUnaryHandler<wire::ReadRequest, grpc::ByteBuffer>(
+                         [this](grpc::ServerContext* context, ReadStreamer* streamer) {
+                           return StreamedRead(context, streamer);
+                         }));
+}
 
 OsdService::~OsdService() { StopBackgroundWork(); }
 
@@ -333,18 +342,21 @@ void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
   FillMeta(oid, SummaryOf(object), meta);
 }
 
-grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
-                              wire::ReadResponse* response) {
+grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* streamer) {
+  wire::ReadRequest request;
+  if (!streamer->Read(&request)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Read without a request");
+  }
   ORTHOFS_ADMIT_REQUEST();
   if (recovering_.load()) {
     // The client matches ClusterClient::kRecoveringMessage and retries when both copies say so.
     return Finish(kRead, Status::Unavailable("OSD " + std::to_string(osd_id_) +
                                              " is recovering: read the other copy"));
   }
-  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
+  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return Finish(kRead, oid.status());
   const uint64_t object_size = object_size_;
-  if (request->offset() > object_size || request->length() > object_size) {
+  if (request.offset() > object_size || request.length() > object_size) {
     return Finish(kRead, Status::InvalidArgument("read range beyond the object size " +
                                                  std::to_string(object_size)));
   }
@@ -364,17 +376,21 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
     object = *loaded;
     cache_.Insert(key, object, CacheChain::kDemand);
   }
-  FillMeta(*oid, *object, response->mutable_meta());
-  const uint64_t begin = std::min<uint64_t>(request->offset(), object->data.size());
-  const uint64_t end = request->length() == 0
+  wire::ReadResponse head;  // the reply but its bytes
+  FillMeta(*oid, *object, head.mutable_meta());
+  const uint64_t begin = std::min<uint64_t>(request.offset(), object->data.size());
+  const uint64_t end = request.length() == 0
                            ? object->data.size()
-                           : std::min<uint64_t>(begin + request->length(), object->data.size());
+                           : std::min<uint64_t>(begin + request.length(), object->data.size());
   const std::string_view bytes = std::string_view(object->data).substr(begin, end - begin);
-  response->set_data(bytes.data(), bytes.size());
-  if (bytes.size() != object->data.size()) response->set_range_checksum(ObjectChecksum(bytes));
-  response->set_from_cache(from_cache);
+  if (bytes.size() != object->data.size()) head.set_range_checksum(ObjectChecksum(bytes));
+  head.set_from_cache(from_cache);
   bytes_out_ += end - begin;
-  prefetch_.AfterDemandRead(*oid, request->client_id(), from_cache);
+  prefetch_.AfterDemandRead(*oid, request.client_id(), from_cache);
+  // The cached object is immutable: the reply sends its bytes in place and keeps it alive.
+  if (!streamer->Write(EncodeReadResponse(head, bytes, object))) {
+    return Finish(kRead, Status::Unavailable("the reader went away"));
+  }
   return Finish(kRead, Status::Ok());
 }
 

@@ -2,6 +2,9 @@
 // sizes), then serves it from the object cache and the RocksDB store.
 #pragma once
 
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/method_handler.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -59,7 +62,10 @@ class OsdService final : public wire::Osd::Service {
   OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
              ObjectStore* store, const OsdServiceOptions& options);
 
-  grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
+  // Read answers a ReadResponse whose bytes are sent from the OSD's cache in place
+  // (osd/read_reply.h): the client still makes a plain unary call.
+  using ReadStreamer = grpc::ServerUnaryStreamer<wire::ReadRequest, grpc::ByteBuffer>;
+  grpc::Status StreamedRead(grpc::ServerContext*, ReadStreamer* streamer);
   grpc::Status Write(grpc::ServerContext*, const wire::WriteRequest*,
                      wire::WriteResponse*) override;
   grpc::Status WriteMany(grpc::ServerContext*, const wire::WriteManyRequest*,

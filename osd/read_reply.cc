@@ -1,0 +1,22 @@
+#include "osd/read_reply.h"
+
+#include <string>
+
+#include "client/owned_slice.h"
+
+namespace orthofs {
+
+grpc::ByteBuffer EncodeReadResponse(const wire::ReadResponse& head, std::string_view bytes,
+                                    std::shared_ptr<const void> owner) {
+  constexpr uint32_t kReadResponseDataField = 2;  // ReadResponse.data
+  std::string fields = head.SerializeAsString();
+  if (bytes.empty()) {
+    grpc::Slice only(fields);
+    return grpc::ByteBuffer(&only, 1);
+  }
+  AppendLengthDelimitedHeader(&fields, kReadResponseDataField, bytes.size());
+  grpc::Slice slices[] = {grpc::Slice(fields), OwnedSlice(bytes, std::move(owner))};
+  return grpc::ByteBuffer(slices, 2);
+}
+
+}  // namespace orthofs
