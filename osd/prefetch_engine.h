@@ -47,7 +47,7 @@ namespace orthofs {
 struct PrefetchEngineOptions {
   uint32_t osd_id = 0;
   bool serial = false;  // prefetch work inline on the request path (paper 003 Fig. 8)
-  int threads = 1;      // the prefetch executor
+  int threads = 2;      // the prefetch executor (orthofs-osd --prefetch-threads)
   size_t max_queued = 1024;
   std::chrono::milliseconds window_expiry{60000};
   std::shared_ptr<const TlsIdentity> tls;    // for the calls to other OSDs; null: plaintext
