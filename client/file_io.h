@@ -125,7 +125,7 @@ class FileIo {
   // 32 took overwrites from 309 to 349-374 MB/s, fresh writes from 286-296 to 299-320; 64
   // measured the same as 32.
   static constexpr size_t kFlushBatch = 32;
-  // ... and at most this many bytes, copied out of the cache under the mount's lock.
+  // ... and at most this many bytes: one thread's WriteMany calls stay a few MiB.
   static constexpr uint64_t kFlushBatchBytes = 4 << 20;
   void FlushThread();
   // Under memory pressure the writer writes back the oldest dirty objects itself; a failure

@@ -58,7 +58,7 @@ WriteBackCache::Entry& WriteBackCache::Touch(const ObjectKey& key) {
 void WriteBackCache::CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const {
   const uint64_t end = offset + length;
   const uint64_t stored_end = std::min<uint64_t>(end, e.data.size());
-  if (offset < stored_end) std::memcpy(out, e.data.data() + offset, stored_end - offset);
+  if (offset < stored_end) std::memcpy(out, e.data.view().data() + offset, stored_end - offset);
   const uint64_t zeros_from = std::max(offset, stored_end);
   if (zeros_from < end) std::memset(out + (zeros_from - offset), 0, end - zeros_from);
 }
@@ -143,7 +143,7 @@ WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string st
     if (b >= merged.size()) break;
     CopyOut(e, b, std::min<uint64_t>(end, merged.size()) - b, merged.data() + b);
   }
-  e.data = std::move(merged);
+  e.data.Adopt(std::move(merged));
   e.valid.Add(0, options_.object_size);
   Account(key, e);
   return e;
@@ -157,10 +157,11 @@ bool WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_vi
   Unaccount(e);
   const uint64_t end = offset + data.size();
   if (offset == 0 && e.data.size() <= end) {
-    e.data.assign(data);  // no zero-filling of bytes about to be overwritten
+    e.data.Assign(data);  // no zero-filling of bytes about to be overwritten
   } else {
-    if (e.data.size() < end) e.data.resize(end, '\0');
-    std::memcpy(e.data.data() + offset, data.data(), data.size());
+    std::string& bytes = e.data.Mutable();
+    if (bytes.size() < end) bytes.resize(end, '\0');
+    std::memcpy(bytes.data() + offset, data.data(), data.size());
   }
   e.valid.Add(offset, end);
   if (e.dirty.empty()) {
@@ -179,7 +180,8 @@ FlushJob WriteBackCache::Take(Entries::iterator it) {
   Unaccount(e);
   FlushJob job;
   job.key = it->first;
-  job.data = e.data;
+  job.owner = e.data.Share();  // no copy: the cache copies before changing them
+  job.data = *job.owner;
   job.ranges = e.dirty;
   job.incarnation = e.incarnation;
   // Knowing the whole object, one replacing write is cheaper than several ranged ones.
@@ -246,7 +248,7 @@ void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
     } else if (outcome == FlushOutcome::kRefused && e.dirty.empty()) {
       ++stats_.refused_flushes;
       stats_.refused_bytes += job.bytes();
-      e.data.clear();
+      e.data.Clear();
       e.valid.Clear();
     } else {
       // Newer writes to these bytes are in the buffer and dirty anyway: retrying the ranges
@@ -274,7 +276,7 @@ void WriteBackCache::Drop(Entries::iterator it) {
   Unaccount(e);
   if (e.in_flight) {
     // Its write-back finishes; then FlushDone removes the emptied entry.
-    e.data.clear();
+    e.data.Clear();
     e.valid.Clear();
     e.dirty.Clear();
     e.writing.Clear();
@@ -325,7 +327,7 @@ void WriteBackCache::Truncate(uint64_t fno, uint64_t size) {
   Entry& e = boundary->second;
   const uint64_t cut = size % os;
   Unaccount(e);
-  if (e.data.size() > cut) e.data.resize(cut);  // bytes beyond the cut now read as zeros
+  e.data.TruncateTo(cut);  // bytes beyond the cut now read as zeros
   e.dirty.TrimTo(cut);
   Account(boundary->first, e);
 }

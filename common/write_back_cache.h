@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "common/byte_ranges.h"
+#include "common/cow_bytes.h"
 #include "common/thrashing_control.h"
 
 namespace orthofs {
@@ -47,10 +49,12 @@ struct WriteBackOptions {
 // One object's write-back: the bytes to write and where they go.
 struct FlushJob {
   ObjectKey key;
-  // The object's bytes [0, data.size()) when the job was taken. Never changed after: the
-  // write-back's requests refer to them until sent (ClusterClient::WriteBothCopiesAsync).
-  std::string data;
-  ByteRanges ranges;     // the dirty ranges this job writes (offsets into data)
+  // The object's bytes [0, data.size()) when the job was taken, shared with the cache, which
+  // copies them before it changes them (common/cow_bytes.h): they never change under the
+  // write-back, whose requests refer to them until sent (ClusterClient::WriteBothCopiesAsync).
+  std::string_view data;
+  std::shared_ptr<const std::string> owner;  // holds `data`
+  ByteRanges ranges;                         // the dirty ranges this job writes (offsets into data)
   bool replace = false;  // the cache knows the whole object: write `data` as its new content
   uint64_t incarnation = 0;
   uint64_t bytes() const { return replace ? data.size() : ranges.bytes(); }
@@ -158,7 +162,7 @@ class WriteBackCache {
 
  private:
   struct Entry {
-    std::string data;      // bytes [0, data.size()); beyond are zeros where valid
+    CowBytes data;         // bytes [0, data.size()); beyond are zeros where valid
     ByteRanges valid;      // bytes known here
     ByteRanges dirty;      // written here, not yet taken for write-back; subset of valid
     ByteRanges writing;    // the ranges of the write-back in flight

@@ -415,6 +415,33 @@ TEST(WriteBackCacheTest, ObjectWrittenWholeIsDueAtOnce) {
   EXPECT_FALSE(cache.TakeDueFlush(Late()).has_value());
 }
 
+// A write-back shares the cache's bytes (no copy of the object), and writes while it is in
+// flight, whole or ranged, truncations and drops leave its bytes as they were when taken.
+TEST(WriteBackCacheTest, WriteBackSharesTheBytesAndKeepsThemStable) {
+  WriteBackCache cache(Options());
+  const std::string first = Pattern(1);
+  cache.Write({1, 0}, 0, first, T(0));
+  std::optional<FlushJob> job = cache.TakeDueFlush(T(0));
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->owner.use_count(), 2);  // the cache's entry and the job: one buffer
+  EXPECT_EQ(job->data.data(), job->owner->data());
+
+  cache.Write({1, 0}, 4, "WXYZ", T(1));      // ranged
+  cache.Write({1, 1}, 0, Pattern(2), T(1));  // another object: unrelated
+  EXPECT_EQ(job->data, first);
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, 8), first.substr(0, 4) + "WXYZ");
+  EXPECT_EQ(job->owner.use_count(), 1);  // the cache took a copy of its own to change
+
+  std::optional<FlushJob> second = cache.TakeFlushOf(1);  // object 0 is in flight
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->key, (ObjectKey{1, 1}));
+  cache.Write({1, 1}, 0, Pattern(3), T(2));  // whole
+  cache.Truncate(1, 10);
+  cache.Forget(1);
+  EXPECT_EQ(job->data, first);
+  EXPECT_EQ(second->data, Pattern(2));
+}
+
 TEST(WriteBackCacheTest, ObjectWrittenWholeInPiecesIsDueAtOnce) {
   WriteBackCache cache(Options());
   EXPECT_FALSE(cache.Write({1, 0}, 0, "01234567", T(10)));
