@@ -5,6 +5,10 @@ namespace {
 
 constexpr uint32_t kLengthDelimited = 2;  // protobuf's wire type of bytes and messages
 
+void ReleaseOwner(void* owner) { delete static_cast<std::shared_ptr<const void>*>(owner); }
+
+}  // namespace
+
 void AppendVarint(std::string* out, uint64_t value) {
   while (value >= 0x80) {
     out->push_back(static_cast<char>((value & 0x7f) | 0x80));
@@ -12,10 +16,6 @@ void AppendVarint(std::string* out, uint64_t value) {
   }
   out->push_back(static_cast<char>(value));
 }
-
-void ReleaseOwner(void* owner) { delete static_cast<std::shared_ptr<const void>*>(owner); }
-
-}  // namespace
 
 void AppendLengthDelimitedHeader(std::string* out, uint32_t field_number, uint64_t length) {
   AppendVarint(out, (uint64_t{field_number} << 3) | kLengthDelimited);

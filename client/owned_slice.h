@@ -13,6 +13,8 @@
 
 namespace orthofs {
 
+// Appends `value` as a protobuf varint.
+void AppendVarint(std::string* out, uint64_t value);
 // Appends a length-delimited field's tag and length (its bytes follow).
 void AppendLengthDelimitedHeader(std::string* out, uint32_t field_number, uint64_t length);
 

@@ -5,9 +5,13 @@
 #include <optional>
 #include <string_view>
 
+#include "common/byte_pieces.h"
+
 namespace orthofs {
 
 uint64_t ObjectChecksum(std::string_view data);
+// The same checksum of bytes in pieces (as if joined).
+uint64_t ObjectChecksum(const BytePieces& data);
 
 // Whether bytes an OSD sent for a read are the bytes it meant: the whole object (`data` as long
 // as the object) against the object's checksum, a range against the checksum the OSD computed

@@ -15,6 +15,23 @@ TEST(ObjectChecksumTest, DependsOnEveryByte) {
   EXPECT_EQ(ObjectChecksum(data), ObjectChecksum(std::string(data)));
 }
 
+// Bytes in pieces checksum as the joined bytes, however they are split (XXH3 treats inputs
+// up to 240 bytes, up to 1 KiB stripes and longer ones differently).
+TEST(ObjectChecksumTest, PiecesChecksumAsTheJoinedBytes) {
+  std::string data(300 << 10, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7919 % 251);
+  for (size_t length : {0ul, 1ul, 17ul, 240ul, 241ul, 1024ul, 5000ul, 128ul << 10, 300ul << 10}) {
+    const std::string_view whole = std::string_view(data).substr(0, length);
+    for (size_t piece : {1ul, 3ul, 64ul, 1000ul, 16ul << 10}) {
+      if (length > 20000 && piece < 1000) continue;  // enough pieces already
+      BytePieces pieces;
+      for (size_t at = 0; at < length; at += piece) pieces.Append(whole.substr(at, piece));
+      EXPECT_EQ(ObjectChecksum(pieces), ObjectChecksum(whole)) << length << " in " << piece;
+    }
+  }
+  EXPECT_EQ(ObjectChecksum(BytePieces()), ObjectChecksum(std::string_view()));
+}
+
 TEST(ReadBytesIntactTest, WholeObjectAgainstTheObjectChecksum) {
   const std::string object(1000, 'x');
   const uint64_t sum = ObjectChecksum(object);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 
@@ -141,7 +142,7 @@ Status DataLog::StartSegmentLocked(uint64_t id) {
   return Status::Ok();
 }
 
-Result<LogExtent> DataLog::Append(std::string_view header, std::string_view data) {
+Result<LogExtent> DataLog::Append(std::string_view header, const BytePieces& data) {
   const uint64_t length = header.size() + data.size();
   if (length > UINT32_MAX) return Status::InvalidArgument("record too large for the data log");
   std::shared_ptr<Segment> segment;
@@ -158,14 +159,20 @@ Result<LogExtent> DataLog::Append(std::string_view header, std::string_view data
     usage_.Grew(extent.segment, length);
     usage_.Pin(extent.segment);
   }
-  iovec parts[2] = {{const_cast<char*>(header.data()), header.size()},
-                    {const_cast<char*>(data.data()), data.size()}};
+  BytePieces record(header);
+  for (std::string_view piece : data.pieces()) record.Append(piece);
+  std::vector<iovec> parts;
   uint64_t written = 0;
   while (written < length) {
-    iovec rest[2];
-    const int count = PartsAfter(parts, written, rest);  // what a short write left
-    const ssize_t n =
-        ::pwritev(segment->fd, rest, count, static_cast<off_t>(extent.offset + written));
+    // What a short write left (all of it at first), at most IOV_MAX pieces per call.
+    parts.clear();
+    const BytePieces rest = record.Sub(written, length - written);
+    for (std::string_view piece : rest.pieces()) {
+      if (parts.size() == IOV_MAX) break;
+      parts.push_back({const_cast<char*>(piece.data()), piece.size()});
+    }
+    const ssize_t n = ::pwritev(segment->fd, parts.data(), static_cast<int>(parts.size()),
+                                static_cast<off_t>(extent.offset + written));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;

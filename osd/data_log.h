@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/byte_pieces.h"
 #include "common/log_extent.h"
 #include "common/segment_usage.h"
 #include "common/status.h"
@@ -36,10 +37,13 @@ class DataLog {
   static Status SyncExisting(const std::string& dir);
   ~DataLog();
 
-  // Appends one record, header and bytes as two pieces (no joined copy). Concurrent appends
-  // write side by side. The extent's segment stays pinned (never collected) until Indexed or
-  // Abandoned is called for it.
-  Result<LogExtent> Append(std::string_view header, std::string_view data);
+  // Appends one record, header and bytes as they are, in pieces (one pwritev, no joined copy).
+  // Concurrent appends write side by side. The extent's segment stays pinned (never collected)
+  // until Indexed or Abandoned is called for it.
+  Result<LogExtent> Append(std::string_view header, const BytePieces& data);
+  Result<LogExtent> Append(std::string_view header, std::string_view data) {
+    return Append(header, BytePieces(data));
+  }
   // The store's index now refers to `added` instead of `removed` (either may be empty): the
   // live counts move and the added extents' pins are released.
   void Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed);

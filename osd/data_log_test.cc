@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -45,6 +46,23 @@ class DataLogTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<DataLog> log_;
 };
+
+// Bytes in pieces (a received message's slices) are written as they are, also more pieces
+// than one pwritev takes (IOV_MAX).
+TEST_F(DataLogTest, AppendsBytesInPieces) {
+  std::string bytes(3000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 26);
+  BytePieces pieces;
+  for (size_t at = 0; at < bytes.size(); at += 2)
+    pieces.Append(std::string_view(bytes).substr(at, 2));
+  ASSERT_GT(pieces.pieces().size(), static_cast<size_t>(IOV_MAX));
+  Result<LogExtent> extent = log_->Append("head", pieces);
+  ASSERT_TRUE(extent.ok()) << extent.status().ToString();
+  EXPECT_EQ(extent->length, 3004u);
+  auto [header, data] = ReadBack(*extent, 4);
+  EXPECT_EQ(header, "head");
+  EXPECT_EQ(data, bytes);
+}
 
 TEST_F(DataLogTest, AppendsReadBackAndFillSegmentsInTurn) {
   std::vector<LogExtent> extents;

@@ -150,20 +150,22 @@ std::string SegmentUsageKey(uint64_t segment) {
 }
 
 void ObjectStore::Batch::PutRecord(const std::string& key, std::string header,
-                                   std::string_view data) {
+                                   const BytePieces& data) {
   changed_keys_.push_back(key);
   if (header.size() + data.size() >= kLoggedRecordMinBytes) {
     logged_.push_back({key, std::move(header), data});
     return;
   }
-  // Header and bytes go into the batch as two pieces: no joined copy of the object.
-  const rocksdb::Slice value_parts[2] = {header, rocksdb::Slice(data.data(), data.size())};
+  // Header and bytes go into the batch as they are, in pieces: no joined copy of the object.
+  std::vector<rocksdb::Slice> value_parts = {header};
+  for (std::string_view piece : data.pieces()) value_parts.emplace_back(piece.data(), piece.size());
   const rocksdb::Slice key_part(key);
-  batch_.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2));
+  batch_.Put(rocksdb::SliceParts(&key_part, 1),
+             rocksdb::SliceParts(value_parts.data(), static_cast<int>(value_parts.size())));
 }
 
 void ObjectStore::Batch::Put(const std::string& key, uint64_t version, uint64_t checksum,
-                             std::string_view data, bool existed, uint64_t old_length) {
+                             const BytePieces& data, bool existed, uint64_t old_length) {
   PutRecord(key, EncodeObjectRecordHeader(version, checksum), data);
   summaries_.emplace_back(key, EncodeObjectRecordSummary({version, checksum, data.size()}));
   if (!existed) ++objects_delta_;
@@ -627,7 +629,8 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
       abandon();
       return extent.status();
     }
-    extent->binding = RecordBinding(record.header, record.data);
+    extent->binding =
+        RecordBinding(record.header, record.data.Sub(0, kObjectRecordHeaderSize).Join());
     added.push_back(*extent);
     batch->batch_.Put(record.key, EncodeLogExtent(*extent));
     batch->batch_.Merge(segment_usage_, SegmentUsageKey(extent->segment),
@@ -921,7 +924,7 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
         break;
       }
       // Moved as it is, binding and all: a damaged record stays damaged for scrub to find.
-      Result<LogExtent> to = log_->Append(record, {});
+      Result<LogExtent> to = log_->Append(record, BytePieces());
       if (!to.ok()) {
         stopped = to.status();  // no room (a full disk): what is moved so far still counts
         break;

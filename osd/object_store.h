@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/byte_pieces.h"
 #include "common/disk_model.h"
 #include "common/object_cache.h"
 #include "common/object_record.h"
@@ -62,8 +63,12 @@ class ObjectStore {
   // reads. The bytes handed to Put must stay valid until Commit.
   class Batch {
    public:
-    void Put(const std::string& key, uint64_t version, uint64_t checksum, std::string_view data,
+    void Put(const std::string& key, uint64_t version, uint64_t checksum, const BytePieces& data,
              bool existed, uint64_t old_length);
+    void Put(const std::string& key, uint64_t version, uint64_t checksum, std::string_view data,
+             bool existed, uint64_t old_length) {
+      Put(key, version, checksum, BytePieces(data), existed, old_length);
+    }
     // Removes the key. `live` says whether a live object (not a tombstone) was there.
     void Delete(const std::string& key, bool live, uint64_t old_length);
     // Replaces the object by a tombstone of `version` (see kTombstoneRecordFormat).
@@ -78,11 +83,11 @@ class ObjectStore {
    private:
     friend class ObjectStore;
     // A record, as header and bytes, of `key`: into the data log when large, else inline.
-    void PutRecord(const std::string& key, std::string header, std::string_view data);
+    void PutRecord(const std::string& key, std::string header, const BytePieces& data);
     struct LoggedRecord {
       std::string key;
       std::string header;
-      std::string_view data;
+      BytePieces data;
     };
     rocksdb::WriteBatch batch_;
     std::vector<LoggedRecord> logged_;       // appended to the log by Commit

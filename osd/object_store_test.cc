@@ -278,6 +278,30 @@ TEST_F(ObjectStoreTest, SmallRecordsStayOutOfTheLog) {
   EXPECT_EQ(store_->Get(Key(1))->version, 3u);
 }
 
+// Bytes handed over in pieces are stored as the joined bytes, small (inline) and large
+// (logged) alike, with a binding that checks out when read back.
+TEST_F(ObjectStoreTest, PutsBytesInPieces) {
+  const std::string large = Bytes(3);
+  const std::string small = "a small record in pieces";
+  auto in_pieces = [](const std::string& bytes, size_t piece) {
+    BytePieces pieces;
+    for (size_t at = 0; at < bytes.size(); at += piece) {
+      pieces.Append(std::string_view(bytes).substr(at, piece));
+    }
+    return pieces;
+  };
+  ObjectStore::Batch batch;
+  batch.Put(Key(1), 1, ObjectChecksum(large), in_pieces(large, 5), false, 0);  // > IOV_MAX pieces
+  batch.Put(Key(2), 1, ObjectChecksum(small), in_pieces(small, 7), false, 0);
+  ASSERT_TRUE(store_->Commit(&batch, false).ok());
+  EXPECT_EQ(store_->data_log_bytes(), kRecordSize);
+  Result<StoredObject> got = store_->Get(Key(1));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->data, large);
+  EXPECT_EQ(got->checksum, ObjectChecksum(large));
+  EXPECT_EQ(store_->Get(Key(2))->data, small);
+}
+
 // Collection runs beside writers and readers: a record moved while it is read or replaced is
 // neither lost nor resurrected, and every read sees a whole object of the right version.
 TEST_F(ObjectStoreTest, CollectionBesideWritersAndReadersLosesNothing) {

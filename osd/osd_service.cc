@@ -16,6 +16,7 @@
 #include "common/object_record.h"
 #include "common/prometheus_text.h"
 #include "osd/read_reply.h"
+#include "osd/write_many_request.h"
 
 #ifndef ORTHOFS_VERSION
 #define ORTHOFS_VERSION "unknown"
@@ -28,12 +29,18 @@ ObjectRecordSummary SummaryOf(const CachedObject& object) {
   return {object.version, object.checksum, object.data.size(), false};
 }
 
-std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
+std::shared_ptr<const CachedObject> MakeObject(uint64_t version, uint64_t checksum,
+                                               std::string data) {
   auto o = std::make_shared<CachedObject>();
   o->version = version;
-  o->checksum = ObjectChecksum(data);
+  o->checksum = checksum;
   o->data = std::move(data);
   return o;
+}
+
+std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
+  const uint64_t checksum = ObjectChecksum(data);
+  return MakeObject(version, checksum, std::move(data));
 }
 
 // The store key of the other copy of `oid` (which lives on another OSD).
@@ -100,13 +107,22 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers) {
-  // gRPC numbers a service's methods in the order orthofs.proto lists them: Read comes first.
+  // Read and WriteMany take and give object bytes where they are (StreamedRead,
+  // StreamedWriteMany); clients still make plain unary calls. gRPC numbers a service's methods
+  // in the order orthofs.proto lists them.
   constexpr int kReadMethodIndex = 0;
+  constexpr int kWriteManyMethodIndex = 2;
   MarkMethodStreamed(kReadMethodIndex,
                      new grpc::internal::StreamedUnaryHandler<wire::ReadRequest, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, ReadStreamer* streamer) {
                            return StreamedRead(context, streamer);
                          }));
+  MarkMethodStreamed(
+      kWriteManyMethodIndex,
+      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, wire::WriteManyResponse>(
+          [this](grpc::ServerContext* context, WriteManyStreamer* streamer) {
+            return StreamedWriteMany(context, streamer);
+          }));
 }
 
 OsdService::~OsdService() { StopBackgroundWork(); }
@@ -342,90 +358,139 @@ void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
   FillMeta(oid, SummaryOf(object), meta);
 }
 
+Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
+                             wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
+                             std::string_view* bytes) {
+  if (recovering_.load()) {
+    // The client matches ClusterClient::kRecoveringMessage and retries when both copies say so.
+    return Status::Unavailable("OSD " + std::to_string(osd_id_) +
+                               " is recovering: read the other copy");
+  }
+  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
+  if (!oid.ok()) return oid.status();
+  const uint64_t object_size = object_size_;
+  if (request.offset() > object_size || request.length() > object_size) {
+    return Status::InvalidArgument("read range beyond the object size " +
+                                   std::to_string(object_size));
+  }
+  const std::string key = EncodeStoreKey(*oid);
+  *object = cache_.Lookup(key);
+  const bool from_cache = *object != nullptr;
+  if (!from_cache) {
+    // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
+    std::lock_guard lock(locks_.For(key));
+    Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(view, *oid, key);
+    if (!loaded.ok()) {
+      if (loaded.status().Is(StatusCode::kNotFound)) {
+        return Status::NotFound("object " + oid->ToString() + " not found");
+      }
+      return loaded.status();
+    }
+    *object = *loaded;
+    cache_.Insert(key, *object, CacheChain::kDemand);
+  }
+  const std::string& all = (*object)->data;
+  FillMeta(*oid, **object, head->mutable_meta());
+  const uint64_t begin = std::min<uint64_t>(request.offset(), all.size());
+  const uint64_t end =
+      request.length() == 0 ? all.size() : std::min<uint64_t>(begin + request.length(), all.size());
+  *bytes = std::string_view(all).substr(begin, end - begin);
+  if (bytes->size() != all.size()) head->set_range_checksum(ObjectChecksum(*bytes));
+  head->set_from_cache(from_cache);
+  bytes_out_ += bytes->size();
+  prefetch_.AfterDemandRead(*oid, request.client_id(), from_cache);
+  return Status::Ok();
+}
+
+grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
+                              wire::ReadResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  std::shared_ptr<const CachedObject> object;
+  std::string_view bytes;
+  Status st = ServeRead(view, *request, response, &object, &bytes);
+  if (st.ok()) response->set_data(bytes.data(), bytes.size());
+  return Finish(kRead, st);
+}
+
 grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* streamer) {
   wire::ReadRequest request;
   if (!streamer->Read(&request)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Read without a request");
   }
   ORTHOFS_ADMIT_REQUEST();
-  if (recovering_.load()) {
-    // The client matches ClusterClient::kRecoveringMessage and retries when both copies say so.
-    return Finish(kRead, Status::Unavailable("OSD " + std::to_string(osd_id_) +
-                                             " is recovering: read the other copy"));
-  }
-  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
-  if (!oid.ok()) return Finish(kRead, oid.status());
-  const uint64_t object_size = object_size_;
-  if (request.offset() > object_size || request.length() > object_size) {
-    return Finish(kRead, Status::InvalidArgument("read range beyond the object size " +
-                                                 std::to_string(object_size)));
-  }
-  const std::string key = EncodeStoreKey(*oid);
-  std::shared_ptr<const CachedObject> object = cache_.Lookup(key);
-  bool from_cache = object != nullptr;
-  if (!object) {
-    // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
-    std::lock_guard lock(locks_.For(key));
-    Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(view, *oid, key);
-    if (!loaded.ok()) {
-      if (loaded.status().Is(StatusCode::kNotFound)) {
-        return Finish(kRead, Status::NotFound("object " + oid->ToString() + " not found"));
-      }
-      return Finish(kRead, loaded.status());
-    }
-    object = *loaded;
-    cache_.Insert(key, object, CacheChain::kDemand);
-  }
   wire::ReadResponse head;  // the reply but its bytes
-  FillMeta(*oid, *object, head.mutable_meta());
-  const uint64_t begin = std::min<uint64_t>(request.offset(), object->data.size());
-  const uint64_t end = request.length() == 0
-                           ? object->data.size()
-                           : std::min<uint64_t>(begin + request.length(), object->data.size());
-  const std::string_view bytes = std::string_view(object->data).substr(begin, end - begin);
-  if (bytes.size() != object->data.size()) head.set_range_checksum(ObjectChecksum(bytes));
-  head.set_from_cache(from_cache);
-  bytes_out_ += end - begin;
-  prefetch_.AfterDemandRead(*oid, request.client_id(), from_cache);
+  std::shared_ptr<const CachedObject> object;
+  std::string_view bytes;
+  Status st = ServeRead(view, request, &head, &object, &bytes);
   // The cached object is immutable: the reply sends its bytes in place and keeps it alive.
-  if (!streamer->Write(EncodeReadResponse(head, bytes, object))) {
-    return Finish(kRead, Status::Unavailable("the reader went away"));
+  if (st.ok() && !streamer->Write(EncodeReadResponse(head, bytes, object))) {
+    st = Status::Unavailable("the reader went away");
   }
-  return Finish(kRead, Status::Ok());
+  return Finish(kRead, st);
 }
 
-// gRPC's synchronous handlers get their request as const, but it is a message the handler owns
-// until it returns: a write's bytes may be moved out of it.
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  return Finish(kWrite, WriteObject(view, const_cast<wire::WriteRequest*>(request), response));
+  return Finish(kWrite, WriteObject(view, *request, BytePieces(request->data()), response));
+}
+
+void OsdService::AddWriteManyResult(const MapView& view, const wire::WriteRequest& request,
+                                    const BytePieces& data, wire::WriteManyResponse* response) {
+  wire::WriteManyResult* result = response->add_results();
+  Status st = WriteObject(view, request, data, result->mutable_response());
+  ++counters_[kWrite].calls;
+  if (!st.ok()) {
+    ++counters_[kWrite].errors;
+    result->set_error_code(std::string(StatusCodeName(st.code())));
+    result->set_error_message(st.message());
+  }
 }
 
 grpc::Status OsdService::WriteMany(grpc::ServerContext*, const wire::WriteManyRequest* request,
                                    wire::WriteManyResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  for (wire::WriteRequest& write :
-       *const_cast<wire::WriteManyRequest*>(request)->mutable_writes()) {
-    wire::WriteManyResult* result = response->add_results();
-    Status st = WriteObject(view, &write, result->mutable_response());
-    ++counters_[kWrite].calls;
-    if (!st.ok()) {
-      ++counters_[kWrite].errors;
-      result->set_error_code(std::string(StatusCodeName(st.code())));
-      result->set_error_message(st.message());
-    }
+  for (const wire::WriteRequest& write : request->writes()) {
+    AddWriteManyResult(view, write, BytePieces(write.data()), response);
   }
   return Finish(kWriteMany, Status::Ok());
 }
 
-Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_request,
-                               wire::WriteResponse* response) {
-  const wire::WriteRequest& request = *mutable_request;
+grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
+                                           wire::WriteManyResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  Result<std::vector<ReceivedWrite>> writes = ParseWriteMany(message);
+  if (!writes.ok()) return Finish(kWriteMany, writes.status());
+  for (const ReceivedWrite& write : *writes) {
+    AddWriteManyResult(view, write.fields, write.data, response);
+  }
+  return Finish(kWriteMany, Status::Ok());
+}
+
+grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStreamer* streamer) {
+  grpc::ByteBuffer message;
+  std::vector<grpc::Slice> slices;
+  if (!streamer->Read(&message) || !message.Dump(&slices).ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "WriteMany without a request");
+  }
+  // The slices hold the received bytes until this returns: the writes refer to them.
+  BytePieces pieces;
+  for (const grpc::Slice& slice : slices) {
+    pieces.Append(std::string_view(reinterpret_cast<const char*>(slice.begin()), slice.size()));
+  }
+  wire::WriteManyResponse response;
+  grpc::Status st = WriteManyFromWire(pieces, &response);
+  if (st.ok() && !streamer->Write(response)) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the writer went away");
+  }
+  return st;
+}
+
+Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
+                               const BytePieces& data, wire::WriteResponse* response) {
   Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
   const uint64_t object_size = object_size_;
-  const std::string& data = request.data();
   if (request.replace() && request.offset() != 0) {
     return Status::InvalidArgument("a replacing write must start at offset 0");
   }
@@ -507,25 +572,31 @@ Status OsdService::WriteObject(const MapView& view, wire::WriteRequest* mutable_
                                    std::to_string(old_version) + ", expected " +
                                    std::to_string(request.expected_version()));
   }
-  std::string new_data;
-  if (request.replace()) {
-    new_data = std::move(*mutable_request->mutable_data());  // `data` is empty from here on
-  } else {
-    new_data = existed ? old_object->data : std::string();
+  const uint64_t version = request.has_set_version() ? request.set_version() : stored_version + 1;
+  // A replacing write stores the bytes as they arrived (no copy; they are joined only to
+  // refresh a cached copy); a ranged one merges them into the old bytes.
+  std::shared_ptr<const CachedObject> merged;
+  if (!request.replace()) {
+    std::string new_data = existed ? old_object->data : std::string();
     const uint64_t end = request.offset() + data.size();
     if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
-    new_data.replace(request.offset(), data.size(), data);
+    data.CopyTo(new_data.data() + request.offset());
+    merged = MakeObject(version, std::move(new_data));
   }
-  const uint64_t version = request.has_set_version() ? request.set_version() : stored_version + 1;
-  std::shared_ptr<const CachedObject> updated = MakeObject(version, std::move(new_data));
+  const BytePieces stored_bytes = merged ? BytePieces(merged->data) : data;
+  const ObjectRecordSummary summary{version, merged ? merged->checksum : ObjectChecksum(data),
+                                    stored_bytes.size()};
   ObjectStore::Batch batch;
-  batch.Put(key, version, updated->checksum, updated->data, existed || damaged, old_length);
+  batch.Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
   if (request.record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), version);
   if (Status st = store_->Commit(&batch, request.sync()); !st.ok()) return st;
   if (request.record_repair()) RepairRecorded();
-  if (cache_.Contains(key)) cache_.Insert(key, updated, CacheChain::kDemand);
+  if (cache_.Contains(key)) {
+    cache_.Insert(key, merged ? merged : MakeObject(version, summary.checksum, data.Join()),
+                  CacheChain::kDemand);
+  }
   locks_.Committed(key);
-  FillMeta(*oid, *updated, response->mutable_meta());
+  FillMeta(*oid, summary, response->mutable_meta());
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "client/call_canceller.h"
+#include "common/byte_pieces.h"
 #include "common/latency_histogram.h"
 #include "common/limits.h"
 #include "common/map_view.h"
@@ -62,14 +63,21 @@ class OsdService final : public wire::Osd::Service {
   OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
              ObjectStore* store, const OsdServiceOptions& options);
 
-  // Read answers a ReadResponse whose bytes are sent from the OSD's cache in place
-  // (osd/read_reply.h): the client still makes a plain unary call.
-  using ReadStreamer = grpc::ServerUnaryStreamer<wire::ReadRequest, grpc::ByteBuffer>;
-  grpc::Status StreamedRead(grpc::ServerContext*, ReadStreamer* streamer);
-  grpc::Status Write(grpc::ServerContext*, const wire::WriteRequest*,
-                     wire::WriteResponse*) override;
+  // gRPC serves Read and WriteMany through StreamedRead and StreamedWriteMany, which send and
+  // take object bytes where they are (osd/read_reply.h, osd/write_many_request.h); these two
+  // are for callers in the process (tests, the fuzzer).
+  grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
   grpc::Status WriteMany(grpc::ServerContext*, const wire::WriteManyRequest*,
                          wire::WriteManyResponse*) override;
+  using ReadStreamer = grpc::ServerUnaryStreamer<wire::ReadRequest, grpc::ByteBuffer>;
+  grpc::Status StreamedRead(grpc::ServerContext*, ReadStreamer* streamer);
+  using WriteManyStreamer = grpc::ServerUnaryStreamer<grpc::ByteBuffer, wire::WriteManyResponse>;
+  grpc::Status StreamedWriteMany(grpc::ServerContext*, WriteManyStreamer* streamer);
+  // WriteMany from its request's wire form (ParseWriteMany): the writes' bytes are stored as
+  // they arrived.
+  grpc::Status WriteManyFromWire(const BytePieces& message, wire::WriteManyResponse* response);
+  grpc::Status Write(grpc::ServerContext*, const wire::WriteRequest*,
+                     wire::WriteResponse*) override;
   grpc::Status Delete(grpc::ServerContext*, const wire::DeleteRequest*,
                       wire::DeleteResponse*) override;
   grpc::Status Stat(grpc::ServerContext*, const wire::StatRequest*, wire::StatResponse*) override;
@@ -190,10 +198,18 @@ class OsdService final : public wire::Osd::Service {
   Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
                             uint64_t epoch, const wire::Oid& wire_oid);
   grpc::Status Finish(Method method, const Status& status);
-  // One write (Write, and each of WriteMany's) under the request's map view. A replacing write's
-  // bytes are moved out of `request` into the stored object (no copy of the object).
-  Status WriteObject(const MapView& view, wire::WriteRequest* request,
+  // One write (Write, and each of WriteMany's) under the request's map view; `data` is its
+  // bytes (request.data() is not looked at). A replacing write stores them as they are (no
+  // copy of the object).
+  Status WriteObject(const MapView& view, const wire::WriteRequest& request, const BytePieces& data,
                      wire::WriteResponse* response);
+  // WriteObject, answered as one of WriteMany's results.
+  void AddWriteManyResult(const MapView& view, const wire::WriteRequest& request,
+                          const BytePieces& data, wire::WriteManyResponse* response);
+  // Read's work for both entry points: `head` gets the reply but its bytes, which are `*bytes`,
+  // kept valid by `*object`.
+  Status ServeRead(const MapView& view, const wire::ReadRequest& request, wire::ReadResponse* head,
+                   std::shared_ptr<const CachedObject>* object, std::string_view* bytes);
   // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
   Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
   // After a delete on a full OSD: compact so that the deleted bytes' space comes back.

@@ -27,6 +27,7 @@
 #include "common/placement.h"
 #include "osd/object_store.h"
 #include "osd/osd_service.h"
+#include "osd/write_many_request.h"
 
 namespace orthofs {
 namespace {
@@ -207,6 +208,49 @@ void Call(OsdService* service,
   if (st.ok()) check(request, response);
 }
 
+void CheckWriteMany(const wire::WriteManyRequest& q, const wire::WriteManyResponse& r) {
+  Require(r.results_size() == q.writes_size(), "write-many answered for other writes");
+  for (const wire::WriteManyResult& result : r.results()) {
+    if (!result.error_code().empty()) {
+      const StatusCode code = StatusCodeFromName(result.error_code());
+      Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
+      Require(code != StatusCode::kInternal && code != StatusCode::kCorruption &&
+                  code != StatusCode::kIoError && code != StatusCode::kUnavailable,
+              "write-many failed a write inside the OSD");
+    }
+    Require(result.response().meta().length() <= kObjectSize,
+            "write-many grew an object past the object size");
+  }
+}
+
+// gRPC hands WriteMany's request bytes to the OSD unparsed, and the OSD parses them itself
+// (osd/write_many_request.h): whatever it accepts, protobuf must parse to the same writes.
+void CallWriteManyFromWire(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
+  const BytePieces message(std::string_view(reinterpret_cast<const char*>(data), size));
+  Result<std::vector<ReceivedWrite>> parsed = ParseWriteMany(message);
+  wire::WriteManyRequest request;
+  const bool protobuf_parsed = request.ParseFromArray(data, static_cast<int>(size));
+  if (!parsed.ok()) {
+    Require(parsed.status().Is(StatusCode::kInvalidArgument),
+            "a parse failure that is not bad input");
+    return;
+  }
+  Require(protobuf_parsed, "ParseWriteMany accepted what protobuf refuses");
+  Require(parsed->size() == static_cast<size_t>(request.writes_size()),
+          "ParseWriteMany found other writes than protobuf");
+  for (size_t i = 0; i < parsed->size(); ++i) {
+    wire::WriteRequest expected = request.writes(static_cast<int>(i));
+    Require((*parsed)[i].data == expected.data(), "ParseWriteMany found other bytes");
+    expected.clear_data();
+    Require((*parsed)[i].fields.SerializeAsString() == expected.SerializeAsString(),
+            "ParseWriteMany found other fields");
+  }
+  wire::WriteManyResponse response;
+  const grpc::Status st = s->WriteManyFromWire(message, &response);
+  CheckStatus(rpc, st);
+  if (st.ok()) CheckWriteMany(request, response);
+}
+
 void Dispatch(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
   switch (rpc) {
     case kRead:
@@ -255,20 +299,7 @@ void Dispatch(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
                 "repair counted more copies than it had records");
       });
     case kWriteMany:
-      return Call(s, &OsdService::WriteMany, rpc, data, size, [](const auto& q, const auto& r) {
-        Require(r.results_size() == q.writes_size(), "write-many answered for other writes");
-        for (const wire::WriteManyResult& result : r.results()) {
-          if (!result.error_code().empty()) {
-            const StatusCode code = StatusCodeFromName(result.error_code());
-            Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
-            Require(code != StatusCode::kInternal && code != StatusCode::kCorruption &&
-                        code != StatusCode::kIoError && code != StatusCode::kUnavailable,
-                    "write-many failed a write inside the OSD");
-          }
-          Require(result.response().meta().length() <= kObjectSize,
-                  "write-many grew an object past the object size");
-        }
-      });
+      return CallWriteManyFromWire(s, rpc, data, size);
     case kRpcCount:
       break;
   }
