@@ -11,7 +11,7 @@ namespace {
 ThrashingConfig ThrashingFor(const WriteBackOptions& options) {
   ThrashingConfig config;
   config.w1_share = options.pressure_share;
-  config.w2_share = options.pressure_share * 0.8;
+  config.w2_share = options.w2_share();
   return config;
 }
 

@@ -453,14 +453,14 @@ TEST(WriteBackCacheTest, ObjectWrittenWholeInPiecesIsDueAtOnce) {
   EXPECT_EQ(job->data, "0123456789abcdef");
 }
 
-TEST(WriteBackCacheTest, PartlyWrittenObjectsAreDueOnceHalfOfW1IsPinned) {
+TEST(WriteBackCacheTest, PartlyWrittenObjectsAreDueOnceW2IsPinned) {
   WriteBackCache cache(Options());
-  // Half of W1: capacity 1024 x pressure_share 0.5 / 2 = 256 pinned bytes, 32 writes of 8.
-  for (uint64_t i = 0; i < 31; ++i) {
+  // W2: capacity 1024 x pressure_share 0.5 x 0.8 = 409 pinned bytes, the 52nd write of 8.
+  for (uint64_t i = 0; i < 51; ++i) {
     EXPECT_FALSE(cache.Write({1, i}, 0, "01234567", T(10))) << "object " << i;
   }
   EXPECT_FALSE(cache.TakeDueFlush(T(10)).has_value());
-  EXPECT_TRUE(cache.Write({1, 31}, 0, "01234567", T(10)));
+  EXPECT_TRUE(cache.Write({1, 51}, 0, "01234567", T(10)));
   std::optional<FlushJob> job = cache.TakeDueFlush(T(10));
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->key, (ObjectKey{1, 0}));  // the oldest first
