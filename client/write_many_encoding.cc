@@ -3,14 +3,9 @@
 #include <string>
 
 #include "client/owned_slice.h"
+#include "common/proto_wire.h"
 
 namespace orthofs {
-namespace {
-
-constexpr uint32_t kWriteManyWritesField = 1;   // WriteManyRequest.writes
-constexpr uint32_t kWriteRequestDataField = 4;  // WriteRequest.data
-
-}  // namespace
 
 std::shared_ptr<wire::WriteRequest> SharedWrite::WithData() const {
   auto whole = std::make_shared<wire::WriteRequest>(*request);
@@ -32,10 +27,12 @@ grpc::ByteBuffer EncodeWriteMany(const std::vector<const SharedWrite*>& writes) 
   for (const SharedWrite* write : writes) {
     std::string fields = write->request->SerializeAsString();
     if (!write->data.empty()) {
-      AppendLengthDelimitedHeader(&fields, kWriteRequestDataField, write->data.size());
+      AppendLengthDelimitedHeader(&fields, wire::WriteRequest::kDataFieldNumber,
+                                  write->data.size());
     }
     std::string head;
-    AppendLengthDelimitedHeader(&head, kWriteManyWritesField, fields.size() + write->data.size());
+    AppendLengthDelimitedHeader(&head, wire::WriteManyRequest::kWritesFieldNumber,
+                                fields.size() + write->data.size());
     head += fields;
     slices.emplace_back(head);
     if (!write->data.empty()) slices.push_back(OwnedSlice(write->data, write->data_owner));

@@ -9,7 +9,9 @@ namespace orthofs {
 uint64_t ObjectChecksum(std::string_view data) { return XXH3_64bits(data.data(), data.size()); }
 
 uint64_t ObjectChecksum(const BytePieces& data) {
-  if (data.pieces().size() == 1) return ObjectChecksum(data.pieces()[0]);
+  if (data.pieces().size() <= 1) {
+    return ObjectChecksum(data.empty() ? std::string_view() : data.pieces()[0]);
+  }
   // From the library's allocator: the state's layout is the library's, not its header's.
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
                                                                  &XXH3_freeState);

@@ -4,7 +4,7 @@
 
 namespace orthofs {
 
-bool CowBytes::shared() const {
+bool CowBytes::IsShared() const {
   if (bytes_ == nullptr) return false;
   if (bytes_.use_count() > 1) return true;
   // The last other holder released them (on another thread, maybe): its reads of the bytes
@@ -17,14 +17,14 @@ bool CowBytes::shared() const {
 std::string& CowBytes::Mutable() {
   if (bytes_ == nullptr) {
     bytes_ = std::make_shared<std::string>();
-  } else if (shared()) {
+  } else if (IsShared()) {
     bytes_ = std::make_shared<std::string>(*bytes_);
   }
   return *bytes_;
 }
 
 void CowBytes::Assign(std::string_view bytes) {
-  if (bytes_ == nullptr || shared()) {
+  if (bytes_ == nullptr || IsShared()) {
     bytes_ = std::make_shared<std::string>(bytes);
   } else {
     bytes_->assign(bytes);
@@ -37,7 +37,7 @@ void CowBytes::Adopt(std::string bytes) {
 
 void CowBytes::TruncateTo(uint64_t size) {
   if (this->size() <= size) return;
-  if (shared()) {
+  if (IsShared()) {
     bytes_ = std::make_shared<std::string>(bytes_->data(), size);
   } else {
     bytes_->resize(size);

@@ -29,7 +29,7 @@ class CowBytes {
   // The current bytes for a reader outside the cache: they never change under it.
   std::shared_ptr<const std::string> Share();
   // Another holder of the bytes exists (a write-back in flight).
-  bool shared() const;
+  bool IsShared() const;
 
  private:
   std::shared_ptr<std::string> bytes_;

@@ -12,7 +12,7 @@ TEST(CowBytesTest, StartsEmptyAndSharesEmptyBytes) {
   CowBytes bytes;
   EXPECT_TRUE(bytes.empty());
   EXPECT_EQ(bytes.view(), "");
-  EXPECT_FALSE(bytes.shared());
+  EXPECT_FALSE(bytes.IsShared());
   std::shared_ptr<const std::string> held = bytes.Share();
   EXPECT_EQ(*held, "");
 }
@@ -24,7 +24,7 @@ TEST(CowBytesTest, ShareHandsOutTheSameBuffer) {
   const char* where = bytes.view().data();
   std::shared_ptr<const std::string> held = bytes.Share();
   EXPECT_EQ(held->data(), where);
-  EXPECT_TRUE(bytes.shared());
+  EXPECT_TRUE(bytes.IsShared());
 }
 
 // Every way of changing the bytes leaves what a holder has untouched.
@@ -36,7 +36,7 @@ TEST(CowBytesTest, ChangesWhileSharedLeaveTheHolderUntouched) {
   bytes.Mutable()[0] = 'X';
   EXPECT_EQ(bytes.view(), "X123456789");
   EXPECT_EQ(*held, "0123456789");
-  EXPECT_FALSE(bytes.shared());  // the change made the cache's bytes its own
+  EXPECT_FALSE(bytes.IsShared());  // the change made the cache's bytes its own
 
   std::shared_ptr<const std::string> held2 = bytes.Share();
   bytes.Assign("new");

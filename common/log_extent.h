@@ -27,7 +27,7 @@ struct LogExtent {
 };
 
 // A check of a record's first kObjectRecordHeaderSize bytes (its header: format, version, data
-// checksum), given as the two pieces it is written in.
+// checksum), given as the record's first piece and (when that is shorter) the bytes after it.
 uint64_t RecordBinding(std::string_view header, std::string_view data);
 
 std::string EncodeLogExtent(const LogExtent& extent);

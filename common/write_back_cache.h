@@ -181,8 +181,8 @@ class WriteBackCache {
   bool WholeObjectDirty(const Entry& e) const { return e.dirty.Covers(0, options_.object_size); }
   // Pinned bytes reached W2: partly written objects are written back without waiting for
   // their age, so that writers reach W1 (synchronous write-back) later. (From half of W1, as
-  // before session 15, random 16 KiB writes of 5 x 100 MiB went at 103-104 MB/s: objects were
-  // written back again and again while the writer kept changing them; from W2 at 153-170.)
+  // before session 15, random 16 KiB writes of 5 x 100 MiB went at 103-123 MB/s: objects were
+  // written back again and again while the writer kept changing them; from W2 at 153-196.)
   bool PartlyWrittenDue() const {
     return pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
                                                   options_.w2_share());

@@ -37,7 +37,7 @@ class DataLog {
   static Status SyncExisting(const std::string& dir);
   ~DataLog();
 
-  // Appends one record, header and bytes as they are, in pieces (one pwritev, no joined copy).
+  // Appends one record, header and bytes as they are, in pieces (pwritev, no joined copy).
   // Concurrent appends write side by side. The extent's segment stays pinned (never collected)
   // until Indexed or Abandoned is called for it.
   Result<LogExtent> Append(std::string_view header, const BytePieces& data);

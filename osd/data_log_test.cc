@@ -53,8 +53,9 @@ TEST_F(DataLogTest, AppendsBytesInPieces) {
   std::string bytes(3000, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 26);
   BytePieces pieces;
-  for (size_t at = 0; at < bytes.size(); at += 2)
+  for (size_t at = 0; at < bytes.size(); at += 2) {
     pieces.Append(std::string_view(bytes).substr(at, 2));
+  }
   ASSERT_GT(pieces.pieces().size(), static_cast<size_t>(IOV_MAX));
   Result<LogExtent> extent = log_->Append("head", pieces);
   ASSERT_TRUE(extent.ok()) << extent.status().ToString();

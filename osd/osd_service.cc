@@ -1,10 +1,12 @@
 #include "osd/osd_service.h"
 
+#include <google/protobuf/descriptor.h>
 #include <spdlog/spdlog.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -41,6 +43,18 @@ std::shared_ptr<const CachedObject> MakeObject(uint64_t version, uint64_t checks
 std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
   const uint64_t checksum = ObjectChecksum(data);
   return MakeObject(version, checksum, std::move(data));
+}
+
+// The index gRPC gives an Osd method: its place in orthofs.proto's service, which the generated
+// code registers in order.
+int OsdMethodIndex(std::string_view name) {
+  const google::protobuf::ServiceDescriptor* service =
+      wire::ReadRequest::descriptor()->file()->FindServiceByName("Osd");
+  for (int i = 0; service != nullptr && i < service->method_count(); ++i) {
+    if (service->method(i)->name() == name) return i;
+  }
+  spdlog::critical("orthofs.proto has no Osd.{}", name);
+  std::abort();
 }
 
 // The store key of the other copy of `oid` (which lives on another OSD).
@@ -108,17 +122,14 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers) {
   // Read and WriteMany take and give object bytes where they are (StreamedRead,
-  // StreamedWriteMany); clients still make plain unary calls. gRPC numbers a service's methods
-  // in the order orthofs.proto lists them.
-  constexpr int kReadMethodIndex = 0;
-  constexpr int kWriteManyMethodIndex = 2;
-  MarkMethodStreamed(kReadMethodIndex,
+  // StreamedWriteMany); clients still make plain unary calls.
+  MarkMethodStreamed(OsdMethodIndex("Read"),
                      new grpc::internal::StreamedUnaryHandler<wire::ReadRequest, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, ReadStreamer* streamer) {
                            return StreamedRead(context, streamer);
                          }));
   MarkMethodStreamed(
-      kWriteManyMethodIndex,
+      OsdMethodIndex("WriteMany"),
       new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, wire::WriteManyResponse>(
           [this](grpc::ServerContext* context, WriteManyStreamer* streamer) {
             return StreamedWriteMany(context, streamer);
@@ -413,20 +424,20 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
 }
 
 grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* streamer) {
+  ORTHOFS_ADMIT_REQUEST();
   wire::ReadRequest request;
   if (!streamer->Read(&request)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Read without a request");
+    return Finish(kRead, Status::InvalidArgument("a Read without its request"));
   }
-  ORTHOFS_ADMIT_REQUEST();
   wire::ReadResponse head;  // the reply but its bytes
   std::shared_ptr<const CachedObject> object;
   std::string_view bytes;
-  Status st = ServeRead(view, request, &head, &object, &bytes);
+  const grpc::Status st = Finish(kRead, ServeRead(view, request, &head, &object, &bytes));
   // The cached object is immutable: the reply sends its bytes in place and keeps it alive.
   if (st.ok() && !streamer->Write(EncodeReadResponse(head, bytes, object))) {
-    st = Status::Unavailable("the reader went away");
+    return ToGrpc(Status::Unavailable("the reader went away"));
   }
-  return Finish(kRead, st);
+  return st;
 }
 
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
@@ -447,15 +458,6 @@ void OsdService::AddWriteManyResult(const MapView& view, const wire::WriteReques
   }
 }
 
-grpc::Status OsdService::WriteMany(grpc::ServerContext*, const wire::WriteManyRequest* request,
-                                   wire::WriteManyResponse* response) {
-  ORTHOFS_ADMIT_REQUEST();
-  for (const wire::WriteRequest& write : request->writes()) {
-    AddWriteManyResult(view, write, BytePieces(write.data()), response);
-  }
-  return Finish(kWriteMany, Status::Ok());
-}
-
 grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
                                            wire::WriteManyResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
@@ -471,7 +473,7 @@ grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStream
   grpc::ByteBuffer message;
   std::vector<grpc::Slice> slices;
   if (!streamer->Read(&message) || !message.Dump(&slices).ok()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "WriteMany without a request");
+    return ToGrpc(Status::InvalidArgument("a WriteMany without its request"));
   }
   // The slices hold the received bytes until this returns: the writes refer to them.
   BytePieces pieces;
@@ -479,9 +481,9 @@ grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStream
     pieces.Append(std::string_view(reinterpret_cast<const char*>(slice.begin()), slice.size()));
   }
   wire::WriteManyResponse response;
-  grpc::Status st = WriteManyFromWire(pieces, &response);
+  const grpc::Status st = WriteManyFromWire(pieces, &response);
   if (st.ok() && !streamer->Write(response)) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the writer went away");
+    return ToGrpc(Status::Unavailable("the writer went away"));
   }
   return st;
 }

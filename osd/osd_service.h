@@ -64,11 +64,9 @@ class OsdService final : public wire::Osd::Service {
              ObjectStore* store, const OsdServiceOptions& options);
 
   // gRPC serves Read and WriteMany through StreamedRead and StreamedWriteMany, which send and
-  // take object bytes where they are (osd/read_reply.h, osd/write_many_request.h); these two
-  // are for callers in the process (tests, the fuzzer).
+  // take object bytes where they are (osd/read_reply.h, osd/write_many_request.h). This Read is
+  // for callers in the process (the fuzzer); it serves the same reads.
   grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
-  grpc::Status WriteMany(grpc::ServerContext*, const wire::WriteManyRequest*,
-                         wire::WriteManyResponse*) override;
   using ReadStreamer = grpc::ServerUnaryStreamer<wire::ReadRequest, grpc::ByteBuffer>;
   grpc::Status StreamedRead(grpc::ServerContext*, ReadStreamer* streamer);
   using WriteManyStreamer = grpc::ServerUnaryStreamer<grpc::ByteBuffer, wire::WriteManyResponse>;

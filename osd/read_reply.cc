@@ -3,18 +3,18 @@
 #include <string>
 
 #include "client/owned_slice.h"
+#include "common/proto_wire.h"
 
 namespace orthofs {
 
 grpc::ByteBuffer EncodeReadResponse(const wire::ReadResponse& head, std::string_view bytes,
                                     std::shared_ptr<const void> owner) {
-  constexpr uint32_t kReadResponseDataField = 2;  // ReadResponse.data
   std::string fields = head.SerializeAsString();
   if (bytes.empty()) {
     grpc::Slice only(fields);
     return grpc::ByteBuffer(&only, 1);
   }
-  AppendLengthDelimitedHeader(&fields, kReadResponseDataField, bytes.size());
+  AppendLengthDelimitedHeader(&fields, wire::ReadResponse::kDataFieldNumber, bytes.size());
   grpc::Slice slices[] = {grpc::Slice(fields), OwnedSlice(bytes, std::move(owner))};
   return grpc::ByteBuffer(slices, 2);
 }

@@ -1,27 +1,25 @@
 #include "osd/write_many_request.h"
 
-#include <climits>
+#include <algorithm>
 #include <string>
 
-#include "client/owned_slice.h"
+#include "common/proto_wire.h"
 
 namespace orthofs {
 namespace {
 
-// Protobuf's wire types.
-enum WireType : uint64_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
-
-// Reads protobuf's wire format across the pieces of a message.
+// Reads protobuf's wire format across the pieces of a message, within protobuf's parser's
+// limits (common/proto_wire.h).
 class WireReader {
  public:
   explicit WireReader(const BytePieces& bytes) : bytes_(bytes) {}
 
   bool AtEnd() const { return consumed_ == bytes_.size(); }
 
-  // A varint as protobuf reads one: at most 10 bytes, fitting 64 bits.
-  bool ReadVarint(uint64_t* value) {
+  // A varint of at most `max_bytes` bytes that fits 64 bits.
+  bool ReadVarint(uint64_t* value, int max_bytes = 10) {
     *value = 0;
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < max_bytes; ++i) {
       uint8_t byte;
       if (!ReadByte(&byte)) return false;
       if (i == 9 && byte > 1) return false;  // beyond 64 bits
@@ -31,81 +29,77 @@ class WireReader {
     return false;
   }
 
-  // A field's tag: its number (1 .. 2^29 - 1, as protobuf allows) and wire type.
-  bool ReadTag(uint32_t* number, uint64_t* type) {
+  // A field's tag: its number (at least 1) and wire type.
+  bool ReadTag(uint32_t* number, WireType* type) {
     uint64_t tag;
-    if (!ReadVarint(&tag) || tag > UINT32_MAX) return false;
+    if (!ReadVarint(&tag, kMaxTagOrLengthBytes) || tag > UINT32_MAX) return false;
     *number = static_cast<uint32_t>(tag >> 3);
-    *type = tag & 7;
+    *type = static_cast<WireType>(tag & 7);
     return *number != 0;
   }
 
   // A length-delimited field's bytes, as pieces of the message.
   bool ReadLengthDelimited(BytePieces* out) {
     uint64_t length;
-    if (!ReadVarint(&length) || length > INT_MAX || length > bytes_.size() - consumed_) {
-      return false;
-    }
-    *out = bytes_.Sub(consumed_, length);
-    Skip(length);
-    return true;
+    if (!ReadVarint(&length, kMaxTagOrLengthBytes) || length > kMaxLength) return false;
+    return Take(length, out);
   }
 
   // A field's value of `type`, appended as it is to `out` (when not null).
-  bool CopyValue(uint64_t type, std::string* out) {
+  bool CopyValue(WireType type, std::string* out) {
+    BytePieces value;
     switch (type) {
-      case kVarint: {
-        uint64_t value;
-        if (!ReadVarint(&value)) return false;
-        if (out) AppendVarint(out, value);
+      case WireType::kVarint: {
+        uint64_t number;
+        if (!ReadVarint(&number)) return false;
+        if (out) AppendVarint(out, number);
         return true;
       }
-      case kFixed64:
-      case kFixed32: {
-        const uint64_t n = type == kFixed64 ? 8 : 4;
-        if (n > bytes_.size() - consumed_) return false;
-        if (out) out->append(bytes_.Sub(consumed_, n).Join());
-        Skip(n);
+      case WireType::kFixed64:
+      case WireType::kFixed32:
+        if (!Take(type == WireType::kFixed64 ? 8 : 4, &value)) return false;
+        if (out) out->append(value.Join());
         return true;
-      }
-      case kLengthDelimited: {
-        BytePieces value;
+      case WireType::kLengthDelimited:
         if (!ReadLengthDelimited(&value)) return false;
         if (out) {
           AppendVarint(out, value.size());
           out->append(value.Join());
         }
         return true;
-      }
       default:
-        return false;  // groups (3, 4) and the undefined types 6 and 7
+        return false;  // groups, which no client sends, and the undefined types 6 and 7
     }
   }
 
  private:
   bool ReadByte(uint8_t* byte) {
     if (AtEnd()) return false;
-    while (offset_ == bytes_.pieces()[piece_].size()) {
-      ++piece_;
-      offset_ = 0;
-    }
+    SkipUsedUpPiece();
     *byte = static_cast<uint8_t>(bytes_.pieces()[piece_][offset_++]);
     ++consumed_;
     return true;
   }
 
-  void Skip(uint64_t n) {
+  // The next `n` bytes as pieces, from where the reader is.
+  bool Take(uint64_t n, BytePieces* out) {
+    if (n > bytes_.size() - consumed_) return false;
     consumed_ += n;
     while (n > 0) {
-      const uint64_t left = bytes_.pieces()[piece_].size() - offset_;
-      if (n < left) {
-        offset_ += n;
-        return;
-      }
-      n -= left;
-      ++piece_;
-      offset_ = 0;
+      SkipUsedUpPiece();
+      const std::string_view piece = bytes_.pieces()[piece_];
+      const uint64_t here = std::min<uint64_t>(n, piece.size() - offset_);
+      out->Append(piece.substr(offset_, here));
+      offset_ += here;
+      n -= here;
     }
+    return true;
+  }
+
+  void SkipUsedUpPiece() {
+    if (offset_ < bytes_.pieces()[piece_].size()) return;
+    ++piece_;  // pieces are never empty
+    offset_ = 0;
   }
 
   const BytePieces& bytes_;
@@ -125,14 +119,15 @@ Result<ReceivedWrite> ParseWrite(const BytePieces& message) {
   WireReader reader(message);
   while (!reader.AtEnd()) {
     uint32_t number;
-    uint64_t type;
+    WireType type;
     if (!reader.ReadTag(&number, &type)) return Malformed("bad field tag in a write");
-    if (number == wire::WriteRequest::kDataFieldNumber && type == kLengthDelimited) {
-      write.data = BytePieces();  // a repeated field: the last one counts, as in protobuf
+    if (number == wire::WriteRequest::kDataFieldNumber && type == WireType::kLengthDelimited) {
+      // The bytes may appear more than once on the wire: the last counts, as in protobuf.
+      write.data = BytePieces();
       if (!reader.ReadLengthDelimited(&write.data)) return Malformed("write bytes cut short");
       continue;
     }
-    AppendVarint(&fields, (uint64_t{number} << 3) | type);
+    AppendTag(&fields, number, type);
     if (!reader.CopyValue(type, &fields)) return Malformed("bad field in a write");
   }
   if (!write.fields.ParseFromString(fields)) return Malformed("bad write fields");
@@ -146,9 +141,10 @@ Result<std::vector<ReceivedWrite>> ParseWriteMany(const BytePieces& message) {
   WireReader reader(message);
   while (!reader.AtEnd()) {
     uint32_t number;
-    uint64_t type;
+    WireType type;
     if (!reader.ReadTag(&number, &type)) return Malformed("bad field tag");
-    if (number == wire::WriteManyRequest::kWritesFieldNumber && type == kLengthDelimited) {
+    if (number == wire::WriteManyRequest::kWritesFieldNumber &&
+        type == WireType::kLengthDelimited) {
       BytePieces one;
       if (!reader.ReadLengthDelimited(&one)) return Malformed("write cut short");
       Result<ReceivedWrite> write = ParseWrite(one);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "client/owned_slice.h"
+#include "common/proto_wire.h"
 
 namespace orthofs {
 namespace {
@@ -123,10 +123,15 @@ TEST(WriteManyRequestTest, RefusesMalformedMessages) {
   EXPECT_TRUE(refused("\x08" + std::string(10, '\xff') + "\x01"));  // an 11-byte varint
   EXPECT_TRUE(refused("\x08" + std::string(9, '\xff') + "\x02"));   // beyond 64 bits
   EXPECT_FALSE(refused("\x08" + std::string(9, '\xff') + "\x01"));  // 2^64 - 1: fine
-  EXPECT_TRUE(refused("\x0a\x02\x22\x05"));                         // write's bytes cut short
-  EXPECT_TRUE(refused("\x0a\x02\x12\x01"));                         // write's oid cut short
-  EXPECT_TRUE(refused("\x0a\x03\x12\x01\xff"));                     // an oid protobuf refuses
-  EXPECT_TRUE(ParseWriteMany(BytePieces()).ok());                   // no writes
+  // Tags and lengths of more than 5 bytes, and lengths near 2 GiB, protobuf refuses too.
+  EXPECT_TRUE(refused(std::string("\x0a\x80\x80\x80\x80\x80\x00", 7)));  // 6-byte length
+  EXPECT_TRUE(refused(std::string("\x88\x80\x80\x80\x80\x00\x05", 7)));  // 6-byte tag
+  EXPECT_TRUE(refused("\x0a\xf0\xff\xff\xff\x07"));                      // INT_MAX - 15
+  EXPECT_FALSE(refused(std::string("\x0a\x80\x80\x80\x80\x00", 6)));     // 5 bytes: fine
+  EXPECT_TRUE(refused("\x0a\x02\x22\x05"));                              // write's bytes cut short
+  EXPECT_TRUE(refused("\x0a\x02\x12\x01"));                              // write's oid cut short
+  EXPECT_TRUE(refused("\x0a\x03\x12\x01\xff"));                          // an oid protobuf refuses
+  EXPECT_TRUE(ParseWriteMany(BytePieces()).ok());                        // no writes
 }
 
 // Every cut of a valid message, and every single corrupted byte: refused, or parsed as

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -226,7 +227,11 @@ void CheckWriteMany(const wire::WriteManyRequest& q, const wire::WriteManyRespon
 // gRPC hands WriteMany's request bytes to the OSD unparsed, and the OSD parses them itself
 // (osd/write_many_request.h): whatever it accepts, protobuf must parse to the same writes.
 void CallWriteManyFromWire(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
-  const BytePieces message(std::string_view(reinterpret_cast<const char*>(data), size));
+  // As gRPC hands it over: in slices. Whole or in pieces of 1-61 bytes, by the input's size.
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  const size_t piece = size % 3 == 0 ? std::max<size_t>(size, 1) : 1 + size % 61;
+  BytePieces message;
+  for (size_t at = 0; at < size; at += piece) message.Append(bytes.substr(at, piece));
   Result<std::vector<ReceivedWrite>> parsed = ParseWriteMany(message);
   wire::WriteManyRequest request;
   const bool protobuf_parsed = request.ParseFromArray(data, static_cast<int>(size));
