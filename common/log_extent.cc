@@ -52,4 +52,10 @@ uint64_t RecordBinding(std::string_view header, std::string_view data) {
   return ObjectChecksum(first);
 }
 
+uint64_t RecordBinding(std::string_view header, const BytePieces& data) {
+  const uint64_t missing =
+      header.size() >= kObjectRecordHeaderSize ? 0 : kObjectRecordHeaderSize - header.size();
+  return RecordBinding(header, data.Sub(0, missing).Join());
+}
+
 }  // namespace orthofs

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/byte_pieces.h"
 #include "common/status.h"
 
 namespace orthofs {
@@ -29,6 +30,8 @@ struct LogExtent {
 // A check of a record's first kObjectRecordHeaderSize bytes (its header: format, version, data
 // checksum), given as the record's first piece and (when that is shorter) the bytes after it.
 uint64_t RecordBinding(std::string_view header, std::string_view data);
+// The same for bytes in pieces (only the few the header lacks are joined).
+uint64_t RecordBinding(std::string_view header, const BytePieces& data);
 
 std::string EncodeLogExtent(const LogExtent& extent);
 // kCorruption when the size, format or check is wrong.

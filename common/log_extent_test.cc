@@ -47,6 +47,11 @@ TEST(LogExtentTest, BindingCoversTheHeaderInAnySplit) {
       whole);
   EXPECT_EQ(RecordBinding(view.substr(0, 3), view.substr(3)), whole);
   EXPECT_EQ(RecordBinding("", record), whole);
+  // Bytes in pieces: the header's missing part spans several of them.
+  BytePieces pieces;
+  for (size_t at = 3; at < record.size(); at += 4) pieces.Append(view.substr(at, 4));
+  EXPECT_EQ(RecordBinding(view.substr(0, 3), pieces), whole);
+  EXPECT_EQ(RecordBinding(view.substr(0, kObjectRecordHeaderSize), BytePieces()), whole);
   EXPECT_NE(RecordBinding(EncodeObjectRecord(6, std::string(100, 'd')), ""), whole);
   EXPECT_NE(RecordBinding(EncodeObjectRecord(5, std::string(100, 'e')), ""), whole);
   EXPECT_EQ(RecordBinding(EncodeObjectRecord(5, std::string(100, 'd')), "trailing"), whole)

@@ -629,11 +629,7 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
       abandon();
       return extent.status();
     }
-    // (The bytes count only for a header shorter than a record's header; no copy otherwise.)
-    extent->binding =
-        RecordBinding(record.header, record.header.size() >= kObjectRecordHeaderSize
-                                         ? std::string()
-                                         : record.data.Sub(0, kObjectRecordHeaderSize).Join());
+    extent->binding = RecordBinding(record.header, record.data);
     added.push_back(*extent);
     batch->batch_.Put(record.key, EncodeLogExtent(*extent));
     batch->batch_.Merge(segment_usage_, SegmentUsageKey(extent->segment),
