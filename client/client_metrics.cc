@@ -27,7 +27,8 @@ struct PerOsdFamily {
 }  // namespace
 
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
-                               const FileIoStats& io, const ClusterClient& cluster) {
+                               const FileIoStats& io, const ClusterClient& cluster,
+                               const FuseRequestCounts& requests) {
   const std::string fnso_text = std::to_string(fnso);
   const MetricLabels ns = {{"fnso", fnso_text}};
   const WriteBackStats& c = io.cache;
@@ -125,6 +126,12 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
       emit(f.gauge, f.name, f.help, static_cast<double>(f.value(*osd)),
            {{"fnso", fnso_text}, {"osd", std::to_string(osd->osd_id())}});
     }
+  }
+  for (size_t i = 0; i < kFuseOpCount; ++i) {
+    const auto op = static_cast<FuseOp>(i);
+    out.Counter("orthofs_client_fuse_requests_total", "FUSE requests from the kernel, by operation",
+                static_cast<double>(requests.count(op)),
+                {{"fnso", fnso_text}, {"op", FuseOpName(op)}});
   }
   return out.text();
 }

@@ -1,18 +1,20 @@
 // What a mount tells Prometheus (orthofs-mount --metrics): its object cache, write-back
-// flushes, memory-pressure (thrashing) episodes, where reads were served from, and OSD
-// failovers, each labelled with the namespace (fnso).
+// flushes, memory-pressure (thrashing) episodes, where reads were served from, OSD failovers
+// and the FUSE requests it answered, each labelled with the namespace (fnso).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "client/file_io.h"
+#include "client/fuse_requests.h"
 #include "client/osd_client.h"
 
 namespace orthofs {
 
 // tls_not_after: the mount's certificate expiry (Unix seconds), 0 without TLS.
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
-                               const FileIoStats& io, const ClusterClient& cluster);
+                               const FileIoStats& io, const ClusterClient& cluster,
+                               const FuseRequestCounts& requests);
 
 }  // namespace orthofs

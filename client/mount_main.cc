@@ -29,6 +29,7 @@
 
 #include "client/client_metrics.h"
 #include "client/file_io.h"
+#include "client/fuse_requests.h"
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
 #include "client/metrics_server.h"
@@ -116,8 +117,9 @@ class OrthoFs {
   }
   // orthofs-mount --metrics.
   std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
-    return RenderMountMetrics(fnso, cache_bytes, tls_not_after, io_.stats(), *cluster_);
+    return RenderMountMetrics(fnso, cache_bytes, tls_not_after, io_.stats(), *cluster_, requests_);
   }
+  FuseRequestCounts& requests() { return requests_; }
 
   void FillStat(const InodeRef& ref, struct stat* st) {
     std::memset(st, 0, sizeof *st);
@@ -162,8 +164,8 @@ class OrthoFs {
   // Attributes of an open file for the kernel's getattr without an INODE read: the last ones
   // read for it, if younger than kAttrTimeout and this client changed no INODE since, with
   // the rest of that timeout. That is what the kernel's own attribute cache would hold had it
-  // not dropped it: Linux forgets a file's attributes at every write, and auto_inval_data then
-  // asks for them at the next read (a read-seek-write loop cost an INODE read per block).
+  // not dropped it: Linux forgets a file's attributes at every write (a stat of a file being
+  // written would cost an INODE read per write).
   std::optional<InodeRef> RecentAttributes(uint64_t fno, double* timeout) {
     std::lock_guard lock(mu_);
     auto it = open_.find(fno);
@@ -424,6 +426,7 @@ class OrthoFs {
   CachedVersions cached_versions_;            // close-to-open: which cached bytes are still valid
   std::map<uint64_t, int> revalidating_;      // opens that found the file changed, not yet done
   fuse_session* session_ = nullptr;           // for notifications to the kernel
+  FuseRequestCounts requests_;                // --metrics
   std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
   // Last member: stopped (and joined) before the rest goes.
   std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
@@ -460,10 +463,13 @@ void OpInit(void*, fuse_conn_info* conn) {
   // No kernel writeback cache: with it Linux trusts its own cached size of a regular file
   // forever and ignores the size another client published, which breaks close-to-open.
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-  // libfuse's default automatic invalidation stays on: a read asks for the file's attributes
-  // when they are older than kAttrTimeout or were invalidated (OpOpen), which is how the kernel
-  // learns a size another client published; for an open file whose INODE is out of reach,
-  // OpGetattr answers as of the open.
+  // No automatic invalidation (libfuse's default): with it Linux asks for the attributes
+  // before every read that follows a write of the file (it forgets them at each write), so a
+  // read-modify-write loop paid a getattr round trip per block (bonnie++'s rewrite, database
+  // pages). Close-to-open does not need it: an open of a file another client changed drops the
+  // kernel's pages and attributes (OpOpen), and a read reaching past the size the kernel knows
+  // still asks for the attributes, which is how it learns a size another client published.
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 // Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
@@ -851,37 +857,45 @@ void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   fuse_reply_err(req, ErrnoFor(Fs(req)->ns().RemoveXattr(ino, name)));
 }
 
+// Handler counted in --metrics' FUSE requests before it runs (the rest of the signature is
+// deduced from the fuse_lowlevel_ops member it is assigned to).
+template <FuseOp kOp, auto kHandler, typename... Args>
+void Counted(fuse_req_t req, Args... args) {
+  Fs(req)->requests().Count(kOp);
+  kHandler(req, args...);
+}
+
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops{};
   ops.init = OpInit;
   ops.destroy = OpDestroy;
-  ops.lookup = OpLookup;
-  ops.getattr = OpGetattr;
-  ops.setattr = OpSetattr;
-  ops.readlink = OpReadlink;
-  ops.mknod = OpMknod;
-  ops.mkdir = OpMkdir;
-  ops.symlink = OpSymlink;
-  ops.link = OpLink;
-  ops.unlink = OpUnlink;
-  ops.rmdir = OpRmdir;
-  ops.rename = OpRename;
-  ops.open = OpOpen;
-  ops.create = OpCreate;
-  ops.read = OpRead;
-  ops.write = OpWrite;
-  ops.flush = OpFlush;
-  ops.release = OpRelease;
-  ops.fsync = OpFsync;
-  ops.opendir = OpOpendir;
-  ops.readdir = OpReaddir;
-  ops.readdirplus = OpReaddirplus;
-  ops.releasedir = OpReleasedir;
-  ops.statfs = OpStatfs;
-  ops.setxattr = OpSetxattr;
-  ops.getxattr = OpGetxattr;
-  ops.listxattr = OpListxattr;
-  ops.removexattr = OpRemovexattr;
+  ops.lookup = Counted<FuseOp::kLookup, OpLookup>;
+  ops.getattr = Counted<FuseOp::kGetattr, OpGetattr>;
+  ops.setattr = Counted<FuseOp::kSetattr, OpSetattr>;
+  ops.readlink = Counted<FuseOp::kReadlink, OpReadlink>;
+  ops.mknod = Counted<FuseOp::kMknod, OpMknod>;
+  ops.mkdir = Counted<FuseOp::kMkdir, OpMkdir>;
+  ops.symlink = Counted<FuseOp::kSymlink, OpSymlink>;
+  ops.link = Counted<FuseOp::kLink, OpLink>;
+  ops.unlink = Counted<FuseOp::kUnlink, OpUnlink>;
+  ops.rmdir = Counted<FuseOp::kRmdir, OpRmdir>;
+  ops.rename = Counted<FuseOp::kRename, OpRename>;
+  ops.open = Counted<FuseOp::kOpen, OpOpen>;
+  ops.create = Counted<FuseOp::kCreate, OpCreate>;
+  ops.read = Counted<FuseOp::kRead, OpRead>;
+  ops.write = Counted<FuseOp::kWrite, OpWrite>;
+  ops.flush = Counted<FuseOp::kFlush, OpFlush>;
+  ops.release = Counted<FuseOp::kRelease, OpRelease>;
+  ops.fsync = Counted<FuseOp::kFsync, OpFsync>;
+  ops.opendir = Counted<FuseOp::kOpendir, OpOpendir>;
+  ops.readdir = Counted<FuseOp::kReaddir, OpReaddir>;
+  ops.readdirplus = Counted<FuseOp::kReaddirplus, OpReaddirplus>;
+  ops.releasedir = Counted<FuseOp::kReleasedir, OpReleasedir>;
+  ops.statfs = Counted<FuseOp::kStatfs, OpStatfs>;
+  ops.setxattr = Counted<FuseOp::kSetxattr, OpSetxattr>;
+  ops.getxattr = Counted<FuseOp::kGetxattr, OpGetxattr>;
+  ops.listxattr = Counted<FuseOp::kListxattr, OpListxattr>;
+  ops.removexattr = Counted<FuseOp::kRemovexattr, OpRemovexattr>;
   return ops;
 }
 
