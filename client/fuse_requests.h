@@ -1,6 +1,6 @@
-// FUSE requests a mount received, by operation (orthofs-mount --metrics): the round trips a
-// workload costs between the kernel and the mount show here (a getattr before every read, a
-// lookup per path component, a write per 16 KiB).
+// FUSE requests a mount received, by operation (orthofs-mount --metrics): the round trips
+// between the kernel and the mount a workload costs, before any OSD is asked (a lookup per
+// path component not cached, a write request per write() call).
 #pragma once
 
 #include <array>

@@ -38,6 +38,7 @@
 #include "client/process_tuning.h"
 #include "client/tls.h"
 #include "common/cached_versions.h"
+#include "common/kernel_sizes.h"
 
 namespace orthofs {
 namespace {
@@ -105,8 +106,10 @@ class OrthoFs {
   void set_session(fuse_session* session) { session_ = session; }
 
   // The kernel trusts a file's attributes for kAttrTimeout; after an open found the file
-  // changed, it must ask again (close-to-open: the new size, not the one it saw a moment
-  // ago). Attributes only: invalidating pages here could wait on writes the open holds up.
+  // changed, its next stat, and a read past the size it holds, ask again (close-to-open: the
+  // new size, not the one it saw a moment ago; a smaller one is handled at the open,
+  // KernelMayHoldLargerSize). Attributes only: invalidating pages here could wait on writes
+  // the open holds up.
   void ForgetKernelAttributes(fuse_ino_t ino) {
     if (session_ == nullptr) return;
     const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
@@ -128,7 +131,7 @@ class OrthoFs {
     st->st_nlink = ref.inode.nlink;
     st->st_uid = ref.inode.uid;
     st->st_gid = ref.inode.gid;
-    st->st_size = static_cast<off_t>(SizeOf(ref));
+    st->st_size = static_cast<off_t>(SizeToTell(ref));
     st->st_rdev = ref.inode.rdev;
     st->st_blksize = ns_.object_size();
     st->st_blocks = static_cast<blkcnt_t>((st->st_size + 511) / 512);
@@ -193,6 +196,14 @@ class OrthoFs {
     it->second.attributes_changes = changes;
   }
 
+  // True if the kernel may hold a larger size for the open file than the one this client knows
+  // (common/kernel_sizes.h).
+  bool KernelMayHoldLargerSize(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && kernel_sizes_.MayExceed(fno, it->second.size);
+  }
+
   // The size, counting this client's unpublished writes.
   uint64_t SizeOf(const InodeRef& ref) {
     std::lock_guard lock(mu_);
@@ -247,6 +258,7 @@ class OrthoFs {
 
   void Wrote(uint64_t fno, uint64_t end) {
     std::lock_guard lock(mu_);
+    kernel_sizes_.Grew(fno, end);
     OpenInode& o = open_[fno];
     if (end > o.size) o.size = end;
     o.size_dirty = true;
@@ -254,6 +266,7 @@ class OrthoFs {
 
   void Truncated(uint64_t fno, uint64_t size) {
     std::lock_guard lock(mu_);
+    kernel_sizes_.Told(fno, size);  // the kernel truncates its own size too
     auto it = open_.find(fno);
     if (it != open_.end()) {
       it->second.size = size;
@@ -413,6 +426,16 @@ class OrthoFs {
       return it == open_.end() || !it->second.publishing;
     });
   }
+  // The size for attributes answered to the kernel, which now holds it.
+  uint64_t SizeToTell(const InodeRef& ref) {
+    const uint64_t size = SizeOf(ref);
+    if (ref.inode.IsRegular()) {
+      std::lock_guard lock(mu_);
+      kernel_sizes_.Told(ref.fno, size);
+    }
+    return size;
+  }
+
   // What this client and its kernel cached of the file may be stale: the next open drops it
   // (without a known version it cannot keep the kernel's pages). Caller holds mu_.
   void ForgetCachedBytes(uint64_t fno) {
@@ -427,6 +450,7 @@ class OrthoFs {
   std::map<uint64_t, int> revalidating_;      // opens that found the file changed, not yet done
   fuse_session* session_ = nullptr;           // for notifications to the kernel
   FuseRequestCounts requests_;                // --metrics
+  KernelSizes kernel_sizes_;                  // the sizes the kernel may hold
   std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
   // Last member: stopped (and joined) before the rest goes.
   std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
@@ -447,6 +471,18 @@ void ReplyError(fuse_req_t req, const Status& st, const char* op) {
     spdlog::debug("{}: {}", op, st.ToString());  // expected errors: ENOENT, EEXIST, ...
   }
   fuse_reply_err(req, err);
+}
+
+// For requests on an inode the kernel knows: one another client removed (its INODE object is
+// gone) is ESTALE, not ENOENT. The kernel then walks the path again with fresh lookups
+// (LOOKUP_REVAL) and opens or stats what the name refers to now, say a file another client
+// made under the same name; a name that is gone becomes ENOENT there.
+void ReplyInodeError(fuse_req_t req, const Status& st, const char* op) {
+  if (st.Is(StatusCode::kNotFound)) {
+    spdlog::debug("{}: {}; the inode is gone (ESTALE)", op, st.ToString());
+    return (void)fuse_reply_err(req, ESTALE);
+  }
+  ReplyError(req, st, op);
 }
 
 // ---- operations ----
@@ -508,14 +544,14 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   if (r.ok()) fs->AttributesRead(*r, changes, read_at);
   if (!r.ok() && ClusterClient::IsOsdFailure(r.status())) {
     // Both OSDs of the INODE are down: an open file keeps the attributes it was opened with
-    // (plus this client's writes), so the kernel's reads of it go on (it asks for attributes
-    // before reading once they are older than kAttrTimeout).
+    // (plus this client's writes), so fstat and reads past the size the kernel holds (which
+    // ask for attributes) go on.
     if (std::optional<InodeRef> seen = fs->SeenWhileOpen(ino)) {
       spdlog::debug("getattr {}: {}; answering as of open", ino, r.status().ToString());
       r = std::move(*seen);
     }
   }
-  if (!r.ok()) return ReplyError(req, r.status(), "getattr");
+  if (!r.ok()) return ReplyInodeError(req, r.status(), "getattr");
   fs->FillStat(*r, &st);
   fuse_reply_attr(req, &st, kAttrTimeout);
 }
@@ -620,12 +656,22 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   fuse_reply_err(req, 0);
 }
 
+// O_APPEND writes go where this client knows the end of the file is (OpWrite). Linux would
+// put them at the size it cached, which can be older than the open: another client's appends
+// published at its close, which this open read from the INODE, while the kernel learns a size
+// only when it asks for attributes (its write path does not). So the kernel must not cache
+// what it believes it wrote, at an offset that may be wrong: such descriptors bypass the page
+// cache (each write is a request to the mount either way).
+void BypassPageCacheForAppends(fuse_file_info* fi) {
+  if (fi->flags & O_APPEND) fi->direct_io = 1;
+}
+
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // Close-to-open: the size comes from the INODE object, not from what we cached; a publish of
   // this client's writes under way (a release's) is waited for first.
   Fs(req)->AwaitPublish(ino);
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
-  if (!r.ok()) return ReplyError(req, r.status(), "open");
+  if (!r.ok()) return ReplyInodeError(req, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
   InodeRef opened = *r;
   // With atomic O_TRUNC (libfuse's default) the kernel sends no separate truncation.
@@ -648,6 +694,13 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const bool unchanged = cached == CachedVersions::Cached::kValid;
   if (!unchanged) Fs(req)->ForgetKernelAttributes(ino);
   fi->keep_cache = unchanged ? 1 : 0;
+  // Shrunk since the kernel last heard its size: read without the page cache, whose
+  // read-ahead could leave the kernel a size past the real end (common/kernel_sizes.h).
+  if (Fs(req)->KernelMayHoldLargerSize(ino)) {
+    spdlog::debug("open {}: shrunk by another client; bypassing the page cache", ino);
+    fi->direct_io = 1;
+  }
+  BypassPageCacheForAppends(fi);
   OrthoFs* fs = Fs(req);
   fuse_reply_open(req, fi);  // req is gone after this
   if (cached == CachedVersions::Cached::kStale) fs->Revalidated(ino);
@@ -659,6 +712,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
       Fs(req)->ns().Create(parent, name, S_IFREG | (mode & 07777), 0, CallerOf(req));
   if (!r.ok()) return ReplyError(req, r.status(), "create");
   Fs(req)->Opened(*r, /*created=*/true);
+  BypassPageCacheForAppends(fi);
   fuse_entry_param e{};
   e.ino = r->fno;
   e.attr_timeout = kAttrTimeout;
@@ -686,9 +740,14 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
              fuse_file_info* fi) {
   OrthoFs* fs = Fs(req);
-  Status st = fs->io().Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
+  uint64_t offset = static_cast<uint64_t>(off);
+  // At the end as of the open plus this client's writes (BypassPageCacheForAppends). Linux
+  // holds the inode's lock across an appending write, so this client's appends come one at a
+  // time.
+  if (fi->flags & O_APPEND) offset = fs->OpenSize(ino).value_or(offset);
+  Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
-  fs->Wrote(ino, static_cast<uint64_t>(off) + size);
+  fs->Wrote(ino, offset + size);
   if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {
     // Synchronous I/O: durable on both copies before the write returns.
     st = fs->FlushFile(ino);

@@ -114,6 +114,12 @@ TEST(FailoverTest, ReadsFailOverAndEioOnlyWhenBothCopiesAreGone) {
   ExpectSameBytes(ReadAt(fd.get(), 0, size), data);
 
   cluster.Stop(replica_osd, SIGKILL);
+  // Attributes of the open file still come (as of its open if both OSDs of its INODE are the
+  // ones down): asked for explicitly, since reads inside the file do not ask.
+  struct statx sx {};
+  ASSERT_EQ(statx(cold_fd.get(), "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE, &sx), 0)
+      << "statx of the open file: " << std::strerror(errno);
+  EXPECT_EQ(sx.stx_size, size);
   int lost = 0;
   for (uint64_t i = 0; i < objects; ++i) {
     std::vector<char> buf(kObjectSize);

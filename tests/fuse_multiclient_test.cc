@@ -193,6 +193,94 @@ TEST_F(FuseMulticlientTest, CloseToOpenAcrossClients) {
   }
 }
 
+// An append through one client right after the other client's close lands after the other
+// client's bytes, though its kernel still has the shorter size it saw before (close-to-open:
+// the open reads the INODE; the kernel would have appended at its own cached size).
+TEST_F(FuseMulticlientTest, AppendRightAfterTheOtherClientsCloseLandsAtTheEnd) {
+  std::string model = "first line\n";
+  CreateFile(A("log"), model);
+  auto append = [](const std::string& path, const std::string& line) {
+    int fd = open(path.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0) << "open " << path << ": " << std::strerror(errno);
+    ASSERT_EQ(write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size()))
+        << "append to " << path << ": " << std::strerror(errno);
+    ASSERT_EQ(close(fd), 0) << "close " << path << ": " << std::strerror(errno);
+  };
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ASSERT_TRUE(ReadFile(B("log")) == model);  // B's kernel has the size as of now
+    const std::string through_a = "A's line " + std::to_string(round) + "\n";
+    append(A("log"), through_a);
+    const std::string through_b = "B's line " + std::to_string(round) + "\n";
+    append(B("log"), through_b);
+    model += through_a + through_b;
+    EXPECT_EQ(ReadFile(B("log")), model) << "read through B";
+    EXPECT_EQ(ReadFile(A("log")), model) << "read through A";
+    EXPECT_EQ(FreshStat(B("log")).st_size, static_cast<off_t>(model.size()));
+  }
+}
+
+// A name the other client removed and made again refers to the new file at once, although this
+// client's kernel still holds the name's old inode: the mount answers ESTALE for the old one,
+// and the kernel looks the name up again instead of failing with ENOENT.
+TEST_F(FuseMulticlientTest, NameRemadeByTheOtherClientOpensTheNewFile) {
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string old_content = RandomBytes(1000 + round, 40 + round);
+    const std::string new_content = RandomBytes(3000 + round, 50 + round);
+    CreateFile(A("f"), old_content);
+    ASSERT_TRUE(ReadFile(B("f")) == old_content);  // B's kernel caches the name and inode
+    ASSERT_EQ(unlink(A("f").c_str()), 0) << std::strerror(errno);
+    CreateFile(A("f"), new_content);
+    struct stat st;
+    ASSERT_EQ(stat(B("f").c_str(), &st), 0) << "stat through B: " << std::strerror(errno);
+    EXPECT_EQ(st.st_size, static_cast<off_t>(new_content.size()));
+    const std::string got = ReadFile(B("f"));
+    EXPECT_TRUE(got == new_content) << "read through B: " << Mismatch(got, new_content);
+    ASSERT_EQ(unlink(B("f").c_str()), 0) << std::strerror(errno);
+  }
+}
+
+// A file the other client made shorter reads to its new end right after that client's close,
+// though this client's kernel still holds the old, larger size: reads at the start and past
+// the new end at once get exactly the new bytes and nothing, not zeros up to a size the
+// short answer to the later read made up (Linux takes whichever short answer comes first as
+// the size; common/kernel_sizes.h).
+TEST_F(FuseMulticlientTest, ShrunkByTheOtherClientReadsToTheNewEnd) {
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string long_content = RandomBytes(3 * 1048576 + 77, 60 + round);
+    const std::string short_content = RandomBytes(1234 + round, 70 + round);
+    CreateFile(A("f"), long_content);
+    ASSERT_EQ(FreshStat(B("f")).st_size, static_cast<off_t>(long_content.size()));
+    RewriteFile(A("f"), short_content);
+    int fd = open(B("f").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << "open through B: " << std::strerror(errno);
+    // Two readers of the one descriptor: the start of the file and 2 MiB in.
+    std::string head(131072, '\0');
+    std::string far(131072, '\0');
+    ssize_t head_read = -1;
+    ssize_t far_read = -1;
+    std::latch start(2);
+    std::thread far_reader([&] {
+      start.arrive_and_wait();
+      far_read = pread(fd, far.data(), far.size(), 2 * 1048576);
+    });
+    start.arrive_and_wait();
+    head_read = pread(fd, head.data(), head.size(), 0);
+    far_reader.join();
+    ASSERT_EQ(close(fd), 0);
+    EXPECT_EQ(far_read, 0) << "read past the new end";
+    ASSERT_GE(head_read, 0) << "read of the start: " << std::strerror(errno);
+    head.resize(static_cast<size_t>(head_read));
+    EXPECT_TRUE(head == short_content) << "the start: " << Mismatch(head, short_content);
+    const std::string got = ReadFile(B("f"));
+    EXPECT_TRUE(got == short_content) << "read again through B: " << Mismatch(got, short_content);
+    EXPECT_EQ(FreshStat(B("f")).st_size, static_cast<off_t>(short_content.size()));
+    ASSERT_EQ(unlink(A("f").c_str()), 0) << std::strerror(errno);
+  }
+}
+
 // ---- 2. concurrent creates in one directory ----
 
 TEST_F(FuseMulticlientTest, ConcurrentCreatesInOneDirectoryFromBothClients) {
