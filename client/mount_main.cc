@@ -207,8 +207,7 @@ class OrthoFs {
   // The size, counting this client's unpublished writes.
   uint64_t SizeOf(const InodeRef& ref) {
     std::lock_guard lock(mu_);
-    auto it = open_.find(ref.fno);
-    return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
+    return SizeOfLocked(ref);
   }
 
   // Returns what this client and its kernel cached of the file: valid when nobody else changed
@@ -428,12 +427,15 @@ class OrthoFs {
   }
   // The size for attributes answered to the kernel, which now holds it.
   uint64_t SizeToTell(const InodeRef& ref) {
-    const uint64_t size = SizeOf(ref);
-    if (ref.inode.IsRegular()) {
-      std::lock_guard lock(mu_);
-      kernel_sizes_.Told(ref.fno, size);
-    }
+    std::lock_guard lock(mu_);  // one step: a write in between must not be undone
+    const uint64_t size = SizeOfLocked(ref);
+    if (ref.inode.IsRegular()) kernel_sizes_.Told(ref.fno, size);
     return size;
+  }
+
+  uint64_t SizeOfLocked(const InodeRef& ref) {
+    auto it = open_.find(ref.fno);
+    return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
   }
 
   // What this client and its kernel cached of the file may be stale: the next open drops it
@@ -477,12 +479,18 @@ void ReplyError(fuse_req_t req, const Status& st, const char* op) {
 // gone) is ESTALE, not ENOENT. The kernel then walks the path again with fresh lookups
 // (LOOKUP_REVAL) and opens or stats what the name refers to now, say a file another client
 // made under the same name; a name that is gone becomes ENOENT there.
-void ReplyInodeError(fuse_req_t req, const Status& st, const char* op) {
-  if (st.Is(StatusCode::kNotFound)) {
-    spdlog::debug("{}: {}; the inode is gone (ESTALE)", op, st.ToString());
-    return (void)fuse_reply_err(req, ESTALE);
-  }
-  ReplyError(req, st, op);
+// (Calls on an open descriptor get ESTALE too, as on NFS: there is no path to walk again.) A
+// missing root is a broken namespace: EIO.
+int InodeErrno(fuse_ino_t ino, const Status& st) {
+  if (!st.Is(StatusCode::kNotFound)) return ErrnoFor(st);
+  return ino == kRootFno ? EIO : ESTALE;
+}
+
+void ReplyInodeError(fuse_req_t req, fuse_ino_t ino, const Status& st, const char* op) {
+  const int err = InodeErrno(ino, st);
+  if (err != ESTALE) return ReplyError(req, st, op);
+  spdlog::debug("{} {}: {}; the inode is gone (ESTALE)", op, ino, st.ToString());
+  fuse_reply_err(req, ESTALE);
 }
 
 // ---- operations ----
@@ -506,6 +514,10 @@ void OpInit(void*, fuse_conn_info* conn) {
   // kernel's pages and attributes (OpOpen), and a read reaching past the size the kernel knows
   // still asks for the attributes, which is how it learns a size another client published.
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  // One request at a time for a direct write larger than a request: the pieces of an
+  // asynchronous O_APPEND write would otherwise reach the mount's threads at once, each placed
+  // at the end as it finds it (OpWrite), in any order.
+  conn->want &= ~FUSE_CAP_ASYNC_DIO;
 }
 
 // Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
@@ -551,7 +563,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
       r = std::move(*seen);
     }
   }
-  if (!r.ok()) return ReplyInodeError(req, r.status(), "getattr");
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "getattr");
   fs->FillStat(*r, &st);
   fuse_reply_attr(req, &st, kAttrTimeout);
 }
@@ -587,7 +599,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   }
   (void)fi;
   Result<InodeRef> r = fs->ns().SetAttr(ino, changes);
-  if (!r.ok()) return ReplyError(req, r.status(), "setattr");
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "setattr");
   if (changes.size) fs->Truncated(ino, *changes.size);
   struct stat st;
   fs->FillStat(*r, &st);
@@ -596,7 +608,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
 
 void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
   Result<std::string> r = Fs(req)->ns().ReadLink(ino);
-  if (!r.ok()) return ReplyError(req, r.status(), "readlink");
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "readlink");
   fuse_reply_readlink(req, r->c_str());
 }
 
@@ -662,8 +674,17 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
 // only when it asks for attributes (its write path does not). So the kernel must not cache
 // what it believes it wrote, at an offset that may be wrong: such descriptors bypass the page
 // cache (each write is a request to the mount either way).
+// Marks a file descriptor whose bytes do not go through the kernel's page cache (fi->fh, as the
+// mount decided at open; a write's flags alone could come from a later fcntl).
+constexpr uint64_t kBypassesPageCache = 1;
+
+void BypassPageCache(fuse_file_info* fi) {
+  fi->direct_io = 1;
+  fi->fh |= kBypassesPageCache;
+}
+
 void BypassPageCacheForAppends(fuse_file_info* fi) {
-  if (fi->flags & O_APPEND) fi->direct_io = 1;
+  if (fi->flags & O_APPEND) BypassPageCache(fi);
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -671,7 +692,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // this client's writes under way (a release's) is waited for first.
   Fs(req)->AwaitPublish(ino);
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
-  if (!r.ok()) return ReplyInodeError(req, r.status(), "open");
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
   InodeRef opened = *r;
   // With atomic O_TRUNC (libfuse's default) the kernel sends no separate truncation.
@@ -698,7 +719,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // read-ahead could leave the kernel a size past the real end (common/kernel_sizes.h).
   if (Fs(req)->KernelMayHoldLargerSize(ino)) {
     spdlog::debug("open {}: shrunk by another client; bypassing the page cache", ino);
-    fi->direct_io = 1;
+    BypassPageCache(fi);
   }
   BypassPageCacheForAppends(fi);
   OrthoFs* fs = Fs(req);
@@ -730,7 +751,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     if (!inode.ok()) return ReplyError(req, inode.status(), "read");
     file_size = fs->SizeOf(*inode);
   }
-  const bool for_page_cache = (fi->flags & O_DIRECT) == 0;
+  const bool for_page_cache = (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
   Result<std::string> data =
       fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
@@ -744,7 +765,9 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   // At the end as of the open plus this client's writes (BypassPageCacheForAppends). Linux
   // holds the inode's lock across an appending write, so this client's appends come one at a
   // time.
-  if (fi->flags & O_APPEND) offset = fs->OpenSize(ino).value_or(offset);
+  if ((fi->flags & O_APPEND) && (fi->fh & kBypassesPageCache)) {
+    offset = fs->OpenSize(ino).value_or(offset);
+  }
   Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
   fs->Wrote(ino, offset + size);
@@ -786,7 +809,7 @@ struct DirHandle {
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<InodeRef> dir = Fs(req)->ns().GetInode(ino);
-  if (!dir.ok()) return ReplyError(req, dir.status(), "opendir");
+  if (!dir.ok()) return ReplyInodeError(req, ino, dir.status(), "opendir");
   if (!dir->inode.IsDirectory()) return (void)fuse_reply_err(req, ENOTDIR);
   Result<std::vector<DirEntry>> entries = Fs(req)->ns().ReadDir(ino);
   if (!entries.ok()) return ReplyError(req, entries.status(), "opendir");
@@ -887,7 +910,7 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
   if (flags & XATTR_CREATE) mode = Namespace::XattrMode::kCreate;
   if (flags & XATTR_REPLACE) mode = Namespace::XattrMode::kReplace;
   Status st = Fs(req)->ns().SetXattr(ino, name, std::string(value, size), mode);
-  fuse_reply_err(req, ErrnoFor(st));
+  fuse_reply_err(req, InodeErrno(ino, st));
 }
 
 // getxattr/listxattr protocol: size 0 asks for the length; a short buffer is ERANGE.
@@ -900,20 +923,20 @@ void ReplyXattrBytes(fuse_req_t req, const std::string& bytes, size_t size) {
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   if (name == kCapabilityXattr) return (void)fuse_reply_err(req, ENODATA);
   Result<std::string> value = Fs(req)->ns().GetXattr(ino, name);
-  if (!value.ok()) return ReplyError(req, value.status(), "getxattr");
+  if (!value.ok()) return ReplyInodeError(req, ino, value.status(), "getxattr");
   ReplyXattrBytes(req, *value, size);
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Result<std::vector<std::string>> names = Fs(req)->ns().ListXattrs(ino);
-  if (!names.ok()) return ReplyError(req, names.status(), "listxattr");
+  if (!names.ok()) return ReplyInodeError(req, ino, names.status(), "listxattr");
   std::string list;
   for (const auto& n : *names) list += n + '\0';
   ReplyXattrBytes(req, list, size);
 }
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  fuse_reply_err(req, ErrnoFor(Fs(req)->ns().RemoveXattr(ino, name)));
+  fuse_reply_err(req, InodeErrno(ino, Fs(req)->ns().RemoveXattr(ino, name)));
 }
 
 // Handler counted in --metrics' FUSE requests before it runs (the rest of the signature is
