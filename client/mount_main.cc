@@ -668,12 +668,6 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   fuse_reply_err(req, 0);
 }
 
-// O_APPEND writes go where this client knows the end of the file is (OpWrite). Linux would
-// put them at the size it cached, which can be older than the open: another client's appends
-// published at its close, which this open read from the INODE, while the kernel learns a size
-// only when it asks for attributes (its write path does not). So the kernel must not cache
-// what it believes it wrote, at an offset that may be wrong: such descriptors bypass the page
-// cache (each write is a request to the mount either way).
 // Marks a file descriptor whose bytes do not go through the kernel's page cache (fi->fh, as the
 // mount decided at open; a write's flags alone could come from a later fcntl).
 constexpr uint64_t kBypassesPageCache = 1;
@@ -683,6 +677,12 @@ void BypassPageCache(fuse_file_info* fi) {
   fi->fh |= kBypassesPageCache;
 }
 
+// O_APPEND writes go where this client knows the end of the file is (OpWrite). Linux would
+// put them at the size it cached, which can be older than the open: another client's appends
+// published at its close, which this open read from the INODE, while the kernel learns a size
+// only when it asks for attributes (its write path does not). So the kernel must not cache
+// what it believes it wrote, at an offset that may be wrong: such descriptors bypass the page
+// cache (each write is a request to the mount either way).
 void BypassPageCacheForAppends(fuse_file_info* fi) {
   if (fi->flags & O_APPEND) BypassPageCache(fi);
 }
