@@ -33,7 +33,7 @@ class KernelSizes {
   size_t tracked_files() const { return sizes_.size(); }
 
  private:
-  void MakeRoom();
+  uint64_t& Entry(uint64_t fno);  // inserted at 0 if absent
 
   const size_t max_files_;
   std::unordered_map<uint64_t, uint64_t> sizes_;
