@@ -889,6 +889,39 @@ TEST_F(FusePosixTest, PermissionDeniedForOtherUser) {
 
 // ---- data integrity ----
 
+// A write by an unprivileged user clears the set-user-ID bit, and the set-group-ID bit of a
+// group-executable file, as on a local file system: otherwise a user allowed to write a
+// set-user-ID program could change it and keep its privilege. A truncation clears them too.
+TEST_F(FusePosixTest, WriteByAnotherUserClearsSetIdBits) {
+  CreateFile(P("prog"), "#!/bin/true\n");
+  ASSERT_EQ(chmod(P("prog").c_str(), 06777), 0) << std::strerror(errno);
+  ASSERT_EQ(FreshStat(P("prog")).st_mode & 07777, 06777u);
+  int dir_fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dir_fd, 0) << std::strerror(errno);
+  EXPECT_EQ(ErrName(AsUser([=]() {
+              int fd = openat(dir_fd, "prog", O_WRONLY);
+              if (fd < 0) return errno;
+              const int rc = pwrite(fd, "x", 1, 0) == 1 ? 0 : errno;
+              close(fd);
+              return rc;
+            })),
+            "OK");
+  EXPECT_EQ(FreshStat(P("prog")).st_mode & 07777, 0777u) << "after another user's write";
+
+  ASSERT_EQ(chmod(P("prog").c_str(), 06777), 0) << std::strerror(errno);
+  EXPECT_EQ(ErrName(AsUser([=]() {
+              int fd = openat(dir_fd, "prog", O_WRONLY);
+              if (fd < 0) return errno;
+              const int rc = ftruncate(fd, 1) == 0 ? 0 : errno;
+              close(fd);
+              return rc;
+            })),
+            "OK");
+  EXPECT_EQ(FreshStat(P("prog")).st_mode & 07777, 0777u) << "after another user's truncate";
+  close(dir_fd);
+  EXPECT_EQ(ReadFile(P("prog")), "x");
+}
+
 TEST_F(FusePosixTest, LargeFileUnalignedWritesAndReads) {
   const size_t size = 5 * kMiB;
   const std::string data = RandomBytes(size, 20240601);
