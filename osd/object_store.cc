@@ -609,6 +609,8 @@ Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& re
 }
 
 Status ObjectStore::Commit(Batch* batch, bool sync) {
+  if (batch->committed_) return Status::InvalidArgument("a store batch is committed only once");
+  batch->committed_ = true;
   {
     // One change per key: the extents a change replaces are read before the write.
     std::vector<std::string> keys = batch->changed_keys_;

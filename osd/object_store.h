@@ -97,6 +97,7 @@ class ObjectStore {
     std::vector<std::pair<std::string, std::optional<std::string>>> summaries_;
     int64_t objects_delta_ = 0;
     int64_t bytes_delta_ = 0;
+    bool committed_ = false;  // Commit took it (see there)
   };
 
   static Result<std::unique_ptr<ObjectStore>> Open(const std::string& dir,
@@ -106,6 +107,10 @@ class ObjectStore {
   // kNotFound when absent, kCorruption when the record fails its checksum. Tombstones are
   // returned as such (tombstone = true).
   Result<StoredObject> Get(const std::string& key) const;
+  // Applies the batch's changes at once (sync: durable on return). A batch is committed once,
+  // whether or not that succeeds: a failed Commit may have appended its records to the data log
+  // and abandoned them, and committing it again would index bytes that collection frees. A
+  // second Commit of it is refused (kInvalidArgument).
   Status Commit(Batch* batch, bool sync);
 
   // Visits objects with begin <= key < end in key order, after `start_after` if non-empty,

@@ -257,6 +257,28 @@ TEST_F(ObjectStoreTest, ABatchChangesEachKeyOnce) {
   EXPECT_TRUE(store_->Get(Key(5)).status().Is(StatusCode::kNotFound));
 }
 
+// A batch is committed once, failed or not: a second Commit is refused and changes nothing (a
+// failed one may have appended records it abandoned; committing it again would index them).
+TEST_F(ObjectStoreTest, ABatchIsCommittedOnlyOnce) {
+  const std::string data = Bytes(6);
+  ObjectStore::Batch done;
+  done.Put(Key(6), 1, ObjectChecksum(data), data, false, 0);
+  ASSERT_TRUE(store_->Commit(&done, false).ok());
+  const uint64_t logged = store_->data_log_bytes();
+  EXPECT_TRUE(store_->Commit(&done, false).Is(StatusCode::kInvalidArgument));
+  EXPECT_EQ(store_->data_log_bytes(), logged) << "nothing appended again";
+
+  ObjectStore::Batch failed;
+  failed.Put(Key(7), 1, ObjectChecksum(data), data, false, 0);
+  failed.Delete(Key(7), true, kObjectSize);
+  ASSERT_TRUE(store_->Commit(&failed, false).Is(StatusCode::kInvalidArgument));
+  EXPECT_TRUE(store_->Commit(&failed, false).Is(StatusCode::kInvalidArgument));
+  EXPECT_TRUE(store_->Get(Key(7)).status().Is(StatusCode::kNotFound));
+  Result<StoredObject> kept = store_->Get(Key(6));
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->data, data);
+}
+
 // Small records (inodes, directory entries) stay in RocksDB; only large ones are logged.
 TEST_F(ObjectStoreTest, SmallRecordsStayOutOfTheLog) {
   ObjectStore::Batch batch;
