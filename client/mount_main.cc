@@ -29,6 +29,7 @@
 
 #include "client/client_metrics.h"
 #include "client/file_io.h"
+#include "client/fuse_killpriv.h"
 #include "client/fuse_requests.h"
 #include "client/grpc_logging.h"
 #include "client/map_file.h"
@@ -103,6 +104,7 @@ class OrthoFs {
 
   Namespace& ns() { return ns_; }
   FileIo& io() { return io_; }
+  KillPrivV2& killpriv() { return killpriv_; }
   void set_session(fuse_session* session) { session_ = session; }
 
   // The kernel trusts a file's attributes for kAttrTimeout; after an open found the file
@@ -310,6 +312,29 @@ class OrthoFs {
     AwaitPublishLocked(fno, lock);
   }
 
+  // Before a write by someone without CAP_FSETID (KillPrivV2): drops the file's privileges if
+  // it has any as this client last saw it (at open, or its own change since), so only such
+  // files cost an INODE update, once. Another client's chmod after this open is not seen
+  // (close-to-open).
+  Status DropPrivilegesBeforeWrite(uint64_t fno) {
+    const std::optional<InodeRef> seen = SeenWhileOpen(fno);
+    if (seen && !seen->inode.HasPrivilegesToDrop()) return Status::Ok();
+    SetAttrRequest drop;
+    drop.drop_privileges = true;
+    Result<InodeRef> r = ns_.SetAttr(fno, drop);
+    if (!r.ok()) return r.status();
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end() && (!it->second.seen || it->second.seen->version < r->version)) {
+        it->second.seen = *r;
+      }
+      if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
+    }
+    ForgetKernelAttributes(fno);  // it holds the old mode
+    return Status::Ok();
+  }
+
   // The file's written bytes on both copies, and its size published.
   Status FlushFile(uint64_t fno) {
     Status written = io_.Flush(fno);
@@ -452,6 +477,7 @@ class OrthoFs {
   std::map<uint64_t, int> revalidating_;      // opens that found the file changed, not yet done
   fuse_session* session_ = nullptr;           // for notifications to the kernel
   FuseRequestCounts requests_;                // --metrics
+  KillPrivV2 killpriv_;                       // who drops set-ID bits: the kernel or the mount
   KernelSizes kernel_sizes_;                  // the sizes the kernel may hold
   std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
   // Last member: stopped (and joined) before the rest goes.
@@ -491,6 +517,25 @@ void ReplyInodeError(fuse_req_t req, fuse_ino_t ino, const Status& st, const cha
   if (err != ESTALE) return ReplyError(req, st, op);
   spdlog::debug("{} {}: {}; the inode is gone (ESTALE)", op, ino, st.ToString());
   fuse_reply_err(req, ESTALE);
+}
+
+// ---- the raw traffic with the kernel (KillPrivV2) ----
+
+ssize_t ReadRequest(int fd, void* buf, size_t size, void* userdata) {
+  const ssize_t n = ::read(fd, buf, size);
+  if (n > 0) static_cast<OrthoFs*>(userdata)->killpriv().RequestRead(buf, static_cast<size_t>(n));
+  return n;
+}
+
+ssize_t WriteReply(int fd, iovec* iov, int count, void* userdata) {
+  KillPrivV2& killpriv = static_cast<OrthoFs*>(userdata)->killpriv();
+  if (!killpriv.negotiated()) {
+    killpriv.ReplyWriting(iov, count);
+    if (killpriv.negotiated()) {
+      spdlog::debug("the kernel leaves dropping set-ID bits to the mount (HANDLE_KILLPRIV_V2)");
+    }
+  }
+  return ::writev(fd, iov, count);
 }
 
 // ---- operations ----
@@ -578,6 +623,8 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (to_set & FUSE_SET_ATTR_MODE) changes.mode = attr->st_mode;
   if (to_set & FUSE_SET_ATTR_UID) changes.uid = attr->st_uid;
   if (to_set & FUSE_SET_ATTR_GID) changes.gid = attr->st_gid;
+  // A truncation by someone without CAP_FSETID, or any chown of a file (KillPrivV2).
+  changes.drop_privileges = KillPrivV2::CurrentRequest().drop_privileges;
   if (to_set & FUSE_SET_ATTR_SIZE) {
     // Written bytes reach the OSDs before the truncation (none lands after it), and the size
     // is published so the truncation sees the real old size.
@@ -702,6 +749,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!st.ok()) return ReplyError(req, st, "open");
     SetAttrRequest truncate;
     truncate.size = 0;
+    truncate.drop_privileges = KillPrivV2::CurrentRequest().drop_privileges;
     Result<InodeRef> t = Fs(req)->ns().SetAttr(ino, truncate);
     if (!t.ok()) return ReplyError(req, t.status(), "open");
     Fs(req)->Truncated(ino, 0);
@@ -767,6 +815,11 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   // time.
   if ((fi->flags & O_APPEND) && (fi->fh & kBypassesPageCache)) {
     offset = fs->OpenSize(ino).value_or(offset);
+  }
+  if (KillPrivV2::CurrentRequest().drop_privileges) {
+    if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
+      return ReplyError(req, st, "write");
+    }
   }
   Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
@@ -898,9 +951,9 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &sv);
 }
 
-// File capabilities. The mount is nosuid, so the kernel would ignore them on exec; yet it asks
-// for this attribute before every write(2) (to strip it), which would cost a read of the INODE
-// object per write. OrthoFS does not store it and answers at once.
+// File capabilities. The mount is nosuid, so the kernel would ignore them on exec. OrthoFS does
+// not store them, and answers at once when Linux asks before a write (to strip them; it asks
+// before every write(2) unless the mount drops privileges itself, KillPrivV2).
 constexpr std::string_view kCapabilityXattr = "security.capability";
 
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
@@ -1154,6 +1207,14 @@ int main(int argc, char** argv) {
     fs->set_session(se);
     if (fuse_set_signal_handlers(se) == 0) {
       if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
+        // Sees the raw requests and replies (KillPrivV2); libfuse keeps doing the rest.
+        static const fuse_custom_io kRawTraffic{WriteReply, ReadRequest, nullptr, nullptr};
+        if (int rc = fuse_session_custom_io(se, &kRawTraffic, fuse_session_fd(se)); rc != 0) {
+          spdlog::warn(
+              "cannot see the raw FUSE traffic ({}): Linux keeps asking for "
+              "security.capability before every write",
+              std::strerror(-rc));
+        }
         spdlog::debug("mounted namespace {} of {} at {}", fnso, map_path, cli.mountpoint);
         ReportMount(&report_fd, true);
         fuse_loop_config* config = fuse_loop_cfg_create();

@@ -654,6 +654,7 @@ Result<InodeRef> Namespace::SetAttr(uint64_t fno, const SetAttrRequest& changes)
     }
     if (changes.atime) inode->atime = *changes.atime;
     if (changes.mtime) inode->mtime = *changes.mtime;
+    if (changes.drop_privileges) inode->DropPrivileges();
     inode->ctime = now;
     return Status::Ok();
   });

@@ -37,6 +37,9 @@ struct SetAttrRequest {
   std::optional<uint64_t> size;
   std::optional<Timespec> atime;
   std::optional<Timespec> mtime;
+  // After the other changes: Inode::DropPrivileges (a write, truncation or chown by someone
+  // without CAP_FSETID; Linux flags those when the mount clears set-ID bits itself).
+  bool drop_privileges = false;
 };
 
 struct Credentials {

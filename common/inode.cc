@@ -65,6 +65,25 @@ bool Inode::IsDirectory() const { return S_ISDIR(mode); }
 bool Inode::IsRegular() const { return S_ISREG(mode); }
 bool Inode::IsSymlink() const { return S_ISLNK(mode); }
 
+namespace {
+uint32_t SetIdBitsToDrop(uint32_t mode) {
+  uint32_t drop = mode & S_ISUID;
+  if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) drop |= S_ISGID;
+  return drop;
+}
+}  // namespace
+
+bool Inode::HasPrivilegesToDrop() const {
+  if (IsDirectory()) return false;
+  return SetIdBitsToDrop(mode) != 0;
+}
+
+bool Inode::DropPrivileges() {
+  if (!HasPrivilegesToDrop()) return false;
+  mode &= ~SetIdBitsToDrop(mode);
+  return true;
+}
+
 std::string EncodeInode(const Inode& inode) {
   std::string out;
   out.push_back(static_cast<char>(inode.xattrs.empty() ? kInodeFormat : kInodeWithXattrsFormat));

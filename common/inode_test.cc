@@ -614,4 +614,62 @@ TEST(InodeXattrTest, RejectsCorruptAttributes) {
   EXPECT_TRUE(DecodeInode(zero).status().Is(StatusCode::kCorruption));
 }
 
+// ---- privileges a modification drops ----
+
+namespace {
+Inode RegularWithMode(uint32_t permissions) {
+  Inode inode;
+  inode.mode = S_IFREG | permissions;
+  return inode;
+}
+}  // namespace
+
+TEST(InodeDropPrivilegesTest, SetUserIdIsDropped) {
+  Inode inode = RegularWithMode(04755);
+  EXPECT_TRUE(inode.HasPrivilegesToDrop());
+  EXPECT_TRUE(inode.DropPrivileges());
+  EXPECT_EQ(inode.mode, S_IFREG | 0755u);
+  EXPECT_FALSE(inode.HasPrivilegesToDrop());
+  EXPECT_FALSE(inode.DropPrivileges()) << "nothing left to drop";
+}
+
+TEST(InodeDropPrivilegesTest, SetGroupIdIsDroppedOnlyWhenTheGroupMayExecute) {
+  Inode executable = RegularWithMode(02750);
+  EXPECT_TRUE(executable.DropPrivileges());
+  EXPECT_EQ(executable.mode, S_IFREG | 0750u);
+
+  // Set-group-ID without group execute marks mandatory locking: not a privilege, kept.
+  Inode locking = RegularWithMode(02644);
+  EXPECT_FALSE(locking.HasPrivilegesToDrop());
+  EXPECT_FALSE(locking.DropPrivileges());
+  EXPECT_EQ(locking.mode, S_IFREG | 02644u);
+
+  Inode both = RegularWithMode(06644);  // set-user-ID goes, the locking bit stays
+  EXPECT_TRUE(both.DropPrivileges());
+  EXPECT_EQ(both.mode, S_IFREG | 02644u);
+}
+
+TEST(InodeDropPrivilegesTest, OtherAttributesAreKept) {
+  Inode inode = RegularWithMode(04755);
+  inode.uid = 1000;
+  inode.size = 77;
+  inode.xattrs["user.note"] = "kept";
+  Inode expected = inode;
+  expected.mode = S_IFREG | 0755;
+  EXPECT_TRUE(inode.DropPrivileges());
+  EXPECT_EQ(inode, expected);
+}
+
+TEST(InodeDropPrivilegesTest, DirectoriesAndPlainFilesAreLeftAlone) {
+  Inode dir;
+  dir.mode = S_IFDIR | 02775;  // a directory's set-group-ID bit is inheritance
+  EXPECT_FALSE(dir.HasPrivilegesToDrop());
+  EXPECT_FALSE(dir.DropPrivileges());
+  EXPECT_EQ(dir.mode, S_IFDIR | 02775u);
+
+  Inode plain = RegularWithMode(01777);  // the sticky bit is no privilege
+  EXPECT_FALSE(plain.DropPrivileges());
+  EXPECT_EQ(plain.mode, S_IFREG | 01777u);
+}
+
 }  // namespace orthofs

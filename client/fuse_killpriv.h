@@ -1,0 +1,53 @@
+// FUSE_HANDLE_KILLPRIV_V2 under libfuse 3.14, which predates it.
+//
+// Without it Linux asks the mount for the file's "security.capability" attribute before every
+// write() (one more round trip per call, half of a small writer's requests) and clears
+// set-ID bits itself with a setattr. With it Linux asks nothing and flags instead the writes,
+// truncations and changes of owner made by someone without CAP_FSETID; the file system drops
+// the privileges (Inode::DropPrivileges). libfuse 3.14 neither offers the flag at INIT nor
+// passes those request flags on, so the mount sees the raw traffic (fuse_session_custom_io):
+// it adds the flag to the INIT reply when the kernel offered it (Linux 5.11 and later), and
+// reads the request flags itself. Everything here is parsing; no I/O.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace orthofs {
+
+// What a request from the kernel asks beyond what libfuse passes on.
+struct KernelRequestFlags {
+  // FUSE_WRITE_KILL_SUIDGID, FATTR_KILL_SUIDGID or FUSE_OPEN_KILL_SUIDGID: the request
+  // modifies the file for someone without CAP_FSETID (or changes its owner).
+  bool drop_privileges = false;
+};
+
+// The flags of a raw request (fuse_in_header and its arguments) as read from /dev/fuse.
+// Short or unknown requests have none.
+KernelRequestFlags FlagsOfRequest(const void* request, size_t size);
+
+class KillPrivV2 {
+ public:
+  // Every request read from /dev/fuse, before libfuse sees it. Remembers the INIT request and
+  // this thread's current request (libfuse's worker threads serve the request they read).
+  void RequestRead(const void* request, size_t size);
+  // Every reply, before it is written: sets FUSE_HANDLE_KILLPRIV_V2 in the reply to INIT when
+  // the kernel offered it. iov[0] is the fuse_out_header, iov[1] the arguments.
+  void ReplyWriting(iovec* iov, int count);
+  // True once the kernel was told the mount drops privileges itself.
+  bool negotiated() const { return negotiated_.load(std::memory_order_acquire); }
+
+  // The flags of the request the calling thread read last.
+  static KernelRequestFlags CurrentRequest();
+
+ private:
+  std::atomic<bool> init_read_{false};
+  std::atomic<uint64_t> init_unique_{0};
+  std::atomic<bool> offered_{false};
+  std::atomic<bool> negotiated_{false};
+};
+
+}  // namespace orthofs
