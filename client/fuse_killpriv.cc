@@ -24,30 +24,26 @@ bool ArgumentAt(const void* request, size_t size, size_t offset, Field* field) {
   return true;
 }
 
-// Where each request that may modify a file for someone without CAP_FSETID carries the flag.
-struct DropPrivilegesFlag {
-  uint32_t opcode;
-  size_t offset;  // of a 32-bit field in the arguments
-  uint32_t bit;
-};
-constexpr DropPrivilegesFlag kDropPrivilegesFlags[] = {
-    {FUSE_WRITE, offsetof(fuse_write_in, write_flags), FUSE_WRITE_KILL_SUIDGID},
-    {FUSE_SETATTR, offsetof(fuse_setattr_in, valid), FATTR_KILL_SUIDGID},
-    {FUSE_OPEN, offsetof(fuse_open_in, open_flags), FUSE_OPEN_KILL_SUIDGID},
-    {FUSE_CREATE, offsetof(fuse_create_in, open_flags), FUSE_OPEN_KILL_SUIDGID},
-};
-
 }  // namespace
 
 KernelRequestFlags FlagsOfRequest(const void* request, size_t size) {
   KernelRequestFlags flags;
   fuse_in_header header;
   if (!HeaderOf(request, size, &header)) return flags;
-  for (const DropPrivilegesFlag& f : kDropPrivilegesFlags) {
-    uint32_t bits = 0;
-    if (header.opcode == f.opcode && ArgumentAt(request, size, f.offset, &bits)) {
-      flags.drop_privileges = (bits & f.bit) != 0;
-    }
+  uint32_t bits = 0;
+  switch (header.opcode) {
+    case FUSE_WRITE:  // any write by someone without CAP_FSETID
+      if (ArgumentAt(request, size, offsetof(fuse_write_in, write_flags), &bits)) {
+        flags.drop_privileges = (bits & FUSE_WRITE_KILL_SUIDGID) != 0;
+      }
+      break;
+    case FUSE_OPEN:  // O_TRUNC by someone without CAP_FSETID
+      if (ArgumentAt(request, size, offsetof(fuse_open_in, open_flags), &bits)) {
+        flags.drop_privileges = (bits & FUSE_OPEN_KILL_SUIDGID) != 0;
+      }
+      break;
+    default:  // libfuse passes a setattr's flag on itself; a CREATE makes a new file
+      break;
   }
   return flags;
 }
@@ -56,7 +52,10 @@ void KillPrivV2::RequestRead(const void* request, size_t size) {
   current_request = FlagsOfRequest(request, size);
   fuse_in_header header;
   if (!HeaderOf(request, size, &header) || header.opcode != FUSE_INIT) return;
+  // A kernel of another major version gets libfuse's counter-proposal, not a negotiation.
+  uint32_t major = 0;
   uint32_t offered = 0;
+  if (!ArgumentAt(request, size, offsetof(fuse_init_in, major), &major) || major != 7) return;
   if (!ArgumentAt(request, size, offsetof(fuse_init_in, flags), &offered)) return;
   offered_.store((offered & FUSE_HANDLE_KILLPRIV_V2) != 0, std::memory_order_release);
   init_unique_.store(header.unique, std::memory_order_release);
@@ -77,9 +76,10 @@ void KillPrivV2::ReplyWriting(iovec* iov, int count) {
   std::memcpy(&flags, flags_at, sizeof flags);
   flags |= FUSE_HANDLE_KILLPRIV_V2;
   std::memcpy(flags_at, &flags, sizeof flags);
+  // Before the reply is written: were that to fail, the session would end anyway.
   negotiated_.store(true, std::memory_order_release);
 }
 
-KernelRequestFlags KillPrivV2::CurrentRequest() { return current_request; }
+KernelRequestFlags FlagsOfRequestBeingServed() { return current_request; }
 
 }  // namespace orthofs

@@ -2,12 +2,14 @@
 //
 // Without it Linux asks the mount for the file's "security.capability" attribute before every
 // write() (one more round trip per call, half of a small writer's requests) and clears
-// set-ID bits itself with a setattr. With it Linux asks nothing and flags instead the writes,
-// truncations and changes of owner made by someone without CAP_FSETID; the file system drops
-// the privileges (Inode::DropPrivileges). libfuse 3.14 neither offers the flag at INIT nor
-// passes those request flags on, so the mount sees the raw traffic (fuse_session_custom_io):
-// it adds the flag to the INIT reply when the kernel offered it (Linux 5.11 and later), and
-// reads the request flags itself. Everything here is parsing; no I/O.
+// set-ID bits itself with a setattr. With it Linux asks once per file (again only after it
+// refreshed the file's attributes) and instead flags the writes, truncations and changes of
+// owner made by someone without CAP_FSETID; the file system drops the privileges
+// (Inode::DropPrivileges). libfuse 3.14 neither offers the flag at INIT nor passes the flags of
+// writes and opens on, so the mount sees the raw traffic (fuse_session_custom_io): it adds the
+// flag to the INIT reply when the kernel offered it (Linux 5.11 and later), and reads those
+// request flags itself. (A setattr's flag libfuse does pass on: FUSE_SET_ATTR_KILL_SUID.)
+// Everything here is parsing; no I/O.
 #pragma once
 
 #include <sys/uio.h>
@@ -20,8 +22,8 @@ namespace orthofs {
 
 // What a request from the kernel asks beyond what libfuse passes on.
 struct KernelRequestFlags {
-  // FUSE_WRITE_KILL_SUIDGID, FATTR_KILL_SUIDGID or FUSE_OPEN_KILL_SUIDGID: the request
-  // modifies the file for someone without CAP_FSETID (or changes its owner).
+  // FUSE_WRITE_KILL_SUIDGID or FUSE_OPEN_KILL_SUIDGID: the write or truncating open is made by
+  // someone without CAP_FSETID.
   bool drop_privileges = false;
 };
 
@@ -31,8 +33,8 @@ KernelRequestFlags FlagsOfRequest(const void* request, size_t size);
 
 class KillPrivV2 {
  public:
-  // Every request read from /dev/fuse, before libfuse sees it. Remembers the INIT request and
-  // this thread's current request (libfuse's worker threads serve the request they read).
+  // Every request read from /dev/fuse, before libfuse sees it. Remembers the INIT request, and
+  // the flags of this thread's request (FlagsOfRequestBeingServed).
   void RequestRead(const void* request, size_t size);
   // Every reply, before it is written: sets FUSE_HANDLE_KILLPRIV_V2 in the reply to INIT when
   // the kernel offered it. iov[0] is the fuse_out_header, iov[1] the arguments.
@@ -40,14 +42,16 @@ class KillPrivV2 {
   // True once the kernel was told the mount drops privileges itself.
   bool negotiated() const { return negotiated_.load(std::memory_order_acquire); }
 
-  // The flags of the request the calling thread read last.
-  static KernelRequestFlags CurrentRequest();
-
  private:
   std::atomic<bool> init_read_{false};
   std::atomic<uint64_t> init_unique_{0};
   std::atomic<bool> offered_{false};
   std::atomic<bool> negotiated_{false};
 };
+
+// The flags of the request the calling thread read last: the one it serves, since libfuse's
+// loops (fuse_session_loop, and each worker of fuse_session_loop_mt) read a request and then
+// serve it on the same thread.
+KernelRequestFlags FlagsOfRequestBeingServed();
 
 }  // namespace orthofs

@@ -299,7 +299,7 @@ class OrthoFs {
       if (it != open_.end()) it->second.size_dirty = true;  // try again at the next flush
       return r.status();
     }
-    if (it != open_.end()) it->second.seen = *r;
+    SawOwnChangeLocked(*r);
     // Our own change: the cached bytes stay valid unless someone else changed it in between.
     if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
     return Status::Ok();
@@ -312,26 +312,37 @@ class OrthoFs {
     AwaitPublishLocked(fno, lock);
   }
 
+  // An INODE this client just wrote (a publish, a setattr): what it last saw of an open file,
+  // unless a newer one was seen meanwhile.
+  void SawOwnChange(const InodeRef& ref) {
+    std::lock_guard lock(mu_);
+    SawOwnChangeLocked(ref);
+  }
+
   // Before a write by someone without CAP_FSETID (KillPrivV2): drops the file's privileges if
   // it has any as this client last saw it (at open, or its own change since), so only such
   // files cost an INODE update, once. Another client's chmod after this open is not seen
-  // (close-to-open).
+  // (close-to-open). Linux flags every such write, so the common case is one map lookup.
   Status DropPrivilegesBeforeWrite(uint64_t fno) {
-    const std::optional<InodeRef> seen = SeenWhileOpen(fno);
-    if (seen && !seen->inode.HasPrivilegesToDrop()) return Status::Ok();
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end() && it->second.seen && !it->second.seen->inode.HasPrivilegesToDrop()) {
+        return Status::Ok();
+      }
+    }
     SetAttrRequest drop;
     drop.drop_privileges = true;
     Result<InodeRef> r = ns_.SetAttr(fno, drop);
     if (!r.ok()) return r.status();
     {
       std::lock_guard lock(mu_);
-      auto it = open_.find(fno);
-      if (it != open_.end() && (!it->second.seen || it->second.seen->version < r->version)) {
-        it->second.seen = *r;
-      }
+      SawOwnChangeLocked(*r);
       if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
     }
-    ForgetKernelAttributes(fno);  // it holds the old mode
+    // The kernel holds the old mode. Attributes only (offset -1): that takes none of the
+    // inode's locks, which the write being served holds.
+    ForgetKernelAttributes(fno);
     return Status::Ok();
   }
 
@@ -461,6 +472,12 @@ class OrthoFs {
   uint64_t SizeOfLocked(const InodeRef& ref) {
     auto it = open_.find(ref.fno);
     return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
+  }
+
+  void SawOwnChangeLocked(const InodeRef& ref) {
+    auto it = open_.find(ref.fno);
+    if (it == open_.end()) return;
+    if (!it->second.seen || it->second.seen->version < ref.version) it->second.seen = ref;
   }
 
   // What this client and its kernel cached of the file may be stale: the next open drops it
@@ -624,7 +641,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (to_set & FUSE_SET_ATTR_UID) changes.uid = attr->st_uid;
   if (to_set & FUSE_SET_ATTR_GID) changes.gid = attr->st_gid;
   // A truncation by someone without CAP_FSETID, or any chown of a file (KillPrivV2).
-  changes.drop_privileges = KillPrivV2::CurrentRequest().drop_privileges;
+  changes.drop_privileges = (to_set & FUSE_SET_ATTR_KILL_SUID) != 0;
   if (to_set & FUSE_SET_ATTR_SIZE) {
     // Written bytes reach the OSDs before the truncation (none lands after it), and the size
     // is published so the truncation sees the real old size.
@@ -644,9 +661,13 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   } else if (to_set & FUSE_SET_ATTR_MTIME) {
     changes.mtime = ToTimespec(attr->st_mtim);
   }
-  (void)fi;
+  if (!changes.mode && !changes.uid && !changes.gid && !changes.size && !changes.atime &&
+      !changes.mtime && !changes.drop_privileges) {
+    return OpGetattr(req, ino, fi);  // nothing OrthoFS keeps (ctime alone): no INODE update
+  }
   Result<InodeRef> r = fs->ns().SetAttr(ino, changes);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "setattr");
+  fs->SawOwnChange(*r);
   if (changes.size) fs->Truncated(ino, *changes.size);
   struct stat st;
   fs->FillStat(*r, &st);
@@ -749,7 +770,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!st.ok()) return ReplyError(req, st, "open");
     SetAttrRequest truncate;
     truncate.size = 0;
-    truncate.drop_privileges = KillPrivV2::CurrentRequest().drop_privileges;
+    truncate.drop_privileges = FlagsOfRequestBeingServed().drop_privileges;
     Result<InodeRef> t = Fs(req)->ns().SetAttr(ino, truncate);
     if (!t.ok()) return ReplyError(req, t.status(), "open");
     Fs(req)->Truncated(ino, 0);
@@ -816,7 +837,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   if ((fi->flags & O_APPEND) && (fi->fh & kBypassesPageCache)) {
     offset = fs->OpenSize(ino).value_or(offset);
   }
-  if (KillPrivV2::CurrentRequest().drop_privileges) {
+  if (FlagsOfRequestBeingServed().drop_privileges) {
     if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
       return ReplyError(req, st, "write");
     }
@@ -1000,6 +1021,9 @@ void Counted(fuse_req_t req, Args... args) {
   kHandler(req, args...);
 }
 
+// No fallocate or copy_file_range: with FUSE_HANDLE_KILLPRIV_V2 Linux would leave dropping
+// set-ID bits to those handlers without flagging the requests (KillPrivV2). Without them it
+// falls back to plain writes, which are flagged.
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops{};
   ops.init = OpInit;
@@ -1207,7 +1231,9 @@ int main(int argc, char** argv) {
     fs->set_session(se);
     if (fuse_set_signal_handlers(se) == 0) {
       if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
-        // Sees the raw requests and replies (KillPrivV2); libfuse keeps doing the rest.
+        // Sees the raw requests and replies (KillPrivV2); libfuse keeps doing the rest. Without
+        // splice functions here libfuse splices nothing (it did not before either: it splices
+        // only when asked to, or for a write_buf handler).
         static const fuse_custom_io kRawTraffic{WriteReply, ReadRequest, nullptr, nullptr};
         if (int rc = fuse_session_custom_io(se, &kRawTraffic, fuse_session_fd(se)); rc != 0) {
           spdlog::warn(

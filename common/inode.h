@@ -42,11 +42,11 @@ struct Inode {
   bool IsRegular() const;
   bool IsSymlink() const;
   // What a write, truncation or change of owner by someone without CAP_FSETID takes from a
-  // file, as on Linux: the set-user-ID bit, and the set-group-ID bit when the group may execute
-  // (without it the bit marks mandatory locking, not privilege). Otherwise a user allowed to
-  // write a privileged program could change it and keep the privilege. Directories keep theirs
-  // (their set-group-ID bit is inheritance). File capabilities are never stored (the mount
-  // refuses them), so there are none to drop.
+  // file, by FUSE_HANDLE_KILLPRIV_V2's rules: the set-user-ID bit, and the set-group-ID bit
+  // only if the group may execute. Otherwise a user allowed to write a privileged program
+  // could change it and keep the privilege. Directories keep theirs (their set-group-ID bit is
+  // inheritance). File capabilities are never stored (the mount refuses them), so there are
+  // none to drop.
   bool HasPrivilegesToDrop() const;
   // Drops them; true when anything changed.
   bool DropPrivileges();

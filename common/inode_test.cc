@@ -638,7 +638,7 @@ TEST(InodeDropPrivilegesTest, SetGroupIdIsDroppedOnlyWhenTheGroupMayExecute) {
   EXPECT_TRUE(executable.DropPrivileges());
   EXPECT_EQ(executable.mode, S_IFREG | 0750u);
 
-  // Set-group-ID without group execute marks mandatory locking: not a privilege, kept.
+  // Set-group-ID without group execute grants nothing on exec: kept.
   Inode locking = RegularWithMode(02644);
   EXPECT_FALSE(locking.HasPrivilegesToDrop());
   EXPECT_FALSE(locking.DropPrivileges());
