@@ -972,8 +972,8 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &sv);
 }
 
-// File capabilities. The mount is nosuid, so the kernel would ignore them on exec. OrthoFS does
-// not store them, and answers at once when Linux asks before a write (to strip them; it asks
+// File capabilities. libfuse mounts nosuid by default, so the kernel ignores them on exec. OrthoFS
+// does not store them, and answers at once when Linux asks before a write (to strip them; it asks
 // before every write(2) unless the mount drops privileges itself, KillPrivV2).
 constexpr std::string_view kCapabilityXattr = "security.capability";
 

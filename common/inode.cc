@@ -78,10 +78,8 @@ bool Inode::HasPrivilegesToDrop() const {
   return SetIdBitsToDrop(mode) != 0;
 }
 
-bool Inode::DropPrivileges() {
-  if (!HasPrivilegesToDrop()) return false;
-  mode &= ~SetIdBitsToDrop(mode);
-  return true;
+void Inode::DropPrivileges() {
+  if (HasPrivilegesToDrop()) mode &= ~SetIdBitsToDrop(mode);
 }
 
 std::string EncodeInode(const Inode& inode) {

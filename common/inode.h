@@ -48,8 +48,7 @@ struct Inode {
   // inheritance). File capabilities are never stored (the mount refuses them), so there are
   // none to drop.
   bool HasPrivilegesToDrop() const;
-  // Drops them; true when anything changed.
-  bool DropPrivileges();
+  void DropPrivileges();
   friend bool operator==(const Inode&, const Inode&) = default;
 };
 
