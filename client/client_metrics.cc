@@ -27,14 +27,18 @@ struct PerOsdFamily {
 }  // namespace
 
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
-                               const FileIoStats& io, const ClusterClient& cluster,
-                               const FuseRequestCounts& requests) {
+                               bool drops_set_id_bits, const FileIoStats& io,
+                               const ClusterClient& cluster, const FuseRequestCounts& requests) {
   const std::string fnso_text = std::to_string(fnso);
   const MetricLabels ns = {{"fnso", fnso_text}};
   const WriteBackStats& c = io.cache;
   const Family families[] = {
       {true, "orthofs_client_cache_capacity_bytes", "Size of the client object cache (--cache-mb)",
        cache_capacity_bytes},
+      {true, "orthofs_client_drops_set_id_bits",
+       "1 when Linux leaves clearing set-ID bits to the mount (FUSE_HANDLE_KILLPRIV_V2); 0 means "
+       "it asks for security.capability before every write",
+       drops_set_id_bits ? 1u : 0u},
       {true, "orthofs_client_cache_bytes", "Bytes of objects in the client cache", c.bytes},
       {true, "orthofs_client_cache_dirty_bytes", "Bytes written here and not yet written back",
        c.dirty_bytes},

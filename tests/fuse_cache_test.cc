@@ -576,6 +576,12 @@ TEST_F(FuseCacheTest, ReadModifyWriteLoopIsServedByThePageCache) {
   EXPECT_LT(requests("read") - reads_before, kBlocks / 4) << "reads the page cache did not serve";
   // Nor for security.capability before each write: the mount drops set-ID bits itself
   // (client/fuse_killpriv.h; Linux 5.11 and later).
+  {
+    auto [code, text] = HttpGet(port, "/metrics");
+    ASSERT_EQ(code, 200) << text;
+    EXPECT_EQ(ParsePrometheus(text)["orthofs_client_drops_set_id_bits{fnso=\"1\"}"], 1)
+        << "FUSE_HANDLE_KILLPRIV_V2 negotiated";
+  }
   EXPECT_LT(requests("getxattr") - getxattrs_before, kBlocks / 4) << "getxattrs during the loop";
   ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
   const std::string got = ReadFile(P("f"));
