@@ -676,6 +676,15 @@ TEST_F(OsdTest, StatsCountObjectsAndBytes) {
   EXPECT_EQ(after.epoch(), client().map().epoch);
 }
 
+using WriteManyDone = std::function<void(Result<wire::WriteManyResponse>)>;
+
+// Starts an asynchronous WriteMany call with `start` and waits for its answer.
+Result<wire::WriteManyResponse> AwaitWriteMany(const std::function<void(WriteManyDone)>& start) {
+  std::promise<Result<wire::WriteManyResponse>> answered;
+  start([&](Result<wire::WriteManyResponse> r) { answered.set_value(std::move(r)); });
+  return answered.get_future().get();
+}
+
 // Every write of a WriteMany call is applied and answered on its own: good ones land, the
 // others get the error their own Write would get, in order.
 TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
@@ -706,10 +715,8 @@ TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
   w.set_replace(false);
   w.set_offset(client().map().object_size);
   *many->add_writes() = w;
-  std::promise<Result<wire::WriteManyResponse>> answered;
-  client().Osd(osd_id)->WriteManyAsync(
-      many, [&](Result<wire::WriteManyResponse> r) { answered.set_value(std::move(r)); });
-  Result<wire::WriteManyResponse> r = answered.get_future().get();
+  Result<wire::WriteManyResponse> r = AwaitWriteMany(
+      [&](WriteManyDone done) { client().Osd(osd_id)->WriteManyAsync(many, std::move(done)); });
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->results_size(), 4);
   EXPECT_EQ(r->results(0).error_code(), "");
@@ -722,6 +729,38 @@ TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
   for (const Oid& absent : {conditional, stale, too_far}) {
     EXPECT_TRUE(client().Read(absent).status().Is(StatusCode::kNotFound)) << absent.ToString();
   }
+}
+
+// The OSD's WriteMany handler parses the raw request itself (StreamedWriteMany, so the writes'
+// bytes are stored from where they arrived): bytes that are no WriteManyRequest get its own
+// answer, not gRPC's generic parse failure, and the OSD goes on serving.
+TEST_F(OsdTest, MalformedWriteManyBytesAreRefusedByTheStreamedHandler) {
+  const uint32_t osd_id = client().placement().OsdFor(Data(2050, 0));
+  const std::string garbage = "\x0a\xff\xff\xff\xff\x0f not a request";
+  grpc::Slice slice(garbage.data(), garbage.size());
+  auto encoded = std::make_shared<const grpc::ByteBuffer>(&slice, 1);
+  Result<wire::WriteManyResponse> r = AwaitWriteMany([&](WriteManyDone done) {
+    client().Osd(osd_id)->WriteManyEncodedAsync(encoded, std::move(done));
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().Is(StatusCode::kInvalidArgument)) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("malformed WriteMany request"), std::string::npos)
+      << r.status().ToString();
+
+  uint64_t fno = 2050;
+  const Oid oid = DataOn(client().placement(), osd_id, &fno);
+  auto many = std::make_shared<wire::WriteManyRequest>();
+  wire::WriteRequest* w = many->add_writes();
+  w->set_epoch(client().map().epoch);
+  *w->mutable_oid() = ToWire(oid);
+  w->set_data("after the garbage");
+  w->set_replace(true);
+  Result<wire::WriteManyResponse> ok = AwaitWriteMany(
+      [&](WriteManyDone done) { client().Osd(osd_id)->WriteManyAsync(many, std::move(done)); });
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->results_size(), 1);
+  EXPECT_EQ(ok->results(0).error_code(), "");
+  EXPECT_EQ(ReadAll(client(), oid), "after the garbage");
 }
 
 // A write-back of many objects: both copies of each land, with one WriteMany call per OSD
