@@ -300,9 +300,7 @@ class OrthoFs {
       if (it != open_.end()) it->second.size_dirty = true;  // try again at the next flush
       return r.status();
     }
-    SawOwnChangeLocked(*r);
-    // Our own change: the cached bytes stay valid unless someone else changed it in between.
-    if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
+    KeptOwnChangeLocked(*r);
     return Status::Ok();
   }
 
@@ -338,8 +336,7 @@ class OrthoFs {
     if (!r.ok()) return r.status();
     {
       std::lock_guard lock(mu_);
-      SawOwnChangeLocked(*r);
-      if (!cached_versions_.OwnChange(fno, r->version)) ForgetCachedBytes(fno);
+      KeptOwnChangeLocked(*r);
     }
     // The kernel holds the old mode. Attributes only (offset -1): that takes none of the
     // inode's locks, which the write being served holds.
@@ -479,6 +476,14 @@ class OrthoFs {
     auto it = open_.find(ref.fno);
     if (it == open_.end()) return;
     if (!it->second.seen || it->second.seen->version < ref.version) it->second.seen = ref;
+  }
+
+  // An INODE change of this client's that leaves the file's bytes as they were (a publish of
+  // its own writes, dropped privileges): seen, and the cached bytes stay valid unless someone
+  // else changed the file in between.
+  void KeptOwnChangeLocked(const InodeRef& ref) {
+    SawOwnChangeLocked(ref);
+    if (!cached_versions_.OwnChange(ref.fno, ref.version)) ForgetCachedBytes(ref.fno);
   }
 
   // What this client and its kernel cached of the file may be stale: the next open drops it

@@ -676,6 +676,16 @@ TEST_F(OsdTest, StatsCountObjectsAndBytes) {
   EXPECT_EQ(after.epoch(), client().map().epoch);
 }
 
+// A write of a whole object, as one of a WriteMany call.
+wire::WriteRequest ReplacingWrite(uint64_t epoch, const Oid& oid, const std::string& data) {
+  wire::WriteRequest w;
+  w.set_epoch(epoch);
+  *w.mutable_oid() = ToWire(oid);
+  w.set_data(data);
+  w.set_replace(true);
+  return w;
+}
+
 using WriteManyDone = std::function<void(Result<wire::WriteManyResponse>)>;
 
 // Starts an asynchronous WriteMany call with `start` and waits for its answer.
@@ -696,12 +706,7 @@ TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
   const Oid stale = DataOn(client().placement(), osd_id, &fno);
   const Oid too_far = DataOn(client().placement(), osd_id, &fno);
   auto write = [&](const Oid& oid, const std::string& data) {
-    wire::WriteRequest w;
-    w.set_epoch(client().map().epoch);
-    *w.mutable_oid() = ToWire(oid);
-    w.set_data(data);
-    w.set_replace(true);
-    return w;
+    return ReplacingWrite(client().map().epoch, oid, data);
   };
   auto many = std::make_shared<wire::WriteManyRequest>();
   *many->add_writes() = write(fresh, "fresh bytes");
@@ -750,11 +755,7 @@ TEST_F(OsdTest, MalformedWriteManyBytesAreRefusedByTheStreamedHandler) {
   uint64_t fno = 2050;
   const Oid oid = DataOn(client().placement(), osd_id, &fno);
   auto many = std::make_shared<wire::WriteManyRequest>();
-  wire::WriteRequest* w = many->add_writes();
-  w->set_epoch(client().map().epoch);
-  *w->mutable_oid() = ToWire(oid);
-  w->set_data("after the garbage");
-  w->set_replace(true);
+  *many->add_writes() = ReplacingWrite(client().map().epoch, oid, "after the garbage");
   Result<wire::WriteManyResponse> ok = AwaitWriteMany(
       [&](WriteManyDone done) { client().Osd(osd_id)->WriteManyAsync(many, std::move(done)); });
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
