@@ -3,7 +3,7 @@
 # a GlusterFS or MooseFS mount works the same) in the same run, printed as one table.
 #   deploy/compare-fs.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100] [--remount MAP]
 #                        [--mount-flags "..."] [--bonnie-mb 1024] [--bonnie-files 16]
-#                        [--no-fio] [--no-bonnie]
+#                        [--no-fio] [--no-bonnie] [--repeat 1]
 #                        [--names "orthofs local"]
 # fio: F files x S MiB (the paper's workload), synchronous I/O, round-robin across the files:
 # sequential and random, read and write, 16 KiB and 1 MiB requests; caches dropped before
@@ -12,14 +12,17 @@
 # the per-character tests, which measure the C library more than the file system).
 # --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job, so the
 # client's own object cache is cold too, not only the kernel's page cache; --mount-flags are
-# more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). Needs root to drop
+# more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). --repeat N runs
+# every fio job N times per directory and prints the median, then the lowest and highest run:
+# on a small machine one run of a job can differ from the next by 15 %. Needs root to drop
 # caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
 set -euo pipefail
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 [ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 mount_dir=$1 local_dir=$2; shift 2
 files=5 size_mb=100 remount_map="" mount_flags="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
+repeat=1
 names="orthofs local"
 bin=${ORTHOFS_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/bin}
 die() { echo "compare-fs: $*" >&2; exit 1; }
@@ -33,12 +36,13 @@ while [ $# -gt 0 ]; do
     --bonnie-files) bonnie_files=${2:?}; shift 2 ;;
     --no-fio) do_fio=0; shift ;;
     --no-bonnie) do_bonnie=0; shift ;;
+    --repeat) repeat=${2:?}; shift 2 ;;
     --names) names=${2:?}; shift 2 ;;
     *) echo "compare-fs: unknown flag '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [ -z "$mount_flags" ] || [ -n "$remount_map" ] || die "--mount-flags is for the remount: give --remount MAP too"
-for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files"; do
+for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files" "$repeat"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "sizes and counts must be positive numbers (got '$n')"
 done
 for d in "$mount_dir" "$local_dir"; do [ -d "$d" ] && [ -w "$d" ] || die "$d: not a writable directory"; done
@@ -61,16 +65,28 @@ drop_caches() {
 }
 
 source "$(dirname "$0")/fio-job.sh"
+# The middle value of the numbers given (the mean of the two middle ones for an even count).
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+    END { printf "%.1f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 jobs=(write:write:1m write:write:16k randwrite:randwrite:1m randwrite:randwrite:16k
       read:read:16k read:read:1m randread:randread:16k randread:randread:1m)
-declare -A result
+declare -A result spread
 if [ $do_fio -eq 1 ]; then
   for dir in "$mount_dir" "$local_dir"; do
     rm -f "$dir"/bench.*
     for job in "${jobs[@]}"; do
       IFS=: read -r name rw bs <<< "$job"
-      case "$rw" in *read) drop_caches "$dir" ;; esac
-      result[$dir,$rw,$bs]=$(fio_job "$dir" "$name" "$rw" "$bs" "$files" "$size_mb")
+      runs=()
+      for ((run = 0; run < repeat; ++run)); do
+        # Every run of the first job creates the files, as its first run did.
+        [ "$job" != "${jobs[0]}" ] || rm -f "$dir"/bench.*
+        case "$rw" in *read) drop_caches "$dir" ;; esac
+        runs+=("$(fio_job "$dir" "$name" "$rw" "$bs" "$files" "$size_mb")")
+      done
+      result[$dir,$rw,$bs]=$(median "${runs[@]}")
+      spread[$dir,$rw,$bs]=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n '1p;$p' | paste -sd-)
     done
     rm -f "$dir"/bench.*
   done
@@ -103,11 +119,18 @@ fi
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
 printf '%-40s %12s %12s %7s\n' "" "$name_a" "$name_b" "ratio"
 if [ $do_fio -eq 1 ]; then
-  echo "fio, $files x $size_mb MiB, round-robin, MB/s"
+  if [ "$repeat" -eq 1 ]; then
+    echo "fio, $files x $size_mb MiB, round-robin, MB/s"
+  else
+    echo "fio, $files x $size_mb MiB, round-robin, MB/s: median of $repeat runs (lowest-highest)"
+  fi
   for job in "${jobs[@]}"; do
     IFS=: read -r name rw bs <<< "$job"
     a=${result[$mount_dir,$rw,$bs]} b=${result[$local_dir,$rw,$bs]}
-    printf '  %-38s %12s %12s %7s\n' "$rw $bs" "$a" "$b" "$(ratio "$a" "$b")"
+    printf '  %-38s %12s %12s %7s' "$rw $bs" "$a" "$b" "$(ratio "$a" "$b")"
+    [ "$repeat" -eq 1 ] || printf '  (%s, %s)' "${spread[$mount_dir,$rw,$bs]}" \
+      "${spread[$local_dir,$rw,$bs]}"
+    echo
   done
 fi
 if [ $do_bonnie -eq 1 ]; then

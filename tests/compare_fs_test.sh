@@ -44,6 +44,24 @@ mount_pid=$(pgrep -f "orthofs-mount .*$mnt" | head -1)
 tr '\0' ' ' < "/proc/$mount_pid/cmdline" | grep -q -- "-o read_ahead=8,cache_mb=64" ||
   fail "--mount-flags not passed: $(tr '\0' ' ' < "/proc/$mount_pid/cmdline")"
 [ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
+step "--repeat: the median of the runs, then the lowest and highest of each side"
+"$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 2 --size-mb 2 --no-bonnie --repeat 3 \
+  > "$work/repeat.txt" || fail "compare-fs --repeat failed"
+cat "$work/repeat.txt"
+grep -q "median of 3 runs" "$work/repeat.txt" || fail "no word of the median"
+n='[0-9]+[.][0-9]'
+awk -v n="^$n\$" '/^  (read|write|randread|randwrite) / {
+    split($6, a, "-"); split($7, b, "-"); sub(/^[(]/, "", a[1]); sub(/,$/, "", a[2])
+    sub(/[)]$/, "", b[2])
+    if ($3 !~ n || a[1] !~ n || a[2] !~ n || b[1] !~ n || b[2] !~ n) { print "bad: " $0; bad = 1 }
+    if (a[1] + 0 > $3 + 0 || $3 + 0 > a[2] + 0 || b[1] + 0 > $4 + 0 || $4 + 0 > b[2] + 0) {
+      print "median outside its runs: " $0; bad = 1 }
+    ++rows }
+  END { exit bad || rows != 8 }' "$work/repeat.txt" || fail "not 8 rows of median (low-high)"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --repeat 0 2>&1) && fail "--repeat 0 accepted"
+grep -q "positive numbers" <<< "$out" || fail "no message: $out"
+[ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
+
 step "cpu-usage.sh: CPU seconds of this cluster's processes during a write"
 out=$("$src/deploy/cpu-usage.sh" --match "$cluster/" -- \
   dd if=/dev/zero of="$mnt/cpu" bs=1M count=64 conv=fsync status=none 2>&1) ||
