@@ -130,13 +130,15 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     read_ahead_objects_ += ahead.size();
     fill = CollectFill(fno);
   }
+  std::vector<ReadCallback> land_ahead;
   for (const ObjectKey& key : ahead) {
-    FetchObject(key, [this, key, token](Result<wire::ReadResponse> r) {
+    land_ahead.push_back([this, key, token](Result<wire::ReadResponse> r) {
       std::lock_guard lock(mu_);  // notified under the lock: the destructor may be waiting
       LandFetchedAheadLocked(key, token, &r);
       fetched_cv_.notify_all();
     });
   }
+  FetchObjects(ahead, std::move(land_ahead));
   StartFill(std::move(fill));
   // What the kernel now has whole need not stay here too.
   auto hand_over = [&] {
@@ -204,8 +206,9 @@ FileIo::Fill FileIo::CollectFill(uint64_t fno) {
 }
 
 void FileIo::StartFill(Fill fill) {
+  std::vector<ReadCallback> land;
   for (const ObjectKey& key : fill.keys) {
-    FetchObject(key, [this, key, token = fill.token](Result<wire::ReadResponse> r) {
+    land.push_back([this, key, token = fill.token](Result<wire::ReadResponse> r) {
       Fill next;
       {
         std::lock_guard lock(mu_);
@@ -220,6 +223,7 @@ void FileIo::StartFill(Fill fill) {
       StartFill(std::move(next));
     });
   }
+  FetchObjects(fill.keys, std::move(land));
 }
 
 Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
@@ -228,9 +232,12 @@ Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, ui
   // Every missing object is fetched whole, all at once, from the OSDs that hold them.
   PendingCalls pending;
   pending.Add(static_cast<int>(misses.size()));
+  std::vector<ObjectKey> keys;
+  std::vector<ReadCallback> fill;
   for (const ObjectSpan& span : misses) {
     const ObjectKey key{fno, span.index};
-    FetchObject(key, [this, out, &pending, key, span, token](Result<wire::ReadResponse> r) {
+    keys.push_back(key);
+    fill.push_back([this, out, &pending, key, span, token](Result<wire::ReadResponse> r) {
       const bool ok = r.ok() || r.status().Is(StatusCode::kNotFound);
       {
         std::lock_guard lock(mu_);  // absent objects are holes: zeros
@@ -244,57 +251,78 @@ Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, ui
       pending.Done(ok ? Status::Ok() : r.status());
     });
   }
+  FetchObjects(keys, std::move(fill));
   return pending.Wait();
 }
 
-void FileIo::FetchObject(const ObjectKey& key, ReadCallback fill) {
+FileIo::FirstRead FileIo::PlanFetch(const ObjectKey& key) {
   const Oid original = OriginalOf(key);
-  const WindowKey window{"", fnso_, key.fno};
-  bool in_window = false;
   if (prefetch_mode_ == PrefetchMode::kCor) {
-    std::lock_guard lock(windows_mu_);
-    in_window = windows_.Covers(window, key.index);
-    const auto now = WindowClock::now();
-    if (now - last_window_expiry_ > kWindowExpiry) {
-      windows_.Expire(now);
-      last_window_expiry_ = now;
+    bool in_window = false;
+    {
+      std::lock_guard lock(windows_mu_);
+      in_window = windows_.Covers(WindowKey{"", fnso_, key.fno}, key.index);
+      const auto now = WindowClock::now();
+      if (now - last_window_expiry_ > kWindowExpiry) {
+        windows_.Expire(now);
+        last_window_expiry_ = now;
+      }
     }
-  }
-  if (in_window && !cluster_->CopyIsDown(original.WithFlag(CopyFlag::kReplica))) {
-    // COR: the replica OSD prefetched it; reading it there moves the window (both copies).
-    ++replica_reads_;
-    cluster_->ReadAsync(original.WithFlag(CopyFlag::kReplica), 0, 0,
-                        [this, original, window, fill](Result<wire::ReadResponse> r) {
-                          if (!ClusterClient::NeedsOtherCopy(r.status())) {
-                            {
-                              std::lock_guard lock(windows_mu_);
-                              windows_.OnClientRead(window, original.offset, WindowClock::now());
-                            }
-                            return fill(std::move(r));
-                          }
-                          ++replica_read_failures_;  // the original serves instead
-                          cluster_->ReadAsync(original, 0, 0, fill);
-                        });
-    return;
+    const Oid replica = original.WithFlag(CopyFlag::kReplica);
+    if (in_window && !cluster_->CopyIsDown(replica)) {
+      // COR: the replica OSD prefetched it; reading it there moves the window (both copies).
+      ++replica_reads_;
+      return FirstRead{replica, true};
+    }
   }
   ++original_reads_;
   // The other copy serves when one copy's OSD is down (known: it goes first) or fails now.
-  Oid first = original;
-  Oid second = original.WithFlag(CopyFlag::kReplica);
-  if (cluster_->CopyIsDown(first)) std::swap(first, second);
-  cluster_->ReadAsync(first, 0, 0, [this, second, fill](Result<wire::ReadResponse> r) {
-    if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(std::move(r));
-    // A missing object is a hole only if the other copy lacks it too (a degraded write may
-    // not be repaired here yet).
-    if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
-    cluster_->ReadAsync(second, 0, 0,
-                        [first_missing = r.status().Is(StatusCode::kNotFound),
-                         fill](Result<wire::ReadResponse> other) {
-                          if (first_missing && ClusterClient::IsOsdFailure(other.status())) {
-                            return fill(Status::NotFound("absent"));
-                          }
-                          fill(std::move(other));
-                        });
+  if (cluster_->CopyIsDown(original)) return FirstRead{original.WithFlag(CopyFlag::kReplica)};
+  return FirstRead{original};
+}
+
+void FileIo::AfterFirstRead(const ObjectKey& key, const FirstRead& first,
+                            Result<wire::ReadResponse> r, const ReadCallback& fill) {
+  const Oid original = OriginalOf(key);
+  if (first.in_window) {
+    if (!ClusterClient::NeedsOtherCopy(r.status())) {
+      {
+        std::lock_guard lock(windows_mu_);
+        windows_.OnClientRead(WindowKey{"", fnso_, key.fno}, original.offset, WindowClock::now());
+      }
+      return fill(std::move(r));
+    }
+    ++replica_read_failures_;  // the original serves instead
+    cluster_->ReadAsync(original, 0, 0, fill);
+    return;
+  }
+  if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(std::move(r));
+  // A missing object is a hole only if the other copy lacks it too (a degraded write may
+  // not be repaired here yet).
+  if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
+  const Oid second =
+      first.copy.flag == CopyFlag::kReplica ? original : original.WithFlag(CopyFlag::kReplica);
+  cluster_->ReadAsync(second, 0, 0,
+                      [first_missing = r.status().Is(StatusCode::kNotFound),
+                       fill](Result<wire::ReadResponse> other) {
+                        if (first_missing && ClusterClient::IsOsdFailure(other.status())) {
+                          return fill(Status::NotFound("absent"));
+                        }
+                        fill(std::move(other));
+                      });
+}
+
+void FileIo::FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCallback> fills) {
+  if (keys.empty()) return;
+  std::vector<FirstRead> plans;
+  std::vector<Oid> copies;
+  for (const ObjectKey& key : keys) {
+    plans.push_back(PlanFetch(key));
+    copies.push_back(plans.back().copy);
+  }
+  cluster_->ReadManyAsync(copies, [this, keys, plans = std::move(plans), fills = std::move(fills)](
+                                      size_t i, Result<wire::ReadResponse> r) {
+    AfterFirstRead(keys[i], plans[i], std::move(r), fills[i]);
   });
 }
 

@@ -97,9 +97,20 @@ class FileIo {
   // spans into `out`; unregisters them.
   Status FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
                    std::string* out);
-  // Reads one object from the copy that should serve it (COR window, failover) and hands the
-  // answer to `fill` (NotFound: a hole).
-  void FetchObject(const ObjectKey& key, ReadCallback fill);
+  // Reads each object from the copy that should serve it (COR window, failover) and hands the
+  // answer to its fill (NotFound: a hole). The first reads of objects on one OSD go out
+  // together (ClusterClient::ReadManyAsync): a file's read-ahead is one call, not one per
+  // object.
+  void FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCallback> fills);
+  // Where an object's fetch goes first.
+  struct FirstRead {
+    Oid copy;
+    bool in_window = false;  // COR: the replica OSD prefetched it (copy is the replica)
+  };
+  FirstRead PlanFetch(const ObjectKey& key);
+  // The first read's answer: handed to `fill`, unless the other copy should answer instead.
+  void AfterFirstRead(const ObjectKey& key, const FirstRead& first, Result<wire::ReadResponse> r,
+                      const ReadCallback& fill);
   // Filling small files read at random (ReadAhead::NextToFill) in the background, at most
   // kMaxFillsInFlight objects at a time so that a reader's own misses do not queue behind a
   // whole file; each finished fetch starts the next.

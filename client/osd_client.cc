@@ -10,6 +10,7 @@
 
 #include "client/wire.h"
 #include "common/checksum.h"
+#include "common/limits.h"
 #include "common/peer_role.h"
 
 namespace orthofs {
@@ -228,6 +229,15 @@ void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
       std::move(request), std::move(done));
 }
 
+void OsdClient::ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> request,
+                              std::function<void(Result<wire::ReadManyResponse>)> done) {
+  CallAsync<wire::ReadManyRequest, wire::ReadManyResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->ReadMany(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
 void OsdClient::WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
                            std::function<void(Result<wire::WriteResponse>)> done) {
   CallAsync<wire::WriteRequest, wire::WriteResponse>(
@@ -381,6 +391,40 @@ void ClusterClient::SendForCopyAsync(const Oid& oid, std::shared_ptr<Request> re
 }
 
 namespace {
+
+// Hands each of a batched call's `count` results on, in order: to answer(k, response or
+// refusal), or to alone(k) when it should go again as a single call (an OSD from before the
+// batched call: a rolling upgrade; or a stale epoch: the single call follows the map change).
+template <typename ManyResponse, typename Answer, typename Alone>
+void HandOutResults(const OsdClient& osd, const std::string& call, Result<ManyResponse>& r,
+                    size_t count, const Answer& answer, const Alone& alone) {
+  const bool old_osd = !r.ok() && IsNotImplemented(r.status());
+  for (size_t k = 0; k < count; ++k) {
+    if (old_osd) {
+      alone(k);
+      continue;
+    }
+    if (!r.ok()) {
+      answer(k, r.status());
+      continue;
+    }
+    if (static_cast<int>(k) >= r->results_size()) {
+      answer(k,
+             Status::Internal(osd.name() + ": " + call + " answered " +
+                              std::to_string(r->results_size()) + " of " + std::to_string(count)));
+      continue;
+    }
+    auto* result = r->mutable_results(static_cast<int>(k));
+    const Status refusal = RefusalOf(*result, osd.name());
+    if (refusal.ok()) {
+      answer(k, std::move(*result->mutable_response()));
+    } else if (refusal.Is(StatusCode::kStaleEpoch)) {
+      alone(k);
+    } else {
+      answer(k, refusal);
+    }
+  }
+}
 
 // The client checks what the OSD sent (the OSD checked what it read from its disk): a whole
 // object against the object's checksum, a range (truncation's kept head, `orthofs get` ranges)
@@ -614,40 +658,16 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
       auto encoded = std::make_shared<const grpc::ByteBuffer>(EncodeWriteMany(writes));
       osd->WriteManyEncodedAsync(encoded, [this, group = std::move(group),
                                            osd](Result<wire::WriteManyResponse> r) mutable {
-        auto send_alone = [&](size_t k) {
-          SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-              group[k].oid, group[k].write.WithData(), &OsdClient::WriteAsync,
-              std::move(group[k].done));
-        };
-        const bool old_osd = !r.ok() && IsNotImplemented(r.status());
-        for (size_t k = 0; k < group.size(); ++k) {
-          if (old_osd) {
-            send_alone(k);  // an OSD from before WriteMany (a rolling upgrade)
-            continue;
-          }
-          if (!r.ok()) {
-            group[k].done(r.status());
-            continue;
-          }
-          if (static_cast<int>(k) >= r->results_size()) {
-            group[k].done(Status::Internal(osd->name() + ": WriteMany answered " +
-                                           std::to_string(r->results_size()) + " of " +
-                                           std::to_string(group.size()) + " writes"));
-            continue;
-          }
-          const wire::WriteManyResult& result = r->results(static_cast<int>(k));
-          if (result.error_code().empty()) {
-            group[k].done(result.response());
-            continue;
-          }
-          const Status st(StatusCodeFromName(result.error_code()),
-                          osd->name() + ": " + result.error_message());
-          if (st.Is(StatusCode::kStaleEpoch)) {
-            send_alone(k);  // through the path that follows a map change
-            continue;
-          }
-          group[k].done(st);
-        }
+        HandOutResults(
+            *osd, "WriteMany", r, group.size(),
+            [&](size_t k, Result<wire::WriteResponse> written) {
+              group[k].done(std::move(written));
+            },
+            [&](size_t k) {
+              SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+                  group[k].oid, group[k].write.WithData(), &OsdClient::WriteAsync,
+                  std::move(group[k].done));
+            });
       });
     }
   }
@@ -676,6 +696,57 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
         }
         done(std::move(read));
       });
+}
+
+void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
+                                  std::function<void(size_t, Result<wire::ReadResponse>)> done) {
+  using Done = std::function<void(size_t, Result<wire::ReadResponse>)>;
+  auto shared_done = std::make_shared<const Done>(std::move(done));
+  auto read_alone = [this, shared_done](const Oid& oid, size_t index) {
+    ReadAsync(oid, 0, 0, [shared_done, index](Result<wire::ReadResponse> r) {
+      (*shared_done)(index, std::move(r));
+    });
+  };
+  const MapState* s = state();
+  const uint64_t epoch = s->placement.map().epoch;
+  static_assert(kReadManyBytes <= kMaxReadManyBytes, "inside what an OSD accepts");
+  const size_t per_call =
+      std::clamp<uint64_t>(kReadManyBytes / s->placement.map().object_size, 1, kMaxReadManyReads);
+  std::map<uint32_t, std::vector<size_t>> by_osd;  // oid indexes, in order
+  for (size_t i = 0; i < oids.size(); ++i) by_osd[s->placement.OsdFor(oids[i])].push_back(i);
+  for (const auto& [osd_id, indexes] : by_osd) {
+    OsdClient* osd = s->Osd(osd_id);
+    for (size_t begin = 0; begin < indexes.size(); begin += per_call) {
+      const size_t end = std::min(indexes.size(), begin + per_call);
+      if (end - begin == 1) {
+        read_alone(oids[indexes[begin]], indexes[begin]);
+        continue;
+      }
+      auto request = std::make_shared<wire::ReadManyRequest>();
+      std::vector<std::pair<Oid, size_t>> group;
+      for (size_t k = begin; k < end; ++k) {
+        const Oid& oid = oids[indexes[k]];
+        wire::ReadRequest* read = request->add_reads();
+        read->set_epoch(epoch);
+        *read->mutable_oid() = ToWire(oid);
+        if (!client_id_.empty()) read->set_client_id(client_id_);
+        group.emplace_back(oid, indexes[k]);
+      }
+      osd->ReadManyAsync(std::move(request), [group = std::move(group), shared_done, read_alone,
+                                              osd](Result<wire::ReadManyResponse> r) {
+        HandOutResults(
+            *osd, "ReadMany", r, group.size(),
+            [&](size_t k, Result<wire::ReadResponse> read) {
+              const auto& [oid, index] = group[k];
+              if (read.ok()) {
+                if (Status st = VerifyReadBytes(oid, *read); !st.ok()) read = st;
+              }
+              (*shared_done)(index, std::move(read));
+            },
+            [&](size_t k) { read_alone(group[k].first, group[k].second); });
+      });
+    }
+  }
 }
 
 void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,

@@ -85,6 +85,8 @@ class OsdClient {
   // The same call with the request already in its wire form (EncodeWriteMany).
   void WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> request,
                              std::function<void(Result<wire::WriteManyResponse>)> done);
+  void ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> request,
+                     std::function<void(Result<wire::ReadManyResponse>)> done);
   // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
   void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
                            std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
@@ -283,6 +285,14 @@ class ClusterClient {
   static constexpr size_t kMaxWriteManyWrites = 64;
   void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
                  std::function<void(Result<wire::ReadResponse>)> done);
+  // Whole-object reads of many copies: one ReadMany call per OSD of the current map for up to
+  // kReadManyBytes of objects (a file's read-ahead: its replica OSD holds all of them), a lone
+  // read as a plain Read. `done(i, result)` reports oids[i] as ReadAsync would, on a gRPC
+  // thread, once per oid; a read refused for a stale epoch goes again alone and follows the
+  // map change, and an OSD from before ReadMany gets plain Reads.
+  void ReadManyAsync(const std::vector<Oid>& oids,
+                     std::function<void(size_t, Result<wire::ReadResponse>)> done);
+  static constexpr uint64_t kReadManyBytes = 1 << 20;
   void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
                   std::function<void(Status)> done);
   // Metadata objects: a conditional write of the original (the commit point), then the

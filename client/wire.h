@@ -4,6 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <string>
+
 #include "common/oid.h"
 #include "common/status.h"
 #include "orthofs.pb.h"
@@ -20,5 +22,19 @@ grpc::Status ToGrpc(const Status& status);
 Status FromGrpc(const grpc::Status& status, const std::string& peer);
 // The OSD does not know the call (an older version): FromGrpc's status for UNIMPLEMENTED.
 bool IsNotImplemented(const Status& status);
+
+// One result of a batched call (WriteManyResult, ReadManyResult): a refused write or read
+// carries its code (StatusCodeName) and message instead of a response.
+template <typename ManyResult>
+void SetRefusal(const Status& status, ManyResult* result) {
+  result->set_error_code(std::string(StatusCodeName(status.code())));
+  result->set_error_message(status.message());
+}
+// The refusal a result carries (Ok if none); `peer` names the OSD in the message.
+template <typename ManyResult>
+Status RefusalOf(const ManyResult& result, const std::string& peer) {
+  if (result.error_code().empty()) return Status::Ok();
+  return Status(StatusCodeFromName(result.error_code()), peer + ": " + result.error_message());
+}
 
 }  // namespace orthofs

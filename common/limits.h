@@ -13,4 +13,10 @@ inline constexpr uint32_t kMaxListLimit = 10000;
 // Bytes of object data in one List page with data.
 inline constexpr uint64_t kMaxListPageBytes = 4 << 20;
 
+// Reads in one ReadMany call, and the object bytes the reads of one call may cover together
+// (reads x the map's object size; a single read of any object is always allowed): the reply
+// stays well inside the message limits of both sides.
+inline constexpr int kMaxReadManyReads = 64;
+inline constexpr uint64_t kMaxReadManyBytes = 4 << 20;
+
 }  // namespace orthofs

@@ -541,6 +541,15 @@ Result<StoredObject> ObjectStore::MaterializeAt(const std::string& key,
   return Get(key);
 }
 
+void ObjectStore::WillNeed(const std::vector<std::string>& keys) const {
+  std::vector<LogExtent> extents;
+  for (const std::string& key : keys) {
+    Result<std::optional<LogExtent>> extent = CurrentExtent(key);
+    if (extent.ok() && *extent) extents.push_back(**extent);
+  }
+  log_->WillNeed(extents);
+}
+
 Result<std::optional<LogExtent>> ObjectStore::CurrentExtent(const std::string& key) const {
   rocksdb::PinnableSlice value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), key, &value);

@@ -107,6 +107,9 @@ class ObjectStore {
   // kNotFound when absent, kCorruption when the record fails its checksum. Tombstones are
   // returned as such (tombstone = true).
   Result<StoredObject> Get(const std::string& key) const;
+  // Starts the disk reads of these keys' records at once (posix_fadvise WILLNEED), for Gets
+  // that follow one after another: a batch of reads then waits about as long as its slowest.
+  void WillNeed(const std::vector<std::string>& keys) const;
   // Applies the batch's changes at once (sync: durable on return). A batch is committed once,
   // whether or not that succeeds: a failed Commit may have appended its records to the data log
   // and abandoned them, and committing it again would index bytes that collection frees. A

@@ -32,6 +32,7 @@
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 #include "osd/prefetch_engine.h"
+#include "osd/read_reply.h"
 #include "osd/repair_worker.h"
 
 namespace orthofs {
@@ -63,12 +64,17 @@ class OsdService final : public wire::Osd::Service {
   OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
              ObjectStore* store, const OsdServiceOptions& options);
 
-  // gRPC serves Read and WriteMany through StreamedRead and StreamedWriteMany, which send and
-  // take object bytes where they are (osd/read_reply.h, osd/write_many_request.h). This Read is
-  // for callers in the process (the fuzzer); it serves the same reads.
+  // gRPC serves Read, ReadMany and WriteMany through StreamedRead, StreamedReadMany and
+  // StreamedWriteMany, which send and take object bytes where they are (osd/read_reply.h,
+  // osd/write_many_request.h). This Read and ReadMany are for callers in the process (the
+  // fuzzer); they serve the same reads.
   grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest*, wire::ReadResponse*) override;
   using ReadStreamer = grpc::ServerUnaryStreamer<wire::ReadRequest, grpc::ByteBuffer>;
   grpc::Status StreamedRead(grpc::ServerContext*, ReadStreamer* streamer);
+  grpc::Status ReadMany(grpc::ServerContext*, const wire::ReadManyRequest*,
+                        wire::ReadManyResponse*) override;
+  using ReadManyStreamer = grpc::ServerUnaryStreamer<wire::ReadManyRequest, grpc::ByteBuffer>;
+  grpc::Status StreamedReadMany(grpc::ServerContext*, ReadManyStreamer* streamer);
   using WriteManyStreamer = grpc::ServerUnaryStreamer<grpc::ByteBuffer, wire::WriteManyResponse>;
   grpc::Status StreamedWriteMany(grpc::ServerContext*, WriteManyStreamer* streamer);
   // WriteMany from its request's wire form (ParseWriteMany): the writes' bytes are stored as
@@ -172,12 +178,14 @@ class OsdService final : public wire::Osd::Service {
     kDiscard,
     kMigrate,
     kWriteMany,  // calls; each of their writes counts as a write too
+    kReadMany,   // calls; each of their reads counts as a read too
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read",    "write",           "delete",   "stat",      "transact", "list",
-      "sync",    "prefetch_notify", "prefetch", "subscribe", "repair",   "set_log_level",
-      "get_map", "set_map",         "fetch",    "discard",   "migrate",  "write_many"};
+      "read",    "write",         "delete",          "stat",     "transact",
+      "list",    "sync",          "prefetch_notify", "prefetch", "subscribe",
+      "repair",  "set_log_level", "get_map",         "set_map",  "fetch",
+      "discard", "migrate",       "write_many",      "read_many"};
 
   // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
   // `what` names the call in the message and the log.
@@ -195,7 +203,10 @@ class OsdService final : public wire::Osd::Service {
   // Fetch and Discard: an OSD or admin caller, our settled epoch, a copy this OSD does not own.
   Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
                             uint64_t epoch, const wire::Oid& wire_oid);
+  // Counts the call (and its latency since admission) and logs a refusal; its gRPC status.
   grpc::Status Finish(Method method, const Status& status);
+  // Counts one call or one write or read of a batch, and logs a refusal (serious ones at warn).
+  void Count(Method method, const Status& status);
   // One write (Write, and each of WriteMany's) under the request's map view; `data` is its
   // bytes (request.data() is not looked at). A replacing write stores them as they are (no
   // copy of the object).
@@ -208,6 +219,10 @@ class OsdService final : public wire::Osd::Service {
   // kept valid by `*object`.
   Status ServeRead(const MapView& view, const wire::ReadRequest& request, wire::ReadResponse* head,
                    std::shared_ptr<const CachedObject>* object, std::string_view* bytes);
+  // ReadMany's work for both entry points: one item per read, in order (each counted as a
+  // read), or the refusal of the whole call (too many reads, or too many objects' bytes).
+  Result<std::vector<ReadManyItem>> ServeReadMany(const MapView& view,
+                                                  const wire::ReadManyRequest& request);
   // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
   Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
   // After a delete on a full OSD: compact so that the deleted bytes' space comes back.

@@ -1,8 +1,10 @@
 #include "osd/read_reply.h"
 
 #include <string>
+#include <vector>
 
 #include "client/owned_slice.h"
+#include "client/wire.h"
 #include "common/proto_wire.h"
 
 namespace orthofs {
@@ -17,6 +19,42 @@ grpc::ByteBuffer EncodeReadResponse(const wire::ReadResponse& head, std::string_
   AppendLengthDelimitedHeader(&fields, wire::ReadResponse::kDataFieldNumber, bytes.size());
   grpc::Slice slices[] = {grpc::Slice(fields), OwnedSlice(bytes, std::move(owner))};
   return grpc::ByteBuffer(slices, 2);
+}
+
+grpc::ByteBuffer EncodeReadManyResponse(const std::vector<ReadManyItem>& items) {
+  // Small fields gather in `fields` until a read's bytes follow as a slice of their own.
+  std::vector<grpc::Slice> slices;
+  std::string fields;
+  for (const ReadManyItem& item : items) {
+    if (!item.status.ok()) {
+      wire::ReadManyResult refused;
+      SetRefusal(item.status, &refused);
+      const std::string result = refused.SerializeAsString();
+      AppendLengthDelimitedHeader(&fields, wire::ReadManyResponse::kResultsFieldNumber,
+                                  result.size());
+      fields += result;
+      continue;
+    }
+    std::string response = item.head.SerializeAsString();
+    if (!item.bytes.empty()) {
+      AppendLengthDelimitedHeader(&response, wire::ReadResponse::kDataFieldNumber,
+                                  item.bytes.size());
+    }
+    const uint64_t response_length = response.size() + item.bytes.size();
+    std::string response_header;
+    AppendLengthDelimitedHeader(&response_header, wire::ReadManyResult::kResponseFieldNumber,
+                                response_length);
+    AppendLengthDelimitedHeader(&fields, wire::ReadManyResponse::kResultsFieldNumber,
+                                response_header.size() + response_length);
+    fields += response_header;
+    fields += response;
+    if (item.bytes.empty()) continue;
+    slices.emplace_back(fields);
+    fields.clear();
+    slices.push_back(OwnedSlice(item.bytes, item.owner));
+  }
+  if (!fields.empty() || slices.empty()) slices.emplace_back(fields);
+  return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
 }  // namespace orthofs

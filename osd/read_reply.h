@@ -8,7 +8,9 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
+#include "common/status.h"
 #include "orthofs.pb.h"
 
 namespace orthofs {
@@ -17,5 +19,18 @@ namespace orthofs {
 // `bytes` valid.
 grpc::ByteBuffer EncodeReadResponse(const wire::ReadResponse& head, std::string_view bytes,
                                     std::shared_ptr<const void> owner);
+
+// One read of a ReadMany as its reply carries it: refused (`status`), or `head` with data =
+// `bytes`, kept valid by `owner`.
+struct ReadManyItem {
+  Status status;
+  wire::ReadResponse head;  // no data of its own
+  std::string_view bytes;
+  std::shared_ptr<const void> owner;
+};
+
+// The wire form of a ReadManyResponse with one result per item, in order: each read's bytes
+// are sent from where they are, as EncodeReadResponse sends one.
+grpc::ByteBuffer EncodeReadManyResponse(const std::vector<ReadManyItem>& items);
 
 }  // namespace orthofs

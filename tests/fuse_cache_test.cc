@@ -156,15 +156,16 @@ class FuseCacheTest : public ::testing::Test {
     return SumOverOsds([](const wire::StatsResponse& s) { return s.objects(); }, error);
   }
 
-  // Read calls all OSDs have served.
-  static uint64_t ReadCallsOnOsds(std::string* error) {
+  // A counter summed over all OSDs (e.g. "read_calls": each read, alone or in a ReadMany).
+  static uint64_t CounterOnOsds(const std::string& counter, std::string* error) {
     return SumOverOsds(
-        [](const wire::StatsResponse& s) {
-          auto it = s.counters().find("read_calls");
+        [&counter](const wire::StatsResponse& s) {
+          auto it = s.counters().find(counter);
           return it != s.counters().end() ? it->second : 0;
         },
         error);
   }
+  static uint64_t ReadCallsOnOsds(std::string* error) { return CounterOnOsds("read_calls", error); }
 
   static TestCluster* cluster_;
   static TestMount* mount_;  // default cache (256 MiB)
@@ -689,6 +690,29 @@ TEST_F(FuseCacheTest, SmallFileReadAtRandomIsFilledInTheBackground) {
   EXPECT_GE(reads_before, static_cast<double>(objects)) << "the objects fetched so far";
   for (uint64_t index : {7, 0, 23, 11, 1, 22, 5, 13}) EXPECT_TRUE(read_object(index));
   EXPECT_EQ(object_reads(), reads_before) << "objects fetched after the fill";
+}
+
+// A sequential reader's read-ahead reaches the OSDs as ReadMany calls of several objects each
+// (here, without prefetching, the originals' OSDs; under cor the file's replica OSD holds all
+// of them), not one call per object.
+TEST_F(FuseCacheTest, ReadAheadFetchesObjectsInBatches) {
+  const std::string model = RandomBytes(8 * kMiB, 111);
+  CreateFile(S("f"), model);
+  std::string error;
+  const uint64_t reads_before = ReadCallsOnOsds(&error);
+  const uint64_t calls_before = CounterOnOsds("read_many_calls", &error);
+  Fd fd(open(P("f").c_str(), O_RDONLY));  // the mount that did not write it: a cold cache
+  ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+  const std::string got = ReadAt(fd.get(), 0, model.size(), 16384);
+  EXPECT_TRUE(got == model) << Mismatch(got, model, kObjectSize);
+  const uint64_t reads = ReadCallsOnOsds(&error) - reads_before;
+  const uint64_t calls = CounterOnOsds("read_many_calls", &error) - calls_before;
+  ASSERT_EQ(error, "");
+  EXPECT_GE(reads, model.size() / kObjectSize) << "every object is read";
+  EXPECT_GE(calls, 1u);
+  // Read-ahead windows grow to 16 objects, spread over the OSDs that hold the originals: most
+  // objects come several to a call (one call per object would make `calls` about `reads`).
+  EXPECT_LE(calls * 3, reads) << calls << " ReadMany calls for " << reads << " reads";
 }
 
 // Read-ahead (common/read_ahead.h) through real mounts: sequential readers get every byte,

@@ -687,12 +687,22 @@ wire::WriteRequest ReplacingWrite(uint64_t epoch, const Oid& oid, const std::str
 }
 
 using WriteManyDone = std::function<void(Result<wire::WriteManyResponse>)>;
+using ReadManyDone = std::function<void(Result<wire::ReadManyResponse>)>;
 
-// Starts an asynchronous WriteMany call with `start` and waits for its answer.
-Result<wire::WriteManyResponse> AwaitWriteMany(const std::function<void(WriteManyDone)>& start) {
-  std::promise<Result<wire::WriteManyResponse>> answered;
-  start([&](Result<wire::WriteManyResponse> r) { answered.set_value(std::move(r)); });
+// Starts an asynchronous call with `start` and waits for its answer.
+template <typename Response>
+Result<Response> Await(const std::function<void(std::function<void(Result<Response>)>)>& start) {
+  std::promise<Result<Response>> answered;
+  start([&](Result<Response> r) { answered.set_value(std::move(r)); });
   return answered.get_future().get();
+}
+Result<wire::WriteManyResponse> AwaitWriteMany(const std::function<void(WriteManyDone)>& start) {
+  return Await<wire::WriteManyResponse>(start);
+}
+Result<wire::ReadManyResponse> AwaitReadMany(OsdClient* osd,
+                                             std::shared_ptr<const wire::ReadManyRequest> many) {
+  return Await<wire::ReadManyResponse>(
+      [&](ReadManyDone done) { osd->ReadManyAsync(many, std::move(done)); });
 }
 
 // Every write of a WriteMany call is applied and answered on its own: good ones land, the
@@ -824,6 +834,154 @@ TEST_F(OsdTest, SendWritesWritesBothCopiesWithOneCallPerOsd) {
     }
     EXPECT_TRUE(released()) << "every owner is released once its bytes are sent";
   }
+}
+
+uint64_t CounterSum(ClusterClient& c, const std::string& counter) {
+  uint64_t sum = 0;
+  for (const auto& osd : c.map().osds) {
+    Result<wire::StatsResponse> s = c.Osd(osd.id)->Stats(wire::StatsRequest());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (!s.ok()) continue;
+    auto it = s->counters().find(counter);
+    EXPECT_NE(it, s->counters().end()) << "no counter " << counter;
+    if (it != s->counters().end()) sum += it->second;
+  }
+  return sum;
+}
+
+// Every read of a ReadMany call is served and answered on its own, in order: present objects
+// with their bytes (a range with its checksum), the others with the error their own Read gets.
+// Too many reads refuse the whole call.
+TEST_F(OsdTest, ReadManyAnswersEachReadOnItsOwn) {
+  const uint32_t osd_id = client().placement().OsdFor(Data(2200, 0));
+  uint64_t fno = 2200;
+  const Oid present = DataOn(client().placement(), osd_id, &fno);
+  const Oid absent = DataOn(client().placement(), osd_id, &fno);
+  const Oid ranged = DataOn(client().placement(), osd_id, &fno);
+  const Oid elsewhere = present.WithFlag(CopyFlag::kReplica);
+  ASSERT_NE(client().placement().OsdFor(elsewhere), osd_id)
+      << "a replica is never with its original";
+  const std::string bytes = RandomBytes(client().map().object_size, 2200);
+  PutBoth(client(), present, bytes);
+  PutBoth(client(), ranged, bytes);
+  auto read = [&](const Oid& oid) {
+    wire::ReadRequest r;
+    r.set_epoch(client().map().epoch);
+    *r.mutable_oid() = ToWire(oid);
+    return r;
+  };
+  auto many = std::make_shared<wire::ReadManyRequest>();
+  *many->add_reads() = read(present);
+  *many->add_reads() = read(absent);
+  wire::ReadRequest r = read(ranged);
+  r.set_offset(100);
+  r.set_length(1000);
+  *many->add_reads() = r;
+  r = read(present);
+  r.set_epoch(client().map().epoch + 1);
+  *many->add_reads() = r;
+  *many->add_reads() = read(elsewhere);
+  const uint64_t calls_before = CounterSum(client(), "read_many_calls");
+  const uint64_t reads_before = CounterSum(client(), "read_calls");
+  Result<wire::ReadManyResponse> answer = AwaitReadMany(client().Osd(osd_id), many);
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  ASSERT_EQ(answer->results_size(), 5);
+  EXPECT_EQ(answer->results(0).error_code(), "");
+  EXPECT_EQ(answer->results(0).response().data(), bytes);
+  EXPECT_EQ(answer->results(0).response().meta().checksum(), ObjectChecksum(bytes));
+  EXPECT_EQ(answer->results(1).error_code(), StatusCodeName(StatusCode::kNotFound));
+  EXPECT_EQ(answer->results(2).error_code(), "");
+  EXPECT_EQ(answer->results(2).response().data(), bytes.substr(100, 1000));
+  EXPECT_EQ(answer->results(2).response().range_checksum(),
+            ObjectChecksum(bytes.substr(100, 1000)));
+  EXPECT_EQ(answer->results(3).error_code(), StatusCodeName(StatusCode::kStaleEpoch));
+  EXPECT_NE(answer->results(4).error_code(), "") << "a copy this OSD does not hold";
+  EXPECT_EQ(CounterSum(client(), "read_many_calls") - calls_before, 1u);
+  EXPECT_EQ(CounterSum(client(), "read_calls") - reads_before, 5u) << "each read counts as a read";
+
+  // No reads: an empty answer. Too many: the whole call is refused.
+  Result<wire::ReadManyResponse> none =
+      AwaitReadMany(client().Osd(osd_id), std::make_shared<wire::ReadManyRequest>());
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->results_size(), 0);
+  // Too many reads, or (with fewer) more objects' bytes than kMaxReadManyBytes: the whole call
+  // is refused, and the OSD goes on serving.
+  const uint64_t object_size = client().map().object_size;
+  ASSERT_LE(kMaxReadManyBytes / object_size + 1, uint64_t{kMaxReadManyReads});
+  for (uint64_t reads : {uint64_t{kMaxReadManyReads} + 1, kMaxReadManyBytes / object_size + 1}) {
+    auto too_many = std::make_shared<wire::ReadManyRequest>();
+    for (uint64_t i = 0; i < reads; ++i) *too_many->add_reads() = read(present);
+    Result<wire::ReadManyResponse> refused = AwaitReadMany(client().Osd(osd_id), too_many);
+    ASSERT_FALSE(refused.ok()) << reads << " reads";
+    EXPECT_TRUE(refused.status().Is(StatusCode::kInvalidArgument)) << refused.status().ToString();
+  }
+  auto at_the_limit = std::make_shared<wire::ReadManyRequest>();
+  for (uint64_t i = 0; i < kMaxReadManyBytes / object_size; ++i) {
+    *at_the_limit->add_reads() = read(present);
+  }
+  Result<wire::ReadManyResponse> served = AwaitReadMany(client().Osd(osd_id), at_the_limit);
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  EXPECT_EQ(served->results_size(), at_the_limit->reads_size());
+  EXPECT_TRUE(cluster_->Running(osd_id));
+}
+
+// ClusterClient::ReadManyAsync: every copy asked for is answered once, at its own index, with
+// one ReadMany call per OSD for each kReadManyBytes of objects (a lone read as a Read): a
+// file's replicas, all on its replica OSD, and its originals spread over the others.
+TEST_F(OsdTest, ReadManyAsyncAnswersEveryCopyWithOneCallPerOsdAndBatch) {
+  const uint64_t fno = 2300;
+  const uint64_t object_size = client().map().object_size;
+  const uint64_t objects = 20;
+  std::vector<Oid> copies;
+  std::vector<std::string> expected;
+  for (uint64_t index = 0; index < objects; ++index) {
+    const Oid original = Data(fno, index * object_size);
+    const std::string bytes = "object " + std::to_string(index) + std::string(index * 777, 'r');
+    PutBoth(client(), original, bytes);
+    for (CopyFlag f : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
+      copies.push_back(original.WithFlag(f));
+      expected.push_back(bytes);
+    }
+  }
+  copies.push_back(Data(fno, objects * object_size));  // never written: NotFound
+  const size_t per_call =
+      std::clamp<uint64_t>(ClusterClient::kReadManyBytes / object_size, 1, kMaxReadManyReads);
+  std::map<uint32_t, size_t> copies_per_osd;
+  for (const Oid& oid : copies) ++copies_per_osd[client().placement().OsdFor(oid)];
+  uint64_t expected_calls = 0;
+  for (const auto& [osd, n] : copies_per_osd) {
+    // Batches of per_call; a batch of one is a plain Read.
+    if (per_call > 1) expected_calls += n / per_call + (n % per_call > 1 ? 1 : 0);
+  }
+
+  ASSERT_GT(expected_calls, 0u) << "objects of " << object_size << " bytes are read in batches";
+  const uint64_t calls_before = CounterSum(client(), "read_many_calls");
+  std::mutex mu;
+  std::vector<int> answers(copies.size(), 0);
+  std::vector<Result<wire::ReadResponse>> results(copies.size(), Status::Internal("unanswered"));
+  PendingCalls pending;
+  pending.Add(static_cast<int>(copies.size()));
+  client().ReadManyAsync(copies, [&](size_t i, Result<wire::ReadResponse> r) {
+    {
+      std::lock_guard lock(mu);
+      ++answers[i];
+      results[i] = std::move(r);
+    }
+    pending.Done(Status::Ok());
+  });
+  ASSERT_TRUE(pending.Wait().ok());
+  std::lock_guard lock(mu);
+  for (size_t i = 0; i < copies.size(); ++i) {
+    EXPECT_EQ(answers[i], 1) << copies[i].ToString();
+    if (i < expected.size()) {
+      ASSERT_TRUE(results[i].ok())
+          << copies[i].ToString() << ": " << results[i].status().ToString();
+      EXPECT_EQ(results[i]->data(), expected[i]) << copies[i].ToString();
+    } else {
+      EXPECT_TRUE(results[i].status().Is(StatusCode::kNotFound)) << results[i].status().ToString();
+    }
+  }
+  EXPECT_EQ(CounterSum(client(), "read_many_calls") - calls_before, expected_calls);
 }
 
 // kill -9 after acknowledged writes: the WAL holds them; restart and every object is intact,

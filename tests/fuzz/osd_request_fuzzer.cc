@@ -59,6 +59,7 @@ enum Rpc : uint8_t {
   kPrefetch,
   kRepair,
   kWriteMany,
+  kReadMany,
   kRpcCount
 };
 
@@ -305,6 +306,18 @@ void Dispatch(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
       });
     case kWriteMany:
       return CallWriteManyFromWire(s, rpc, data, size);
+    case kReadMany:
+      return Call(s, &OsdService::ReadMany, rpc, data, size, [](const auto& q, const auto& r) {
+        Require(r.results_size() == q.reads_size(), "read-many answered for other reads");
+        for (const wire::ReadManyResult& result : r.results()) {
+          Require(result.response().data().size() <= kObjectSize,
+                  "read-many returned more than an object");
+          if (result.error_code().empty()) continue;
+          Require(!result.has_response(), "read-many refused a read and answered it");
+          CheckStatus(kRead, ToGrpc(Status(StatusCodeFromName(result.error_code()),
+                                           result.error_message())));
+        }
+      });
     case kRpcCount:
       break;
   }
@@ -371,6 +384,16 @@ void WriteSeeds(const std::string& dir) {
   WriteSeed(dir, "read-original-spa", kRead, kModeSpa, read);
   *read.mutable_oid() = ToWire(preloaded_replica);
   WriteSeed(dir, "read-replica-cor", kRead, kModeCor, read);
+  // A read-ahead's batch: the replica, the original, an absent object and a stale epoch.
+  wire::ReadManyRequest read_many;
+  *read_many.add_reads() = read;
+  *read_many.add_reads()->mutable_oid() = ToWire(preloaded_original);
+  read_many.mutable_reads(1)->set_epoch(kEpoch);
+  *read_many.add_reads() = read;
+  read_many.mutable_reads(2)->mutable_oid()->set_offset(preloaded_replica.offset + 1000);
+  *read_many.add_reads() = read;
+  read_many.mutable_reads(3)->set_epoch(kEpoch + 1);
+  WriteSeed(dir, "read-many-cor", kReadMany, kModeCor, read_many);
 
   // Objects at the far end of a file: window arithmetic must not wrap around.
   for (auto [mode, flag, name] : {std::tuple{kModeSpa, CopyFlag::kOriginal, "spa"},
