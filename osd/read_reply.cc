@@ -8,15 +8,27 @@
 #include "common/proto_wire.h"
 
 namespace orthofs {
+namespace {
+
+// A ReadResponse's wire form up to its data's bytes: `head`'s fields, then the data field's tag
+// and length (none for empty data, which protobuf leaves out).
+std::string ReadResponseBeforeData(const wire::ReadResponse& head, uint64_t data_size) {
+  std::string fields = head.SerializeAsString();
+  if (data_size > 0) {
+    AppendLengthDelimitedHeader(&fields, wire::ReadResponse::kDataFieldNumber, data_size);
+  }
+  return fields;
+}
+
+}  // namespace
 
 grpc::ByteBuffer EncodeReadResponse(const wire::ReadResponse& head, std::string_view bytes,
                                     std::shared_ptr<const void> owner) {
-  std::string fields = head.SerializeAsString();
+  const std::string fields = ReadResponseBeforeData(head, bytes.size());
   if (bytes.empty()) {
     grpc::Slice only(fields);
     return grpc::ByteBuffer(&only, 1);
   }
-  AppendLengthDelimitedHeader(&fields, wire::ReadResponse::kDataFieldNumber, bytes.size());
   grpc::Slice slices[] = {grpc::Slice(fields), OwnedSlice(bytes, std::move(owner))};
   return grpc::ByteBuffer(slices, 2);
 }
@@ -35,11 +47,7 @@ grpc::ByteBuffer EncodeReadManyResponse(const std::vector<ReadManyItem>& items) 
       fields += result;
       continue;
     }
-    std::string response = item.head.SerializeAsString();
-    if (!item.bytes.empty()) {
-      AppendLengthDelimitedHeader(&response, wire::ReadResponse::kDataFieldNumber,
-                                  item.bytes.size());
-    }
+    const std::string response = ReadResponseBeforeData(item.head, item.bytes.size());
     const uint64_t response_length = response.size() + item.bytes.size();
     std::string response_header;
     AppendLengthDelimitedHeader(&response_header, wire::ReadManyResult::kResponseFieldNumber,
