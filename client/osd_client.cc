@@ -140,14 +140,49 @@ void OsdClient::Observe(const grpc::Status& status) {
   if (health_ == nullptr || status.error_code() == grpc::StatusCode::CANCELLED) return;
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    ++transport_failures_;
-    if (health_->RecordFailure(osd_id_, OsdHealth::Clock::now())) {
-      ++marked_down_;
-      spdlog::warn("{} marked down ({}): the other copies serve until it answers again", name_,
-                   status.error_message());
-    }
+    ObserveFailure(status.error_message());
   } else if (health_->RecordSuccess(osd_id_)) {
     spdlog::info("{} is back", name_);
+  }
+}
+
+void OsdClient::ObserveItemRefusal(const Status& refusal) {
+  if (health_ != nullptr && ClusterClient::IsOsdFailure(refusal)) {
+    ObserveFailure(std::string(refusal.message()));
+  }
+}
+
+void OsdClient::ObserveFailure(const std::string& why) {
+  ++transport_failures_;
+  if (health_->RecordFailure(osd_id_, OsdHealth::Clock::now())) {
+    ++marked_down_;
+    spdlog::warn("{} marked down ({}): the other copies serve until it answers again", name_, why);
+  }
+}
+
+namespace {
+
+const char* BatchedCallName(OsdClient::BatchedCall call) {
+  return call == OsdClient::BatchedCall::kReadMany ? "ReadMany" : "WriteMany";
+}
+
+}  // namespace
+
+bool OsdClient::MayCall(BatchedCall call) const {
+  const int64_t since = unknown_since_[static_cast<int>(call)].load(std::memory_order_relaxed);
+  if (since == 0) return true;
+  const std::chrono::steady_clock::time_point refused{std::chrono::steady_clock::duration(since)};
+  return std::chrono::steady_clock::now() - refused >= options_.old_osd_recheck;
+}
+
+void OsdClient::NoteUnknown(BatchedCall call) {
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  const int64_t before = unknown_since_[static_cast<int>(call)].exchange(now);
+  if (before == 0) {
+    spdlog::info(
+        "{} does not know {} (an older version): single calls instead, asked again "
+        "after {} ms",
+        name_, BatchedCallName(call), options_.old_osd_recheck.count());
   }
 }
 
@@ -396,9 +431,10 @@ namespace {
 // refusal), or to alone(k) when it should go again as a single call (an OSD from before the
 // batched call: a rolling upgrade; or a stale epoch: the single call follows the map change).
 template <typename ManyResponse, typename Answer, typename Alone>
-void HandOutResults(const OsdClient& osd, const std::string& call, Result<ManyResponse>& r,
+void HandOutResults(OsdClient& osd, OsdClient::BatchedCall call, Result<ManyResponse>& r,
                     size_t count, const Answer& answer, const Alone& alone) {
   const bool old_osd = !r.ok() && IsNotImplemented(r.status());
+  if (old_osd) osd.NoteUnknown(call);
   for (size_t k = 0; k < count; ++k) {
     if (old_osd) {
       alone(k);
@@ -410,7 +446,7 @@ void HandOutResults(const OsdClient& osd, const std::string& call, Result<ManyRe
     }
     if (static_cast<int>(k) >= r->results_size()) {
       answer(k,
-             Status::Internal(osd.name() + ": " + call + " answered " +
+             Status::Internal(osd.name() + ": " + BatchedCallName(call) + " answered " +
                               std::to_string(r->results_size()) + " of " + std::to_string(count)));
       continue;
     }
@@ -421,6 +457,7 @@ void HandOutResults(const OsdClient& osd, const std::string& call, Result<ManyRe
     } else if (refusal.Is(StatusCode::kStaleEpoch)) {
       alone(k);
     } else {
+      osd.ObserveItemRefusal(refusal);
       answer(k, refusal);
     }
   }
@@ -639,11 +676,12 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
              (end == begin || bytes + items[end].write.data.size() <= kMaxWriteManyBytes)) {
         bytes += items[end++].write.data.size();
       }
-      if (end - begin == 1) {
-        CopyWriteBatch::Item& item = items[begin];
-        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-            item.oid, item.write.WithData(), &OsdClient::WriteAsync, std::move(item.done));
-        begin = end;
+      if (end - begin == 1 || !osd->MayCall(OsdClient::BatchedCall::kWriteMany)) {
+        for (; begin < end; ++begin) {
+          CopyWriteBatch::Item& item = items[begin];
+          SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+              item.oid, item.write.WithData(), &OsdClient::WriteAsync, std::move(item.done));
+        }
         continue;
       }
       std::vector<CopyWriteBatch::Item> group;
@@ -659,7 +697,7 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
       osd->WriteManyEncodedAsync(encoded, [this, group = std::move(group),
                                            osd](Result<wire::WriteManyResponse> r) mutable {
         HandOutResults(
-            *osd, "WriteMany", r, group.size(),
+            *osd, OsdClient::BatchedCall::kWriteMany, r, group.size(),
             [&](size_t k, Result<wire::WriteResponse> written) {
               group[k].done(std::move(written));
             },
@@ -718,8 +756,8 @@ void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
     OsdClient* osd = s->Osd(osd_id);
     for (size_t begin = 0; begin < indexes.size(); begin += per_call) {
       const size_t end = std::min(indexes.size(), begin + per_call);
-      if (end - begin == 1) {
-        read_alone(oids[indexes[begin]], indexes[begin]);
+      if (end - begin == 1 || !osd->MayCall(OsdClient::BatchedCall::kReadMany)) {
+        for (size_t k = begin; k < end; ++k) read_alone(oids[indexes[k]], indexes[k]);
         continue;
       }
       auto request = std::make_shared<wire::ReadManyRequest>();
@@ -735,7 +773,7 @@ void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
       osd->ReadManyAsync(std::move(request), [group = std::move(group), shared_done, read_alone,
                                               osd](Result<wire::ReadManyResponse> r) {
         HandOutResults(
-            *osd, "ReadMany", r, group.size(),
+            *osd, OsdClient::BatchedCall::kReadMany, r, group.size(),
             [&](size_t k, Result<wire::ReadResponse> read) {
               const auto& [oid, index] = group[k];
               if (read.ok()) {

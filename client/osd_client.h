@@ -41,6 +41,9 @@ struct RpcOptions {
   // Calls register here while they run and fail at once (UNAVAILABLE) once it has cancelled
   // them; null: not cancellable. Shared by every client of one owner (an OSD's peers).
   std::shared_ptr<CallCanceller> canceller;
+  // How long an OSD that refused a batched call as unknown (an older version) gets single
+  // calls instead before it is asked again (OsdClient::MayCall).
+  std::chrono::milliseconds old_osd_recheck{60000};
 };
 
 // Channel arguments every OrthoFS channel uses (message sizes fit the largest object).
@@ -106,6 +109,17 @@ class OsdClient {
     return health_ != nullptr && health_->IsDown(osd_id_, OsdHealth::Clock::now());
   }
 
+  // The batched calls. An OSD from before one (a rolling upgrade) refuses it as UNIMPLEMENTED;
+  // that is remembered for RpcOptions::old_osd_recheck, so that batches meanwhile go out as
+  // single calls at once instead of each paying a refused call first. Asked again after that:
+  // the OSD may have been upgraded since.
+  enum class BatchedCall { kReadMany, kWriteMany };
+  bool MayCall(BatchedCall call) const;
+  void NoteUnknown(BatchedCall call);
+  // One item of a batched call refused as a single call would have failed (the OSD is
+  // recovering: UNAVAILABLE): counts for the OSD's health as that call's status would have.
+  void ObserveItemRefusal(const Status& refusal);
+
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
   // "OSD 3 (127.0.0.1:7003)", for messages.
@@ -129,6 +143,7 @@ class OsdClient {
   Status FailureOf(const grpc::Status& status) const;
   void CallFinished();
   void Observe(const grpc::Status& status);
+  void ObserveFailure(const std::string& why);
 
   uint32_t osd_id_;
   std::string address_;
@@ -137,6 +152,8 @@ class OsdClient {
   OsdHealth* health_ = nullptr;
   std::atomic<uint64_t> transport_failures_{0};
   std::atomic<uint64_t> marked_down_{0};
+  // Per BatchedCall: when the OSD last refused it as unknown (steady clock ticks; 0: never).
+  std::atomic<int64_t> unknown_since_[2] = {0, 0};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
   // Calls whose request is sent as encoded (WriteManyEncodedAsync).
