@@ -14,10 +14,14 @@
 # client's own object cache is cold too, not only the kernel's page cache; --mount-flags are
 # more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). --repeat N runs
 # every fio job N times per directory and prints the median, then the lowest and highest run:
-# on a small machine one run of a job can differ from the next by 15 %. Needs root to drop
-# caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
+# on a small machine one run of a job can differ from the next by 15 %. The two directories
+# take turns run by run, so that a machine whose speed drifts during the benchmark drifts for
+# both alike; the share of this machine's CPU time its host took for other guests during each
+# side's fio runs (steal, from /proc/stat) is printed under the table: CPU-bound file systems
+# (FUSE, replication over loopback) lose more to it than a local directory does. Needs root to
+# drop caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
 set -euo pipefail
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 [ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 mount_dir=$1 local_dir=$2; shift 2
@@ -72,24 +76,32 @@ median() {
 }
 jobs=(write:write:1m write:write:16k randwrite:randwrite:1m randwrite:randwrite:16k
       read:read:16k read:read:1m randread:randread:16k randread:randread:1m)
-declare -A result spread
+# The machine's CPU time so far in jiffies: all of it, and what its host took (steal).
+cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; ++i) t += $i; print t, $9 }' /proc/stat; }
+declare -A result spread runs_of total_ticks steal_ticks
 if [ $do_fio -eq 1 ]; then
-  for dir in "$mount_dir" "$local_dir"; do
-    rm -f "$dir"/bench.*
-    for job in "${jobs[@]}"; do
-      IFS=: read -r name rw bs <<< "$job"
-      runs=()
-      for ((run = 0; run < repeat; ++run)); do
+  for job in "${jobs[@]}"; do
+    IFS=: read -r name rw bs <<< "$job"
+    runs_of=()
+    for ((run = 0; run < repeat; ++run)); do
+      for dir in "$mount_dir" "$local_dir"; do
         # Every run of the first job creates the files, as its first run did.
         [ "$job" != "${jobs[0]}" ] || rm -f "$dir"/bench.*
         case "$rw" in *read) drop_caches "$dir" ;; esac
-        runs+=("$(fio_job "$dir" "$name" "$rw" "$bs" "$files" "$size_mb")")
+        read -r total0 steal0 < <(cpu_ticks)
+        runs_of[$dir]+="$(fio_job "$dir" "$name" "$rw" "$bs" "$files" "$size_mb") "
+        read -r total1 steal1 < <(cpu_ticks)
+        total_ticks[$dir]=$((${total_ticks[$dir]:-0} + total1 - total0))
+        steal_ticks[$dir]=$((${steal_ticks[$dir]:-0} + steal1 - steal0))
       done
+    done
+    for dir in "$mount_dir" "$local_dir"; do
+      read -r -a runs <<< "${runs_of[$dir]}"
       result[$dir,$rw,$bs]=$(median "${runs[@]}")
       spread[$dir,$rw,$bs]=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n '1p;$p' | paste -sd-)
     done
-    rm -f "$dir"/bench.*
   done
+  rm -f "$mount_dir"/bench.* "$local_dir"/bench.*
 fi
 
 # bonnie++'s CSV line (format 1.98) -> "label value" lines: KiB/s turned into MB/s.
@@ -132,6 +144,12 @@ if [ $do_fio -eq 1 ]; then
       "${spread[$local_dir,$rw,$bs]}"
     echo
   done
+  steal_share() {
+    awk -v s="${steal_ticks[$1]}" -v t="${total_ticks[$1]}" \
+      'BEGIN { printf "%.1f%%", (t > 0 ? 100 * s / t : 0) }'
+  }
+  printf '  %-38s %12s %12s\n' "CPU time taken by the host (steal)" "$(steal_share "$mount_dir")" \
+    "$(steal_share "$local_dir")"
 fi
 if [ $do_bonnie -eq 1 ]; then
   echo "bonnie++ -s $bonnie_mb MiB -n $bonnie_files"

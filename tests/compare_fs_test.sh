@@ -35,6 +35,8 @@ for job in "write 1m" "write 16k" "randwrite 1m" "randwrite 16k" "read 16k" "rea
            "randread 16k" "randread 1m"; do
   grep -Eq "^  $job +[0-9.]+ +[0-9.]+ +[0-9.]+x$" "$work/table.txt" || fail "no numbers for fio $job"
 done
+grep -Eq "^  CPU time taken by the host \(steal\) +[0-9]+[.][0-9]% +[0-9]+[.][0-9]%$" \
+  "$work/table.txt" || fail "no CPU steal of each side"
 for label in "block write MB/s" "block read MB/s" "seq create /s" "random delete /s"; do
   grep -Eq "^  $label +([0-9.]+|\+{5}) +([0-9.]+|\+{5})" "$work/table.txt" ||
     fail "no bonnie++ line '$label'"
