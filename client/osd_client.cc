@@ -146,9 +146,12 @@ void OsdClient::Observe(const grpc::Status& status) {
   }
 }
 
-void OsdClient::ObserveItemRefusal(const Status& refusal) {
-  if (health_ != nullptr && ClusterClient::IsOsdFailure(refusal)) {
-    ObserveFailure(std::string(refusal.message()));
+void OsdClient::ObserveBatch(const std::optional<std::string>& recovering) {
+  if (health_ == nullptr) return;
+  if (recovering) {
+    ObserveFailure(*recovering);
+  } else if (health_->RecordSuccess(osd_id_)) {
+    spdlog::info("{} is back", name_);
   }
 }
 
@@ -188,7 +191,7 @@ void OsdClient::NoteUnknown(BatchedCall call) {
 
 template <typename Request, typename Response, typename Start>
 void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
-                          std::function<void(Result<Response>)> done) {
+                          std::function<void(Result<Response>)> done, bool batched) {
   // Everything the call needs lives until its callback.
   struct Call {
     grpc::ClientContext context;
@@ -199,7 +202,7 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
   auto* call = new Call;
   call->request = std::move(request);
   call->done = std::move(done);
-  StartOrQueue([this, call, start] {
+  StartOrQueue([this, call, start, batched] {
     // The deadline counts from the start on the wire, not from the wait in the queue.
     call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
     call->context.set_wait_for_ready(options_.wait_for_ready);
@@ -213,9 +216,9 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
     CallCanceller* canceller = options_.canceller.get();
     if (canceller != nullptr && !canceller->Add(&call->context)) return finish(Cancelled());
     start(&call->context, call->request.get(), &call->response,
-          [this, call, finish](grpc::Status status) {
+          [this, call, finish, batched](grpc::Status status) {
             if (options_.canceller != nullptr) options_.canceller->Remove(&call->context);
-            Observe(status);
+            if (!status.ok() || !batched) Observe(status);
             if (status.ok()) return finish(std::move(call->response));
             finish(FailureOf(status));
           });
@@ -270,7 +273,7 @@ void OsdClient::ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> reque
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->ReadMany(context, req, resp, std::move(on_done));
       },
-      std::move(request), std::move(done));
+      std::move(request), std::move(done), /*batched=*/true);
 }
 
 void OsdClient::WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
@@ -288,7 +291,7 @@ void OsdClient::WriteManyAsync(std::shared_ptr<const wire::WriteManyRequest> req
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->WriteMany(context, req, resp, std::move(on_done));
       },
-      std::move(request), std::move(done));
+      std::move(request), std::move(done), /*batched=*/true);
 }
 
 void OsdClient::WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> request,
@@ -300,7 +303,7 @@ void OsdClient::WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> re
         encoded_write_many_.UnaryCall(context, kMethod, grpc::StubOptions(), req, resp,
                                       std::move(on_done));
       },
-      std::move(request), std::move(done));
+      std::move(request), std::move(done), /*batched=*/true);
 }
 
 void OsdClient::PrefetchNotifyAsync(
@@ -429,12 +432,22 @@ namespace {
 
 // Hands each of a batched call's `count` results on, in order: to answer(k, response or
 // refusal), or to alone(k) when it should go again as a single call (an OSD from before the
-// batched call: a rolling upgrade; or a stale epoch: the single call follows the map change).
+// batched call: a rolling upgrade, which the OSD's client remembers; or a stale epoch: the
+// single call follows the map change). An answered call reports the OSD's health from its
+// items (OsdClient::ObserveBatch).
 template <typename ManyResponse, typename Answer, typename Alone>
 void HandOutResults(OsdClient& osd, OsdClient::BatchedCall call, Result<ManyResponse>& r,
                     size_t count, const Answer& answer, const Alone& alone) {
   const bool old_osd = !r.ok() && IsNotImplemented(r.status());
   if (old_osd) osd.NoteUnknown(call);
+  std::optional<std::string> recovering;
+  for (size_t k = 0; r.ok() && k < std::min<size_t>(count, r->results_size()); ++k) {
+    const auto& result = r->results(static_cast<int>(k));
+    if (!recovering && ClusterClient::IsRecovering(RefusalOf(result, osd.name()))) {
+      recovering = result.error_message();
+    }
+  }
+  if (r.ok()) osd.ObserveBatch(recovering);
   for (size_t k = 0; k < count; ++k) {
     if (old_osd) {
       alone(k);
@@ -457,7 +470,6 @@ void HandOutResults(OsdClient& osd, OsdClient::BatchedCall call, Result<ManyResp
     } else if (refusal.Is(StatusCode::kStaleEpoch)) {
       alone(k);
     } else {
-      osd.ObserveItemRefusal(refusal);
       answer(k, refusal);
     }
   }

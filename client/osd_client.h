@@ -116,9 +116,11 @@ class OsdClient {
   enum class BatchedCall { kReadMany, kWriteMany };
   bool MayCall(BatchedCall call) const;
   void NoteUnknown(BatchedCall call);
-  // One item of a batched call refused as a single call would have failed (the OSD is
-  // recovering: UNAVAILABLE): counts for the OSD's health as that call's status would have.
-  void ObserveItemRefusal(const Status& refusal);
+  // A batched call that reached the OSD reports its health once, from its items (a call's
+  // own success would reset the failure count that decides the next backoff): down when an
+  // item was refused because the OSD is recovering (`why`, as a refused single Read's status
+  // marks it), else a success.
+  void ObserveBatch(const std::optional<std::string>& recovering);
 
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
@@ -128,10 +130,11 @@ class OsdClient {
  private:
   template <typename Request, typename Response, typename Method>
   Result<Response> Call(Method method, const Request& request);
-  // `start(context, request, response, on_done)` issues the callback-API call.
+  // `start(context, request, response, on_done)` issues the callback-API call. A batched
+  // call's success is observed by ObserveBatch instead.
   template <typename Request, typename Response, typename Start>
   void CallAsync(Start start, std::shared_ptr<const Request> request,
-                 std::function<void(Result<Response>)> done);
+                 std::function<void(Result<Response>)> done, bool batched = false);
 
   // An OSD serves a bounded number of calls at once and refuses more (RESOURCE_EXHAUSTED):
   // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
