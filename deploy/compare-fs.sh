@@ -15,7 +15,7 @@
 # more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). --repeat N runs
 # every fio job N times per directory and prints the median, then the lowest and highest run:
 # on a small machine one run of a job can differ from the next by 15 %. The two directories
-# take turns run by run, so that a machine whose speed drifts during the benchmark drifts for
+# take turns run by run (ABBA...), so that a machine whose speed drifts during the benchmark drifts for
 # both alike; the share of this machine's CPU time its host took for other guests during each
 # side's fio runs (steal, from /proc/stat) is printed under the table: CPU-bound file systems
 # (FUSE, replication over loopback) lose more to it than a local directory does. Needs root to
@@ -84,7 +84,11 @@ if [ $do_fio -eq 1 ]; then
     IFS=: read -r name rw bs <<< "$job"
     runs_of=()
     for ((run = 0; run < repeat; ++run)); do
-      for dir in "$mount_dir" "$local_dir"; do
+      # Either goes first in every other run: work one side leaves behind (write-back,
+      # compaction) does not always land in the other's run.
+      order=("$mount_dir" "$local_dir")
+      ((run % 2 == 0)) || order=("$local_dir" "$mount_dir")
+      for dir in "${order[@]}"; do
         # Every run of the first job creates the files, as its first run did.
         [ "$job" != "${jobs[0]}" ] || rm -f "$dir"/bench.*
         case "$rw" in *read) drop_caches "$dir" ;; esac
