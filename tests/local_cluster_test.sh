@@ -181,9 +181,12 @@ pass "up with an OSD that exits at once fails fast with its log"
 (
   bin=$ORTHOFS_BIN tool_tls=()
   source "$src/deploy/cluster-lib.sh"
-  # A parent that never reaps its child, which exits at once.
-  python3 -c 'import os, time; os.fork() or os._exit(0); time.sleep(5)' &
+  # A parent that never reaps its child, which exits at once. It lives until killed below (or
+  # when this subshell fails): a parent that exited on its own under load let init reap the
+  # zombie between the checks.
+  python3 -c 'import os, time; os.fork() or os._exit(0); time.sleep(120)' &
   parent=$!
+  trap 'kill "$parent" 2> /dev/null || true' EXIT
   zombie="" state=""
   for _ in $(seq 1 50); do
     zombie=$(pgrep -P "$parent" || true)
