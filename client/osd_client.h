@@ -118,8 +118,8 @@ class OsdClient {
   void NoteUnknown(BatchedCall call);
   // A batched call that reached the OSD reports its health once, from its items (a call's
   // own success would reset the failure count that decides the next backoff): down when an
-  // item was refused because the OSD is recovering (`why`, as a refused single Read's status
-  // marks it), else a success.
+  // item was refused because the OSD is recovering (`recovering` holds that refusal's message;
+  // a refused single Read's status marks the OSD down the same way), else a success.
   void ObserveBatch(const std::optional<std::string>& recovering);
 
   uint32_t osd_id() const { return osd_id_; }

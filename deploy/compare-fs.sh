@@ -15,11 +15,11 @@
 # more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). --repeat N runs
 # every fio job N times per directory and prints the median, then the lowest and highest run:
 # on a small machine one run of a job can differ from the next by 15 %. The two directories
-# take turns run by run (ABBA...), so that a machine whose speed drifts during the benchmark drifts for
-# both alike; the share of this machine's CPU time its host took for other guests during each
-# side's fio runs (steal, from /proc/stat) is printed under the table: CPU-bound file systems
-# (FUSE, replication over loopback) lose more to it than a local directory does. Needs root to
-# drop caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
+# take turns run by run (ABBA...), so that a machine whose speed drifts during the benchmark
+# drifts for both alike; the share of this machine's CPU time its host took for other guests
+# during each side's fio runs (steal, from /proc/stat) is printed under the table: CPU-bound
+# file systems (FUSE, replication over loopback) lose more to it than a local directory does.
+# Needs root to drop caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
 set -euo pipefail
 usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 [ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
