@@ -1,8 +1,8 @@
 // The client's batched calls (ReadMany, WriteMany) against an OSD that answers them badly or
 // not at all: a proxy stands in front of one real OSD, forwards every call to it, and either
-// plays an OSD from before the batched calls (UNIMPLEMENTED) or changes one read of a ReadMany
-// answer (left out, corrupted, refused for a stale epoch, refused while recovering). Each
-// result must still reach its caller, right or with the right error.
+// plays an OSD from before the batched calls (UNIMPLEMENTED) or changes one item of a ReadMany
+// or WriteMany answer (left out, refused for a stale epoch; a read corrupted or refused while
+// recovering). Each result must still reach its caller, right or with the right error.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -23,9 +23,10 @@ namespace {
 
 class OsdProxy final : public wire::Osd::Service {
  public:
-  enum class Fault { kNone, kOldOsd, kShortAnswer, kCorruptRead, kStaleEpochRead, kRecoveringRead };
-  // The read of every ReadMany answer that a fault changes (the others pass as they are).
-  static constexpr int kFaultyRead = 1;
+  enum class Fault { kNone, kOldOsd, kShortAnswer, kStaleEpoch, kCorruptRead, kRecoveringRead };
+  // The item of every batched answer that a fault changes (the others pass as they are); a
+  // short answer leaves out the last one.
+  static constexpr int kFaultyItem = 1;
 
   OsdProxy(const OsdInfo& real, Fault fault) : real_(real, RpcOptions{}), fault_(fault) {
     grpc::ServerBuilder builder;
@@ -59,7 +60,10 @@ class OsdProxy final : public wire::Osd::Service {
                          wire::WriteManyResponse* response) override {
     ++write_many_calls;
     if (fault_ == Fault::kOldOsd) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "");
-    return Forward(Await<wire::WriteManyResponse>(&OsdClient::WriteManyAsync, *request), response);
+    grpc::Status status =
+        Forward(Await<wire::WriteManyResponse>(&OsdClient::WriteManyAsync, *request), response);
+    if (status.ok()) ChangeAnswer(response);
+    return status;
   }
   grpc::Status ReadMany(grpc::ServerContext*, const wire::ReadManyRequest* request,
                         wire::ReadManyResponse* response) override {
@@ -67,31 +71,32 @@ class OsdProxy final : public wire::Osd::Service {
     if (fault_ == Fault::kOldOsd) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "");
     grpc::Status status =
         Forward(Await<wire::ReadManyResponse>(&OsdClient::ReadManyAsync, *request), response);
-    if (!status.ok() || response->results_size() <= kFaultyRead) return status;
-    wire::ReadManyResult* faulty = response->mutable_results(kFaultyRead);
-    switch (fault_) {
-      case Fault::kShortAnswer:
-        response->mutable_results()->RemoveLast();
-        break;
-      case Fault::kCorruptRead:
-        (*faulty->mutable_response()->mutable_data())[0] ^= 0x40;
-        break;
-      case Fault::kStaleEpochRead:
-        faulty->clear_response();
-        SetRefusal(Status(StatusCode::kStaleEpoch, "epoch 1 is older than the OSD's 2"), faulty);
-        break;
-      case Fault::kRecoveringRead:
-        faulty->clear_response();
-        SetRefusal(Status::Unavailable("OSD is recovering: read the other copy"), faulty);
-        break;
-      case Fault::kNone:
-      case Fault::kOldOsd:
-        break;
+    if (!status.ok() || !ChangeAnswer(response)) return status;
+    wire::ReadManyResult* faulty = response->mutable_results(kFaultyItem);
+    if (fault_ == Fault::kCorruptRead) {
+      (*faulty->mutable_response()->mutable_data())[0] ^= 0x40;
+    } else if (fault_ == Fault::kRecoveringRead) {
+      faulty->clear_response();
+      SetRefusal(Status::Unavailable("OSD is recovering: read the other copy"), faulty);
     }
     return status;
   }
 
  private:
+  // The faults of either batched call's answer; false when it has no item kFaultyItem.
+  template <typename ManyResponse>
+  bool ChangeAnswer(ManyResponse* response) const {
+    if (response->results_size() <= kFaultyItem) return false;
+    if (fault_ == Fault::kShortAnswer) {
+      response->mutable_results()->RemoveLast();
+    } else if (fault_ == Fault::kStaleEpoch) {
+      auto* faulty = response->mutable_results(kFaultyItem);
+      faulty->clear_response();
+      SetRefusal(Status(StatusCode::kStaleEpoch, "epoch 1 is older than the OSD's 2"), faulty);
+    }
+    return true;
+  }
+
   // The real OSD's answer to an asynchronous call.
   template <typename Response, typename Request>
   Result<Response> Await(void (OsdClient::*start)(std::shared_ptr<const Request>,
@@ -173,6 +178,40 @@ class BatchedCallsTest : public ::testing::Test {
     return results;
   }
 
+  // Both copies of each object written with one batch (SendWrites): each object's outcome.
+  std::vector<Status> WriteBatch(const std::vector<Oid>& oids,
+                                 const std::vector<std::string>& bytes) {
+    std::mutex mu;
+    std::vector<Status> outcomes(oids.size(), Status::Internal("unanswered"));
+    PendingCalls pending;
+    CopyWriteBatch batch;
+    for (size_t i = 0; i < oids.size(); ++i) {
+      pending.Add();
+      client_->WriteBothCopiesAsync(
+          oids[i], bytes[i], {.replace = true},
+          [&, i](Status st) {
+            {
+              std::lock_guard lock(mu);
+              outcomes[i] = st;
+            }
+            pending.Done(Status::Ok());
+          },
+          &batch);
+    }
+    client_->SendWrites(std::move(batch));
+    EXPECT_TRUE(pending.Wait().ok());
+    std::lock_guard lock(mu);
+    return outcomes;
+  }
+  // Both copies of the object hold `bytes` (read directly from the OSDs).
+  static void ExpectBothCopies(const Oid& oid, const std::string& bytes) {
+    for (CopyFlag copy : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      Result<wire::ReadResponse> read = cluster_->client().Read(oid.WithFlag(copy));
+      ASSERT_TRUE(read.ok()) << read.status().ToString();
+      EXPECT_EQ(read->data(), bytes) << oid.WithFlag(copy).ToString();
+    }
+  }
+
   static TestCluster* cluster_;
   static uint64_t next_fno_;
   uint32_t proxied_ = 0;
@@ -201,26 +240,42 @@ TEST_F(BatchedCallsTest, AnOldOsdGetsSingleCallsAndIsAskedAgainOnlyAfterTheReche
   // Writes the same way: the first batch is refused and sent as single writes, the second goes
   // out as single writes at once.
   for (int round = 1; round <= 2; ++round) {
-    CopyWriteBatch batch;
-    PendingCalls pending;
     for (size_t i = 0; i < oids.size(); ++i) {
       bytes[i] = "rewritten in round " + std::to_string(round) + " " + std::to_string(i);
-      pending.Add();
-      client_->WriteBothCopiesAsync(
-          oids[i], bytes[i], {.replace = true}, [&](Status st) { pending.Done(st); }, &batch);
     }
-    client_->SendWrites(std::move(batch));
-    ASSERT_TRUE(pending.Wait().ok());
+    for (const Status& st : WriteBatch(oids, bytes)) EXPECT_TRUE(st.ok()) << st.ToString();
     EXPECT_EQ(proxy_->write_many_calls.load(), 1) << "round " << round;
     EXPECT_EQ(proxy_->writes.load(), 5 * round);
-    for (size_t i = 0; i < oids.size(); ++i) {
-      for (CopyFlag copy : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-        Result<wire::ReadResponse> read = cluster_->client().Read(oids[i].WithFlag(copy));
-        ASSERT_TRUE(read.ok()) << read.status().ToString();
-        EXPECT_EQ(read->data(), bytes[i]);
-      }
-    }
+    for (size_t i = 0; i < oids.size(); ++i) ExpectBothCopies(oids[i], bytes[i]);
   }
+}
+
+TEST_F(BatchedCallsTest, AWriteLeftOutOfTheAnswerFailsAlone) {
+  StartProxy(OsdProxy::Fault::kShortAnswer);
+  std::vector<std::string> bytes;
+  const std::vector<Oid> oids = ObjectsOnProxiedOsd(4, &bytes);
+  for (std::string& b : bytes) b = "second version of " + b;
+  // The proxied OSD holds the four originals (one WriteMany); their replicas are elsewhere.
+  const std::vector<Status> outcomes = WriteBatch(oids, bytes);
+  ASSERT_EQ(proxy_->write_many_calls.load(), 1);
+  for (size_t i = 0; i + 1 < oids.size(); ++i) {
+    EXPECT_TRUE(outcomes[i].ok()) << outcomes[i].ToString();
+    ExpectBothCopies(oids[i], bytes[i]);
+  }
+  EXPECT_TRUE(outcomes.back().Is(StatusCode::kInternal)) << outcomes.back().ToString();
+  EXPECT_NE(outcomes.back().message().find("WriteMany answered 3 of 4"), std::string::npos)
+      << outcomes.back().ToString();
+}
+
+TEST_F(BatchedCallsTest, AWriteRefusedForAStaleEpochIsSentAgainAlone) {
+  StartProxy(OsdProxy::Fault::kStaleEpoch);
+  std::vector<std::string> bytes;
+  const std::vector<Oid> oids = ObjectsOnProxiedOsd(3, &bytes);
+  for (std::string& b : bytes) b = "second version of " + b;
+  for (const Status& st : WriteBatch(oids, bytes)) EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(proxy_->write_many_calls.load(), 1);
+  EXPECT_EQ(proxy_->writes.load(), 1);  // the refused one, again as a plain Write
+  for (size_t i = 0; i < oids.size(); ++i) ExpectBothCopies(oids[i], bytes[i]);
 }
 
 TEST_F(BatchedCallsTest, AnOldOsdIsAskedAgainOnceTheRecheckTimeHasPassed) {
@@ -256,7 +311,7 @@ TEST_F(BatchedCallsTest, ACorruptedReadFailsItsChecksumAlone) {
   const std::vector<Result<wire::ReadResponse>> results = ReadMany(oids);
   ASSERT_EQ(proxy_->read_many_calls.load(), 1);
   for (size_t i = 0; i < oids.size(); ++i) {
-    if (i == OsdProxy::kFaultyRead) {
+    if (i == OsdProxy::kFaultyItem) {
       EXPECT_TRUE(results[i].status().Is(StatusCode::kCorruption))
           << results[i].status().ToString();
       continue;
@@ -267,7 +322,7 @@ TEST_F(BatchedCallsTest, ACorruptedReadFailsItsChecksumAlone) {
 }
 
 TEST_F(BatchedCallsTest, AReadRefusedForAStaleEpochIsSentAgainAlone) {
-  StartProxy(OsdProxy::Fault::kStaleEpochRead);
+  StartProxy(OsdProxy::Fault::kStaleEpoch);
   std::vector<std::string> bytes;
   const std::vector<Oid> oids = ObjectsOnProxiedOsd(3, &bytes);
   const std::vector<Result<wire::ReadResponse>> results = ReadMany(oids);
@@ -285,8 +340,8 @@ TEST_F(BatchedCallsTest, AReadRefusedWhileRecoveringMarksTheOsdDown) {
   const std::vector<Oid> oids = ObjectsOnProxiedOsd(3, &bytes);
   ASSERT_TRUE(client_->DownOsds().empty());
   const std::vector<Result<wire::ReadResponse>> results = ReadMany(oids);
-  EXPECT_TRUE(ClusterClient::IsRecovering(results[OsdProxy::kFaultyRead].status()))
-      << results[OsdProxy::kFaultyRead].status().ToString();
+  EXPECT_TRUE(ClusterClient::IsRecovering(results[OsdProxy::kFaultyItem].status()))
+      << results[OsdProxy::kFaultyItem].status().ToString();
   EXPECT_TRUE(results[0].ok()) << results[0].status().ToString();
   // As a plain Read's refusal would: the other copies serve until the OSD answers again (for
   // the first backoff, 1 s). Once per call, however many of its reads were refused.
