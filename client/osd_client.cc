@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -504,23 +505,45 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopy(const Oid& original, uint64_t offset,
                                                          uint64_t length) {
-  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length);
+  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length, false);
   // Both copies' OSDs restarting (waiting for their repair records to be replayed): briefly.
   for (int attempt = 0; attempt < 50 && !read.ok() && IsRecovering(read.status()); ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    read = ReadEitherCopyOnce(original, offset, length);
+    read = ReadEitherCopyOnce(original, offset, length, false);
+  }
+  return read;
+}
+
+Result<wire::ReadResponse> ClusterClient::ReadEitherCopyAsking(const Oid& original) {
+  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, 0, 0, true);
+  for (int attempt = 0; attempt < 50 && !read.ok() && IsRecovering(read.status()); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    read = ReadEitherCopyOnce(original, 0, 0, true);
   }
   return read;
 }
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original, uint64_t offset,
-                                                             uint64_t length) {
+                                                             uint64_t length, bool both_at_once) {
   Oid first = original.WithFlag(CopyFlag::kOriginal);
   Oid second = original.WithFlag(CopyFlag::kReplica);
   if (CopyIsDown(first)) std::swap(first, second);
+  // Asked at once, the other copy's answer is awaited even when unneeded: its callback must
+  // not outlive this client.
+  std::optional<std::future<Result<wire::ReadResponse>>> second_read;
+  if (both_at_once) {
+    auto answer = std::make_shared<std::promise<Result<wire::ReadResponse>>>();
+    second_read = answer->get_future();
+    ReadAsync(second, offset, length,
+              [answer](Result<wire::ReadResponse> r) { answer->set_value(std::move(r)); });
+  }
   Result<wire::ReadResponse> read = Read(first, offset, length);
-  if (read.ok() || !NeedsOtherCopy(read.status())) return read;
-  Result<wire::ReadResponse> other = Read(second, offset, length);
+  if (read.ok() || !NeedsOtherCopy(read.status())) {
+    if (second_read) second_read->wait();
+    return read;
+  }
+  Result<wire::ReadResponse> other =
+      second_read ? second_read->get() : Read(second, offset, length);
   // Absent from both is absent; otherwise the other copy's answer counts.
   if (!other.ok() && read.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
     return read;
@@ -819,33 +842,10 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
   {
     Result<wire::ObjectMeta> meta = Write(original_copy, data, how);
     if (meta.ok()) {
-      wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
-      r.set_replace(true);
-      r.set_set_version(meta->version());
-      // The original committed: whatever keeps the replica from following (its OSD down, full,
-      // a damaged record), the change stands and a repair record brings the replica along.
       PendingCalls own;
-      const bool wait_here = replica_pending == nullptr;
-      if (wait_here) replica_pending = &own;
-      replica_pending->Add();
-      SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-          replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)), &OsdClient::WriteAsync,
-          [this, original_copy, version = meta->version(), replica_copy,
-           replica_pending](Result<wire::WriteResponse> written) {
-            if (written.ok()) return replica_pending->Done(Status::Ok());
-            if (!IsOsdFailure(written.status())) {
-              spdlog::warn("{}: replica not updated ({}); recording a repair",
-                           replica_copy.ToString(), written.status().ToString());
-            }
-            SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-                original_copy,
-                std::make_shared<wire::WriteRequest>(
-                    RecordRepairRequest(original_copy, version, false)),
-                &OsdClient::WriteAsync, [replica_pending](Result<wire::WriteResponse> recorded) {
-                  replica_pending->Done(recorded.status());
-                });
-          });
-      if (wait_here) ORTHOFS_RETURN_IF_ERROR(own.Wait());
+      MakeReplicaFollow(original_copy, data, meta->version(),
+                        replica_pending != nullptr ? replica_pending : &own);
+      if (replica_pending == nullptr) ORTHOFS_RETURN_IF_ERROR(own.Wait());
       return meta;
     }
     if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;
@@ -855,6 +855,82 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
   // original.
   how.record_repair = true;
   return Write(replica_copy, data, how);
+}
+
+void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view data,
+                                      uint64_t version, PendingCalls* pending) {
+  const Oid replica_copy = original_copy.OtherCopy();
+  wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
+  r.set_replace(true);
+  r.set_set_version(version);
+  // The original committed: whatever keeps the replica from following (its OSD down, full, a
+  // damaged record), the change stands and a repair record brings the replica along.
+  pending->Add();
+  SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+      replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)), &OsdClient::WriteAsync,
+      [this, original_copy, version, replica_copy, pending](Result<wire::WriteResponse> written) {
+        if (written.ok()) return pending->Done(Status::Ok());
+        if (!IsOsdFailure(written.status())) {
+          spdlog::warn("{}: replica not updated ({}); recording a repair", replica_copy.ToString(),
+                       written.status().ToString());
+        }
+        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+            original_copy,
+            std::make_shared<wire::WriteRequest>(
+                RecordRepairRequest(original_copy, version, false)),
+            &OsdClient::WriteAsync,
+            [pending](Result<wire::WriteResponse> recorded) { pending->Done(recorded.status()); });
+      });
+}
+
+Result<wire::ObjectMeta> ClusterClient::CreateBothCopies(const Oid& original,
+                                                         std::string_view data) {
+  const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
+  const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
+  // An OSD known down: the careful order, which commits on the live copy with a repair record.
+  if (CopyIsDown(original_copy) || CopyIsDown(replica_copy)) {
+    return WriteOriginalThenReplica(original, data, 0);
+  }
+  ObjectWrite how;
+  how.replace = true;
+  how.expected_version = 0;
+  auto answer = std::make_shared<std::promise<Result<wire::WriteResponse>>>();
+  std::future<Result<wire::WriteResponse>> replica_written = answer->get_future();
+  SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+      replica_copy, std::make_shared<wire::WriteRequest>(MakeWrite(replica_copy, data, how)),
+      &OsdClient::WriteAsync,
+      [answer](Result<wire::WriteResponse> r) { answer->set_value(std::move(r)); });
+  Result<wire::ObjectMeta> original_written = Write(original_copy, data, how);
+  Result<wire::WriteResponse> replica = replica_written.get();
+  if (original_written.ok()) {
+    if (replica.ok() && replica->meta().version() == original_written->version()) {
+      return original_written;
+    }
+    // The replica failed, or holds another version (a copy left over): it follows the original.
+    PendingCalls follow;
+    MakeReplicaFollow(original_copy, data, original_written->version(), &follow);
+    ORTHOFS_RETURN_IF_ERROR(follow.Wait());
+    return original_written;
+  }
+  const Status failed = original_written.status();
+  if (!replica.ok()) return failed;
+  if (IsOsdFailure(failed) || failed.Is(StatusCode::kCorruption)) {
+    // The original's OSD is down (or its record damaged): the replica is the commit point, and
+    // a repair record there brings the original along (WriteOriginalThenReplica's fallback).
+    const uint64_t version = replica->meta().version();
+    Result<wire::WriteResponse> recorded = SendForCopy(
+        replica_copy, RecordRepairRequest(replica_copy, version, false), &OsdClient::Write);
+    if (!recorded.ok()) return recorded.status();
+    return replica->meta();
+  }
+  // The original refused the object (no space, say): the replica alone must not stay.
+  Result<wire::DeleteResponse> removed =
+      DeleteCopy(replica_copy, replica->meta().version(), std::nullopt);
+  if (!removed.ok()) {
+    spdlog::warn("{}: written, but its original was refused ({}), and removing it failed: {}",
+                 replica_copy.ToString(), failed.ToString(), removed.status().ToString());
+  }
+  return failed;
 }
 
 Status ClusterClient::SyncAll() {

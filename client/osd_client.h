@@ -274,6 +274,10 @@ class ClusterClient {
   // it is missing (NotFound only when both are).
   Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
                                             uint64_t length = 0);
+  // The same with both copies asked at once, for objects that are often absent (a name's
+  // DIRENT bucket: a lookup of a name that does not exist, as before every create, costs one
+  // round trip instead of two). The other copy's answer is awaited, and dropped unless needed.
+  Result<wire::ReadResponse> ReadEitherCopyAsking(const Oid& original);
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
@@ -325,6 +329,13 @@ class ClusterClient {
   Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
                                                     std::optional<uint64_t> expected_version,
                                                     PendingCalls* replica_pending = nullptr);
+  // A metadata object that cannot exist yet (a newly reserved file number's INODE or SYMLINK:
+  // no other client can race its creation): both copies are written at once, each only if
+  // absent, in one round trip. Whenever that does not end in two equal copies (an OSD failing
+  // now, one known down, a copy already there), it ends as WriteOriginalThenReplica would: the
+  // original's write is the commit point and the replica follows it, or a repair record stands
+  // in for a copy that could not be written.
+  Result<wire::ObjectMeta> CreateBothCopies(const Oid& original, std::string_view data);
   // Makes every acknowledged write durable on every OSD (WAL fsync), all OSDs at once.
   // OSDs known down are skipped: their copies' other halves carry repair records.
   Status SyncAll();
@@ -351,7 +362,12 @@ class ClusterClient {
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
 
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
-                                                uint64_t length);
+                                                uint64_t length, bool both_at_once);
+  // After the original's write committed at `version`: the replica made equal to it, or a
+  // repair record on the original when it cannot follow (WriteOriginalThenReplica). Reports to
+  // `pending` (Add/Done).
+  void MakeReplicaFollow(const Oid& original_copy, std::string_view data, uint64_t version,
+                         PendingCalls* pending);
   // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
   // record there for the other copy.
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;

@@ -103,6 +103,7 @@ TEST_F(OsdTest, RoundTripsObjectsOfEverySize) {
 
 // Either copy answers a read: the original when it has the object, the replica when only it has
 // (an original that missed a change while partitioned away), NotFound only when neither has it.
+// The same whether the replica is asked only after the original, or at once.
 TEST_F(OsdTest, ReadEitherCopyFindsTheCopyThatHasTheObject) {
   const Oid on_both = Data(150, 0), replica_only = Data(151, 0), original_only = Data(152, 0);
   PutBoth(client(), on_both, "both");
@@ -110,14 +111,36 @@ TEST_F(OsdTest, ReadEitherCopyFindsTheCopyThatHasTheObject) {
   how.replace = true;
   ASSERT_TRUE(client().Write(replica_only.WithFlag(CopyFlag::kReplica), "replica", how).ok());
   ASSERT_TRUE(client().Write(original_only, "original", how).ok());
-  for (const auto& [oid, want] :
-       {std::pair{on_both, "both"}, {replica_only, "replica"}, {original_only, "original"}}) {
-    Result<wire::ReadResponse> read = client().ReadEitherCopy(oid);
-    ASSERT_TRUE(read.ok()) << oid.ToString() << ": " << read.status().ToString();
-    EXPECT_EQ(read->data(), want);
+  for (bool both_at_once : {false, true}) {
+    auto read_either = [&](const Oid& oid) {
+      return both_at_once ? client().ReadEitherCopyAsking(oid) : client().ReadEitherCopy(oid);
+    };
+    for (const auto& [oid, want] :
+         {std::pair{on_both, "both"}, {replica_only, "replica"}, {original_only, "original"}}) {
+      Result<wire::ReadResponse> read = read_either(oid);
+      ASSERT_TRUE(read.ok()) << oid.ToString() << ": " << read.status().ToString();
+      EXPECT_EQ(read->data(), want) << both_at_once;
+    }
+    Result<wire::ReadResponse> none = read_either(Data(153, 0));
+    EXPECT_TRUE(none.status().Is(StatusCode::kNotFound)) << none.status().ToString();
   }
-  Result<wire::ReadResponse> none = client().ReadEitherCopy(Data(153, 0));
-  EXPECT_TRUE(none.status().Is(StatusCode::kNotFound)) << none.status().ToString();
+}
+
+// A new metadata object's two copies, written at once: equal, at version 1, and only if absent
+// (a second creation is refused and changes neither copy).
+TEST_F(OsdTest, CreateBothCopiesWritesTwoEqualCopiesOnlyIfAbsent) {
+  const Oid oid{1, 160, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  Result<wire::ObjectMeta> created = client().CreateBothCopies(oid, "first");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->version(), 1u);
+  Result<wire::ObjectMeta> again = client().CreateBothCopies(oid, "second");
+  EXPECT_TRUE(again.status().Is(StatusCode::kVersionMismatch)) << again.status().ToString();
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> read = client().Read(oid.WithFlag(flag));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(read->data(), "first");
+    EXPECT_EQ(read->meta().version(), 1u);
+  }
 }
 
 // A ranged read carries the range's own checksum (the object's covers only the whole), so the
@@ -1013,6 +1036,41 @@ TEST(OsdDurabilityTest, AcknowledgedObjectsSurviveKillNine) {
   }
   for (size_t i = 0; i < c.osds().size(); ++i) {
     EXPECT_EQ(c.osds()[i]->Stats({})->objects(), objects_before[i]);
+  }
+}
+
+// A new metadata object's copies written at once while one copy's OSD has just been killed:
+// first before the client knows (the failure shows in that very write), then after. The live
+// copy takes each write with a repair record, and the restarted OSD gets its copy back, equal
+// in bytes and version.
+TEST(OsdCreateTest, CreateBothCopiesWithAnOsdDownLeavesARepairForIt) {
+  for (CopyFlag lost : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
+    TestCluster cluster(TestClusterOptions{.osds = 3});
+    ClusterClient& c = cluster.client();
+    const Oid first{1, 170, 0, ObjectType::kInode, CopyFlag::kOriginal};
+    const uint32_t down = c.placement().OsdFor(first.WithFlag(lost));
+    Oid second{1, 171, 0, ObjectType::kInode, CopyFlag::kOriginal};
+    while (c.placement().OsdFor(second.WithFlag(lost)) != down) ++second.fno;
+    cluster.Stop(down, SIGKILL);
+    for (const Oid& oid : {first, second}) {
+      Result<wire::ObjectMeta> created = c.CreateBothCopies(oid, "inode " + oid.ToString());
+      ASSERT_TRUE(created.ok()) << oid.ToString() << ": " << created.status().ToString();
+      EXPECT_EQ(ReadAll(c, oid.WithFlag(lost == CopyFlag::kOriginal ? CopyFlag::kReplica
+                                                                    : CopyFlag::kOriginal)),
+                "inode " + oid.ToString());
+    }
+    cluster.Start(down);
+    for (const Oid& oid : {first, second}) {
+      // The restarted OSD answers once the other OSDs replayed its repair records.
+      Result<wire::ReadResponse> copy = c.Read(oid.WithFlag(lost));
+      for (int i = 0; i < 200 && !copy.ok(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        copy = c.Read(oid.WithFlag(lost));
+      }
+      ASSERT_TRUE(copy.ok()) << oid.ToString() << ": " << copy.status().ToString();
+      EXPECT_EQ(copy->data(), "inode " + oid.ToString());
+      EXPECT_EQ(copy->meta().version(), 1u);
+    }
   }
 }
 
