@@ -117,8 +117,13 @@ Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected
                              uint64_t* new_version, PendingCalls* replica_pending) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   const uint64_t deletes_before = inode_deletes_.load(std::memory_order_acquire);
-  Result<wire::ObjectMeta> meta = cluster_->WriteOriginalThenReplica(
-      InodeOid(fno), EncodeInode(inode), expected_version, replica_pending);
+  // A new file number's INODE (expected version 0): no other client can race its creation, so
+  // both copies are written at once.
+  Result<wire::ObjectMeta> meta =
+      expected_version == 0 && replica_pending == nullptr
+          ? cluster_->CreateBothCopies(InodeOid(fno), EncodeInode(inode))
+          : cluster_->WriteOriginalThenReplica(InodeOid(fno), EncodeInode(inode), expected_version,
+                                               replica_pending);
   {
     std::lock_guard lock(recent_mu_);
     const std::string key = std::to_string(fno);
@@ -177,7 +182,9 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change, std::option
 }
 
 Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
-  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid);
+  // Both copies at once: most buckets a create or a failed lookup reads do not exist, and an
+  // original's NotFound is not final (its OSD may have lost the object the replica has).
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopyAsking(oid);
   if (read.status().Is(StatusCode::kNotFound)) return Bucket{};
   if (!read.ok()) return read.status();
   Result<std::vector<DirEntry>> entries = DecodeDirentBucket(read->data());
@@ -297,6 +304,12 @@ Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
 
 Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start,
                                  PendingCalls* replica_pending) {
+  // Without a start, the directory as this client wrote it a moment ago (a burst of changes in
+  // one directory): if another client changed it since, the conditional write fails and the
+  // update starts again from a fresh read.
+  if (!start) {
+    if (auto written = RecentlyWritten(dir)) start = written->first;
+  }
   const Timespec now = Now();
   return UpdateInode(
              dir,
@@ -313,7 +326,12 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
 Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
                                       std::string_view symlink_target) {
   ORTHOFS_RETURN_IF_ERROR(CheckName(name));
-  Result<InodeRef> parent = GetInode(dir);
+  // The parent as this client wrote it a moment ago (a burst of creates in one directory), or
+  // read now. Its version only starts the parent's update below: if another client changed it
+  // since, that conditional write fails and the update starts again from a fresh read.
+  std::optional<std::pair<InodeRef, std::chrono::steady_clock::time_point>> written =
+      RecentlyWritten(dir);
+  Result<InodeRef> parent = written ? Result<InodeRef>(written->first) : GetInode(dir);
   if (!parent.ok()) return parent.status();
   if (!parent->inode.IsDirectory()) {
     return Status::NotADirectory("inode " + std::to_string(dir) + " is not a directory");
@@ -328,8 +346,7 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
   if (!fno.ok()) return fno.status();
   // 1. The inode (and link target): an orphan until the entry below commits.
   if (!symlink_target.empty()) {
-    Result<wire::ObjectMeta> target =
-        cluster_->WriteOriginalThenReplica(SymlinkOid(*fno), symlink_target, 0);
+    Result<wire::ObjectMeta> target = cluster_->CreateBothCopies(SymlinkOid(*fno), symlink_target);
     if (!target.ok()) return target.status();
   }
   uint64_t version = 0;
@@ -479,12 +496,20 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
     Status removed = RemoveEntry(dir, name, entry.fno, std::move(found->bucket));
     if (removed.Is(StatusCode::kNotFound) && found->recent) continue;
     ORTHOFS_RETURN_IF_ERROR(removed);
-    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
-    Result<InodeRef> dropped = UpdateInode(entry.fno, [](Inode* inode) {
-      if (inode->nlink > 0) --inode->nlink;
-      inode->ctime = Now();
-      return Status::Ok();
-    });
+    // The entry is gone (both copies). The two INODE updates' replica writes overlap the next
+    // step; both originals are written in order.
+    PendingCalls replicas;
+    const Status touched = TouchDirectory(dir, 0, std::nullopt, &replicas);
+    Result<InodeRef> dropped = touched.ok() ? UpdateInode(
+                                                  entry.fno,
+                                                  [](Inode* inode) {
+                                                    if (inode->nlink > 0) --inode->nlink;
+                                                    inode->ctime = Now();
+                                                    return Status::Ok();
+                                                  },
+                                                  std::nullopt, &replicas)
+                                            : Result<InodeRef>(touched);
+    ORTHOFS_RETURN_IF_ERROR(replicas.Wait());
     if (!dropped.ok()) return dropped.status();
     return Unlinked{entry.fno, dropped->inode.nlink == 0};
   }
@@ -733,7 +758,10 @@ Status Namespace::RemoveXattr(uint64_t fno, const std::string& name) {
 }
 
 Status Namespace::ReleaseInode(uint64_t fno) {
-  Result<InodeRef> inode = GetInode(fno);
+  // As this client wrote it a moment ago (the unlink that dropped its last link), or read now.
+  std::optional<std::pair<InodeRef, std::chrono::steady_clock::time_point>> written =
+      RecentlyWritten(fno);
+  Result<InodeRef> inode = written ? Result<InodeRef>(written->first) : GetInode(fno);
   if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
   if (!inode.ok()) return inode.status();
   if (inode->inode.IsRegular()) {
