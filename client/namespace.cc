@@ -182,9 +182,7 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change, std::option
 }
 
 Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
-  // Both copies at once: most buckets a create or a failed lookup reads do not exist, and an
-  // original's NotFound is not final (its OSD may have lost the object the replica has).
-  Result<wire::ReadResponse> read = cluster_->ReadEitherCopyAsking(oid);
+  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(oid);
   if (read.status().Is(StatusCode::kNotFound)) return Bucket{};
   if (!read.ok()) return read.status();
   Result<std::vector<DirEntry>> entries = DecodeDirentBucket(read->data());
@@ -376,6 +374,17 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
   // replica's write overlaps the entry replica's too.
   const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent, &entry_replica);
   ORTHOFS_RETURN_IF_ERROR(entry_replica.Wait());
+  if (touched.Is(StatusCode::kNotFound)) {
+    // Another client removed the directory after this client's last look at it: the entry just
+    // made is in no directory. It goes again, and the new inode with it (fsck would collect
+    // both as orphans otherwise).
+    if (Status undone = RemoveEntry(dir, name, *fno); !undone.ok()) {
+      spdlog::warn("entry '{}' made in removed directory {} stays (fsck collects it): {}", name,
+                   dir, undone.ToString());
+    } else {
+      (void)ReleaseInode(*fno);
+    }
+  }
   ORTHOFS_RETURN_IF_ERROR(touched);
   return InodeRef{*fno, inode, version};
 }
@@ -509,8 +518,14 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
                                                   },
                                                   std::nullopt, &replicas)
                                             : Result<InodeRef>(touched);
-    ORTHOFS_RETURN_IF_ERROR(replicas.Wait());
+    const Status followed = replicas.Wait();
     if (!dropped.ok()) return dropped.status();
+    // The originals changed: the name is gone and the link counted. A replica that did not
+    // follow (nor could be recorded for repair) is logged; the caller must still free the file.
+    if (!followed.ok()) {
+      spdlog::error("unlink of '{}' in {}: an INODE replica is behind: {}", name, dir,
+                    followed.ToString());
+    }
     return Unlinked{entry.fno, dropped->inode.nlink == 0};
   }
   return Status::NotFound("no entry '" + std::string(name) + "'");  // not reached

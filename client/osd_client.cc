@@ -505,45 +505,23 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopy(const Oid& original, uint64_t offset,
                                                          uint64_t length) {
-  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length, false);
+  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, offset, length);
   // Both copies' OSDs restarting (waiting for their repair records to be replayed): briefly.
   for (int attempt = 0; attempt < 50 && !read.ok() && IsRecovering(read.status()); ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    read = ReadEitherCopyOnce(original, offset, length, false);
-  }
-  return read;
-}
-
-Result<wire::ReadResponse> ClusterClient::ReadEitherCopyAsking(const Oid& original) {
-  Result<wire::ReadResponse> read = ReadEitherCopyOnce(original, 0, 0, true);
-  for (int attempt = 0; attempt < 50 && !read.ok() && IsRecovering(read.status()); ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    read = ReadEitherCopyOnce(original, 0, 0, true);
+    read = ReadEitherCopyOnce(original, offset, length);
   }
   return read;
 }
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original, uint64_t offset,
-                                                             uint64_t length, bool both_at_once) {
+                                                             uint64_t length) {
   Oid first = original.WithFlag(CopyFlag::kOriginal);
   Oid second = original.WithFlag(CopyFlag::kReplica);
   if (CopyIsDown(first)) std::swap(first, second);
-  // Asked at once, the other copy's answer is awaited even when unneeded: its callback must
-  // not outlive this client.
-  std::optional<std::future<Result<wire::ReadResponse>>> second_read;
-  if (both_at_once) {
-    auto answer = std::make_shared<std::promise<Result<wire::ReadResponse>>>();
-    second_read = answer->get_future();
-    ReadAsync(second, offset, length,
-              [answer](Result<wire::ReadResponse> r) { answer->set_value(std::move(r)); });
-  }
   Result<wire::ReadResponse> read = Read(first, offset, length);
-  if (read.ok() || !NeedsOtherCopy(read.status())) {
-    if (second_read) second_read->wait();
-    return read;
-  }
-  Result<wire::ReadResponse> other =
-      second_read ? second_read->get() : Read(second, offset, length);
+  if (read.ok() || !NeedsOtherCopy(read.status())) return read;
+  Result<wire::ReadResponse> other = Read(second, offset, length);
   // Absent from both is absent; otherwise the other copy's answer counts.
   if (!other.ok() && read.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
     return read;
@@ -906,7 +884,17 @@ Result<wire::ObjectMeta> ClusterClient::CreateBothCopies(const Oid& original,
     if (replica.ok() && replica->meta().version() == original_written->version()) {
       return original_written;
     }
-    // The replica failed, or holds another version (a copy left over): it follows the original.
+    if (!replica.ok() && IsOsdFailure(replica.status())) {
+      // Its OSD failed just now: not asked again; the original records the repair.
+      Result<wire::WriteResponse> recorded = SendForCopy(
+          original_copy, RecordRepairRequest(original_copy, original_written->version(), false),
+          &OsdClient::Write);
+      if (!recorded.ok()) return recorded.status();
+      return original_written;
+    }
+    // The replica refused (full, damaged) or holds a lower version (a copy left over): it
+    // follows the original. (A leftover at a higher version, which only a reused file number
+    // could leave, would stay as it is.)
     PendingCalls follow;
     MakeReplicaFollow(original_copy, data, original_written->version(), &follow);
     ORTHOFS_RETURN_IF_ERROR(follow.Wait());

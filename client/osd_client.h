@@ -274,10 +274,6 @@ class ClusterClient {
   // it is missing (NotFound only when both are).
   Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
                                             uint64_t length = 0);
-  // The same with both copies asked at once, for objects that are often absent (a name's
-  // DIRENT bucket: a lookup of a name that does not exist, as before every create, costs one
-  // round trip instead of two). The other copy's answer is awaited, and dropped unless needed.
-  Result<wire::ReadResponse> ReadEitherCopyAsking(const Oid& original);
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
@@ -362,7 +358,7 @@ class ClusterClient {
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
 
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
-                                                uint64_t length, bool both_at_once);
+                                                uint64_t length);
   // After the original's write committed at `version`: the replica made equal to it, or a
   // repair record on the original when it cannot follow (WriteOriginalThenReplica). Reports to
   // `pending` (Add/Done).

@@ -87,19 +87,45 @@ TEST_F(NamespaceTest, ChangesFromThisClientsStaleParentKeepTheOtherClientsChange
 }
 
 // The unlink of a file's last link, then its release (as the mount does when the file is not
-// open): the INODE is gone, both copies.
-TEST_F(NamespaceTest, ReleaseAfterTheLastUnlinkDeletesTheInode) {
+// open): its data objects and its INODE are gone, both copies of each.
+TEST_F(NamespaceTest, ReleaseAfterTheLastUnlinkDeletesEveryObject) {
   Result<InodeRef> file = CreateFile(a_, "r");
   ASSERT_TRUE(file.ok());
+  const uint64_t object_size = cluster_.client().map().object_size;
+  std::vector<Oid> objects;
+  for (uint64_t index = 0; index < 2; ++index) {
+    objects.push_back(Oid{kFnso, file->fno, index, ObjectType::kData, CopyFlag::kOriginal});
+    ASSERT_TRUE(cluster_.client().WriteBothCopies(objects.back(), "bytes", {.replace = true}).ok());
+  }
+  ASSERT_TRUE(a_.ExtendAndTouch(file->fno, object_size + 5, Now()).ok());
   Result<Unlinked> gone = a_.Unlink(kRoot, "r");
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   ASSERT_TRUE(gone->last_link);
   ASSERT_TRUE(a_.ReleaseInode(file->fno).ok());
   EXPECT_TRUE(b_.GetInode(file->fno).status().Is(StatusCode::kNotFound));
-  const Oid inode{kFnso, file->fno, 0, ObjectType::kInode, CopyFlag::kOriginal};
-  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    EXPECT_TRUE(cluster_.client().Read(inode.WithFlag(flag)).status().Is(StatusCode::kNotFound));
+  objects.push_back(Oid{kFnso, file->fno, 0, ObjectType::kInode, CopyFlag::kOriginal});
+  for (const Oid& oid : objects) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      EXPECT_TRUE(cluster_.client().Read(oid.WithFlag(flag)).status().Is(StatusCode::kNotFound))
+          << oid.WithFlag(flag).ToString();
+    }
   }
+}
+
+// A changed a directory a moment ago, then B removed it: A's create there, which starts from
+// A's own write of the directory, finds it gone only after its entry committed. The create
+// fails, and takes back the entry and the new INODE.
+TEST_F(NamespaceTest, CreateInADirectoryAnotherClientRemovedLeavesNothing) {
+  Result<InodeRef> dir = a_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(a_.Create(dir->fno, "x0", S_IFREG | 0644, 0, Credentials{}).ok());
+  ASSERT_TRUE(a_.Unlink(dir->fno, "x0").ok());  // A wrote d a moment ago
+  ASSERT_TRUE(b_.Rmdir(kRoot, "d").ok());
+  Result<InodeRef> made = a_.Create(dir->fno, "x", S_IFREG | 0644, 0, Credentials{});
+  EXPECT_TRUE(made.status().Is(StatusCode::kNotFound)) << made.status().ToString();
+  auto entries = cluster_.client().ListFileObjectsEitherCopy(kFnso, dir->fno, ObjectType::kDirent);
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  EXPECT_TRUE(entries->empty()) << entries->size() << " DIRENT objects left in the removed dir";
 }
 
 // A looked the name up (absent), then B created it: A's exclusive create starts from its stale
