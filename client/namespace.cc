@@ -150,6 +150,11 @@ Namespace::RecentlyWritten(uint64_t fno) {
   return written_inodes_.Peek(std::to_string(fno), RecentReads<InodeRef>::Clock::now());
 }
 
+Result<InodeRef> Namespace::WrittenOrRead(uint64_t fno) {
+  if (auto written = RecentlyWritten(fno)) return written->first;
+  return GetInode(fno);
+}
+
 Status Namespace::DeleteInode(uint64_t fno) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   inode_deletes_.fetch_add(1, std::memory_order_acq_rel);
@@ -327,9 +332,7 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
   // The parent as this client wrote it a moment ago (a burst of creates in one directory), or
   // read now. Its version only starts the parent's update below: if another client changed it
   // since, that conditional write fails and the update starts again from a fresh read.
-  std::optional<std::pair<InodeRef, std::chrono::steady_clock::time_point>> written =
-      RecentlyWritten(dir);
-  Result<InodeRef> parent = written ? Result<InodeRef>(written->first) : GetInode(dir);
+  Result<InodeRef> parent = WrittenOrRead(dir);
   if (!parent.ok()) return parent.status();
   if (!parent->inode.IsDirectory()) {
     return Status::NotADirectory("inode " + std::to_string(dir) + " is not a directory");
@@ -774,9 +777,7 @@ Status Namespace::RemoveXattr(uint64_t fno, const std::string& name) {
 
 Status Namespace::ReleaseInode(uint64_t fno) {
   // As this client wrote it a moment ago (the unlink that dropped its last link), or read now.
-  std::optional<std::pair<InodeRef, std::chrono::steady_clock::time_point>> written =
-      RecentlyWritten(fno);
-  Result<InodeRef> inode = written ? Result<InodeRef>(written->first) : GetInode(fno);
+  Result<InodeRef> inode = WrittenOrRead(fno);
   if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
   if (!inode.ok()) return inode.status();
   if (inode->inode.IsRegular()) {

@@ -109,6 +109,9 @@ class Namespace {
       uint64_t fno);
 
  private:
+  // The INODE as this client wrote it a moment ago (RecentlyWritten), else as read now: the
+  // start of a change whose conditional write catches another client's change in between.
+  Result<InodeRef> WrittenOrRead(uint64_t fno);
   Oid InodeOid(uint64_t fno) const { return {fnso_, fno, 0, ObjectType::kInode}; }
   Oid DirentOid(uint64_t dir, std::string_view name) const {
     return {fnso_, dir, DirentOffset(name), ObjectType::kDirent};
