@@ -143,10 +143,24 @@ Status DataLog::StartSegmentLocked(uint64_t id) {
 }
 
 Result<LogExtent> DataLog::Append(std::string_view header, const BytePieces& data) {
-  const uint64_t length = header.size() + data.size();
-  if (length > UINT32_MAX) return Status::InvalidArgument("record too large for the data log");
+  Result<std::vector<LogExtent>> extents = AppendAll({Record{header, data}});
+  if (!extents.ok()) return extents.status();
+  return extents->front();
+}
+
+Result<std::vector<LogExtent>> DataLog::AppendAll(const std::vector<Record>& records) {
+  if (records.empty()) return std::vector<LogExtent>();
+  uint64_t length = 0;
+  for (const Record& r : records) {
+    if (r.header.size() + r.data.size() > UINT32_MAX) {
+      return Status::InvalidArgument("record too large for the data log");
+    }
+    length += r.header.size() + r.data.size();
+  }
   std::shared_ptr<Segment> segment;
-  LogExtent extent;
+  std::vector<LogExtent> extents;
+  extents.reserve(records.size());
+  uint64_t start = 0;
   {
     std::lock_guard lock(mu_);
     ORTHOFS_RETURN_IF_ERROR(failed_);
@@ -154,30 +168,37 @@ Result<LogExtent> DataLog::Append(std::string_view header, const BytePieces& dat
       ORTHOFS_RETURN_IF_ERROR(StartSegmentLocked(active_id_ + 1));
     }
     segment = active_;
-    extent = {active_id_, active_size_, static_cast<uint32_t>(length)};
-    active_size_ += length;
-    usage_.Grew(extent.segment, length);
-    usage_.Pin(extent.segment);
+    start = active_size_;
+    for (const Record& r : records) {
+      const auto record_length = static_cast<uint32_t>(r.header.size() + r.data.size());
+      extents.push_back({active_id_, active_size_, record_length});
+      active_size_ += record_length;
+      usage_.Pin(active_id_);
+    }
+    usage_.Grew(active_id_, length);
   }
-  BytePieces record(header);
-  for (std::string_view piece : data.pieces()) record.Append(piece);
+  BytePieces all;
+  for (const Record& r : records) {
+    all.Append(r.header);
+    for (std::string_view piece : r.data.pieces()) all.Append(piece);
+  }
   std::vector<iovec> parts;
   uint64_t written = 0;
   while (written < length) {
     // What a short write left (all of it at first), at most IOV_MAX pieces per call.
     parts.clear();
-    const BytePieces rest = record.Sub(written, length - written);
+    const BytePieces rest = all.Sub(written, length - written);
     for (std::string_view piece : rest.pieces()) {
       if (parts.size() == IOV_MAX) break;
       parts.push_back({const_cast<char*>(piece.data()), piece.size()});
     }
     const ssize_t n = ::pwritev(segment->fd, parts.data(), static_cast<int>(parts.size()),
-                                static_cast<off_t>(extent.offset + written));
+                                static_cast<off_t>(start + written));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
-      Abandoned(extent);
-      return ErrnoStatus(err, "data log append to " + PathOf(extent.segment));
+      for (const LogExtent& e : extents) Abandoned(e);
+      return ErrnoStatus(err, "data log append to " + PathOf(segment->id));
     }
     written += static_cast<uint64_t>(n);
   }
@@ -187,7 +208,7 @@ Result<LogExtent> DataLog::Append(std::string_view header, const BytePieces& dat
     // Only now: a Sync must not take the segment off the list before these bytes are in it.
     std::lock_guard lock(mu_);
     if (unsynced_.empty() || unsynced_.back() != segment) unsynced_.push_back(segment);
-    const uint64_t end = extent.offset + length;
+    const uint64_t end = start + length;
     if (end >= segment->writeback_from + kWritebackChunkBytes) {
       writeback_from = segment->writeback_from;
       writeback_to = end;
@@ -202,7 +223,7 @@ Result<LogExtent> DataLog::Append(std::string_view header, const BytePieces& dat
                             static_cast<off_t>(writeback_to - writeback_from),
                             SYNC_FILE_RANGE_WRITE);
   }
-  return extent;
+  return extents;
 }
 
 void DataLog::Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed) {

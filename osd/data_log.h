@@ -37,9 +37,16 @@ class DataLog {
   static Status SyncExisting(const std::string& dir);
   ~DataLog();
 
-  // Appends one record, header and bytes as they are, in pieces (pwritev, no joined copy).
-  // Concurrent appends write side by side. The extent's segment stays pinned (never collected)
-  // until Indexed or Abandoned is called for it.
+  // A record to append: its header and bytes, written as they are.
+  struct Record {
+    std::string_view header;
+    BytePieces data;
+  };
+  // Appends the records one after another in one segment, in pieces (pwritev, no joined copy):
+  // one write call for a batch. Concurrent appends write side by side. Each extent's segment
+  // stays pinned (never collected) until Indexed or Abandoned is called for the extent.
+  Result<std::vector<LogExtent>> AppendAll(const std::vector<Record>& records);
+  // One record (AppendAll).
   Result<LogExtent> Append(std::string_view header, const BytePieces& data);
   Result<LogExtent> Append(std::string_view header, std::string_view data) {
     return Append(header, BytePieces(data));

@@ -65,6 +65,46 @@ TEST_F(DataLogTest, AppendsBytesInPieces) {
   EXPECT_EQ(data, bytes);
 }
 
+// A batch of records goes side by side into one segment, a new one when the active segment
+// lacks room for all of them.
+TEST_F(DataLogTest, AppendAllPutsABatchSideBySideInOneSegment) {
+  Result<LogExtent> first = log_->Append("h0", std::string(600, 'x'));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const std::string a(200, 'a');
+  BytePieces b;
+  b.Append("bb");
+  b.Append(std::string_view("bbbb"));
+  Result<std::vector<LogExtent>> batch = log_->AppendAll({{"H1", BytePieces(a)}, {"H2", b}});
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->size(), 2u);
+  // 602 + 202 + 8 fits the segment (1000 bytes): right after the first record.
+  EXPECT_EQ((*batch)[0].segment, first->segment);
+  EXPECT_EQ((*batch)[0].offset, 602u);
+  EXPECT_EQ((*batch)[0].length, 202u);
+  EXPECT_EQ((*batch)[1].offset, 804u);
+  EXPECT_EQ((*batch)[1].length, 8u);
+  EXPECT_EQ(ReadBack((*batch)[0], 2), std::make_pair(std::string("H1"), a));
+  EXPECT_EQ(ReadBack((*batch)[1], 2), std::make_pair(std::string("H2"), std::string("bbbbbb")));
+
+  // 2 x 150 more do not fit: both go to the next segment, from its start.
+  Result<std::vector<LogExtent>> next = log_->AppendAll(
+      {{"H3", BytePieces(std::string(148, 'c'))}, {"H4", BytePieces(std::string(148, 'd'))}});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ((*next)[0].segment, first->segment + 1);
+  EXPECT_EQ((*next)[0].offset, 0u);
+  EXPECT_EQ((*next)[1].segment, first->segment + 1);
+  EXPECT_EQ((*next)[1].offset, 150u);
+  EXPECT_EQ(ReadBack((*next)[1], 2).second, std::string(148, 'd'));
+  EXPECT_EQ(log_->total_bytes(), 812u + 300u);
+  // Each record of a batch pins the segment until it is indexed or abandoned.
+  log_->Abandoned(*first);
+  log_->Abandoned((*batch)[0]);
+  EXPECT_TRUE(log_->Victims(0.0, 1 << 20).empty()) << "batch[1] still pins segment 1";
+  log_->Abandoned((*batch)[1]);
+  EXPECT_EQ(log_->Victims(0.0, 1 << 20), (std::vector<uint64_t>{first->segment}));
+  EXPECT_TRUE(log_->AppendAll({}).ok());
+}
+
 TEST_F(DataLogTest, AppendsReadBackAndFillSegmentsInTurn) {
   std::vector<LogExtent> extents;
   for (int i = 0; i < 5; ++i) {

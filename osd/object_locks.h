@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace orthofs {
 
@@ -26,6 +28,15 @@ class ObjectLocks {
     return std::hash<std::string>{}(key) % kStripes;
   }
   std::mutex& ByStripe(size_t stripe) { return stripes_[stripe].mu; }
+  // Locks the stripes of all `keys` (each once, ascending) for a change of several objects.
+  std::vector<std::unique_lock<std::mutex>> LockAll(const std::vector<std::string>& keys) {
+    std::set<size_t> stripes;
+    for (const std::string& key : keys) stripes.insert(StripeOf(key));
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(stripes.size());
+    for (size_t s : stripes) locks.emplace_back(ByStripe(s));
+    return locks;
+  }
   // After a committed change of `key`; the caller holds For(key).
   void Committed(const std::string& key) {
     stripes_[StripeOf(key)].writes.fetch_add(1, std::memory_order_release);

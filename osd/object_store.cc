@@ -634,17 +634,25 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
   auto abandon = [&] {  // appended, but the index will never refer to them
     for (const LogExtent& e : added) log_->Abandoned(e);
   };
-  for (const Batch::LoggedRecord& record : batch->logged_) {
-    Result<LogExtent> extent = log_->Append(record.header, record.data);
-    if (!extent.ok()) {
-      abandon();
-      return extent.status();
+  if (!batch->logged_.empty()) {
+    std::vector<DataLog::Record> records;
+    records.reserve(batch->logged_.size());
+    for (const Batch::LoggedRecord& record : batch->logged_) {
+      records.push_back({record.header, record.data});
     }
-    extent->binding = RecordBinding(record.header, record.data);
-    added.push_back(*extent);
-    batch->batch_.Put(record.key, EncodeLogExtent(*extent));
-    batch->batch_.Merge(segment_usage_, SegmentUsageKey(extent->segment),
-                        EncodeDelta(extent->length));
+    Result<std::vector<LogExtent>> extents = log_->AppendAll(records);
+    if (!extents.ok()) return extents.status();  // AppendAll abandoned them
+    added = std::move(*extents);
+    // One segment for all of them: one change of its usage.
+    int64_t appended = 0;
+    for (size_t i = 0; i < added.size(); ++i) {
+      const Batch::LoggedRecord& record = batch->logged_[i];
+      added[i].binding = RecordBinding(record.header, record.data);
+      batch->batch_.Put(record.key, EncodeLogExtent(added[i]));
+      appended += added[i].length;
+    }
+    batch->batch_.Merge(segment_usage_, SegmentUsageKey(added.front().segment),
+                        EncodeDelta(appended));
   }
   batch->logged_.clear();
   for (const auto& [key, summary] : batch->summaries_) {

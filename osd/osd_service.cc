@@ -518,23 +518,76 @@ grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* r
   return Finish(kWrite, WriteObject(view, *request, BytePieces(request->data()), response));
 }
 
-void OsdService::AddWriteManyResult(const MapView& view, const wire::WriteRequest& request,
-                                    const BytePieces& data, wire::WriteManyResponse* response) {
-  wire::WriteManyResult* result = response->add_results();
-  Status st = WriteObject(view, request, data, result->mutable_response());
-  Count(kWrite, st);
-  if (!st.ok()) SetRefusal(st, result);
-}
-
 grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
                                            wire::WriteManyResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   Result<std::vector<ReceivedWrite>> writes = ParseWriteMany(message);
   if (!writes.ok()) return Finish(kWriteMany, writes.status());
-  for (const ReceivedWrite& write : *writes) {
-    AddWriteManyResult(view, write.fields, write.data, response);
-  }
+  WriteTogether(view, *writes, response);
   return Finish(kWriteMany, Status::Ok());
+}
+
+void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWrite>& writes,
+                               wire::WriteManyResponse* response) {
+  const size_t n = writes.size();
+  std::vector<wire::WriteManyResult*> results(n);
+  std::vector<Status> outcomes(n);
+  std::vector<std::optional<Oid>> oids(n);
+  std::vector<std::string> keys(n);
+  std::vector<std::string> checked_keys;
+  for (size_t i = 0; i < n; ++i) {
+    results[i] = response->add_results();
+    Result<Oid> oid = CheckObject(view, writes[i].fields.epoch(), writes[i].fields.oid());
+    if (!oid.ok()) {
+      outcomes[i] = oid.status();
+      continue;
+    }
+    oids[i] = *oid;
+    keys[i] = EncodeStoreKey(*oid);
+    checked_keys.push_back(keys[i]);
+  }
+  std::vector<std::string> sorted = checked_keys;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    // One object twice (no client sends that): each write must see the one before it.
+    for (size_t i = 0; i < n; ++i) {
+      if (oids[i]) {
+        outcomes[i] =
+            WriteObject(view, writes[i].fields, writes[i].data, results[i]->mutable_response());
+      }
+    }
+  } else {
+    std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(checked_keys);
+    ObjectStore::Batch batch;
+    std::vector<std::pair<size_t, StagedWrite>> staged;
+    bool sync = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!oids[i]) continue;
+      Result<std::optional<StagedWrite>> write =
+          StageWrite(view, *oids[i], keys[i], writes[i].fields, writes[i].data, &batch,
+                     results[i]->mutable_response());
+      if (!write.ok()) {
+        outcomes[i] = write.status();
+      } else if (*write) {
+        staged.emplace_back(i, std::move(**write));
+        sync = sync || writes[i].fields.sync();
+      }
+    }
+    if (!staged.empty()) {
+      const Status committed = store_->Commit(&batch, sync);
+      for (const auto& [i, write] : staged) {
+        if (committed.ok()) {
+          FinishWrite(write);
+        } else {
+          outcomes[i] = committed;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Count(kWrite, outcomes[i]);
+    if (!outcomes[i].ok()) SetRefusal(outcomes[i], results[i]);
+  }
 }
 
 grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStreamer* streamer) {
@@ -560,6 +613,21 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
                                const BytePieces& data, wire::WriteResponse* response) {
   Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
+  const std::string key = EncodeStoreKey(*oid);
+  std::lock_guard lock(locks_.For(key));
+  ObjectStore::Batch batch;
+  Result<std::optional<StagedWrite>> staged =
+      StageWrite(view, *oid, key, request, data, &batch, response);
+  if (!staged.ok()) return staged.status();
+  if (!*staged) return Status::Ok();
+  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, request.sync()));
+  FinishWrite(**staged);
+  return Status::Ok();
+}
+
+Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
+    const MapView& view, const Oid& oid, const std::string& key, const wire::WriteRequest& request,
+    const BytePieces& data, ObjectStore::Batch* batch, wire::WriteResponse* response) {
   const uint64_t object_size = object_size_;
   if (request.replace() && request.offset() != 0) {
     return Status::InvalidArgument("a replacing write must start at offset 0");
@@ -573,13 +641,11 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
     return Status::InvalidArgument("set_version must be at least 1");
   }
   const auto use =
-      oid->type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
+      oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
   if (Status st = CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use); !st.ok()) {
     return st;
   }
   bytes_in_ += data.size();
-  const std::string key = EncodeStoreKey(*oid);
-  std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
   // A ranged write needs the old bytes. A write that replaces the object whole needs only its
   // version and length: the record's summary, not a read of 128 KiB (overwrites). A copy update
@@ -588,7 +654,7 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
   std::shared_ptr<const CachedObject> old_object;
   Result<ObjectRecordSummary> current = [&]() -> Result<ObjectRecordSummary> {
     if (request.replace()) {
-      Result<ObjectRecordSummary> summary = LoadSummaryLocked(view, *oid, key, &tombstone_version);
+      Result<ObjectRecordSummary> summary = LoadSummaryLocked(view, oid, key, &tombstone_version);
       const uint64_t stored = summary.ok() ? summary->version : tombstone_version;
       const bool answered = summary.ok() || summary.status().Is(StatusCode::kNotFound);
       if (!request.has_set_version() || (answered && request.set_version() > stored)) {
@@ -596,7 +662,7 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
       }
     }
     Result<std::shared_ptr<const CachedObject>> loaded =
-        LoadLocked(view, *oid, key, &tombstone_version);
+        LoadLocked(view, oid, key, &tombstone_version);
     if (!loaded.ok()) return loaded.status();
     old_object = *loaded;
     return SummaryOf(*old_object);
@@ -616,7 +682,7 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
     if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
       old_length = raw->size() - kObjectRecordHeaderSize;
     }
-    spdlog::warn("replacing damaged record of {} with the other copy's version {}", oid->ToString(),
+    spdlog::warn("replacing damaged record of {} with the other copy's version {}", oid.ToString(),
                  request.set_version());
   }
   // Versions only grow, also across a delete: the tombstone's version counts.
@@ -625,20 +691,20 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
     if (request.record_repair()) {
-      if (Status st = CommitRepairRecordOnly(*oid, stored_version, request.sync()); !st.ok()) {
+      if (Status st = CommitRepairRecordOnly(oid, stored_version, request.sync()); !st.ok()) {
         return st;
       }
     }
     if (existed) {
-      FillMeta(*oid, *current, response->mutable_meta());
+      FillMeta(oid, *current, response->mutable_meta());
     } else {
-      *response->mutable_meta()->mutable_oid() = ToWire(*oid);
+      *response->mutable_meta()->mutable_oid() = ToWire(oid);
       response->mutable_meta()->set_version(stored_version);
     }
-    return Status::Ok();
+    return std::optional<StagedWrite>();
   }
   if (request.has_expected_version() && request.expected_version() != old_version) {
-    return Status::VersionMismatch("object " + oid->ToString() + " is at version " +
+    return Status::VersionMismatch("object " + oid.ToString() + " is at version " +
                                    std::to_string(old_version) + ", expected " +
                                    std::to_string(request.expected_version()));
   }
@@ -656,18 +722,23 @@ Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& re
   const BytePieces stored_bytes = merged ? BytePieces(merged->data) : data;
   const ObjectRecordSummary summary{version, merged ? merged->checksum : ObjectChecksum(data),
                                     stored_bytes.size()};
-  ObjectStore::Batch batch;
-  batch.Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
-  if (request.record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), version);
-  if (Status st = store_->Commit(&batch, request.sync()); !st.ok()) return st;
-  if (request.record_repair()) RepairRecorded();
-  if (cache_.Contains(key)) {
-    cache_.Insert(key, merged ? merged : MakeObject(version, summary.checksum, data.Join()),
-                  CacheChain::kDemand);
+  batch->Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
+  if (request.record_repair()) batch->PutRepairRecord(OtherCopyKey(oid), version);
+  return std::optional<StagedWrite>(
+      StagedWrite{oid, key, std::move(merged), data, summary, request.record_repair(), response});
+}
+
+void OsdService::FinishWrite(const StagedWrite& write) {
+  if (write.record_repair) RepairRecorded();
+  if (cache_.Contains(write.key)) {
+    cache_.Insert(
+        write.key,
+        write.merged ? write.merged
+                     : MakeObject(write.summary.version, write.summary.checksum, write.data.Join()),
+        CacheChain::kDemand);
   }
-  locks_.Committed(key);
-  FillMeta(*oid, summary, response->mutable_meta());
-  return Status::Ok();
+  locks_.Committed(write.key);
+  FillMeta(write.oid, write.summary, write.response->mutable_meta());
 }
 
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
@@ -758,7 +829,6 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   const uint64_t object_size = object_size_;
   std::vector<Oid> oids;
   std::vector<std::string> keys;
-  std::set<size_t> stripe_indexes;
   uint64_t put_bytes = 0;
   for (int i = 0; i < n; ++i) {
     const wire::TxnOp& op = request->ops(i);
@@ -784,7 +854,6 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
       return Finish(kTransact, Status::InvalidArgument(where + "object " + oid->ToString() +
                                                        " appears twice"));
     }
-    stripe_indexes.insert(ObjectLocks::StripeOf(key));
     oids.push_back(*oid);
     keys.push_back(std::move(key));
     if (op.kind() == wire::TxnOp::PUT) put_bytes += kObjectRecordHeaderSize + op.data().size();
@@ -794,8 +863,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     return Finish(kTransact, st);
   }
   // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
-  std::vector<std::unique_lock<std::mutex>> locks;
-  for (size_t s : stripe_indexes) locks.emplace_back(locks_.ByStripe(s));
+  std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(keys);
 
   std::vector<std::shared_ptr<const CachedObject>> current(n);
   std::vector<uint64_t> tombstone_versions(n, 0);
@@ -1520,7 +1588,6 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
   }
   std::vector<Oid> oids;
   std::vector<std::string> keys;
-  std::set<size_t> stripes;
   for (const wire::Oid& wire_oid : request->oids()) {
     Result<Oid> oid = CheckObject(view, request->epoch(), wire_oid);
     if (!oid.ok()) return Finish(kMigrate, oid.status());
@@ -1528,14 +1595,12 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
       return Finish(kMigrate, Status::InvalidArgument("object " + oid->ToString() + " twice"));
     }
-    stripes.insert(ObjectLocks::StripeOf(key));
     oids.push_back(*oid);
     keys.push_back(std::move(key));
   }
   // The whole batch under its stripes' locks (ascending, as Transact), committed with one WAL
   // fsync; only then does the source drop its copies.
-  std::vector<std::unique_lock<std::mutex>> locks;
-  for (size_t s : stripes) locks.emplace_back(locks_.ByStripe(s));
+  std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(keys);
   ObjectStore::Batch batch;
   std::vector<std::pair<size_t, bool>> taken;  // index, with a repair record
   std::vector<size_t> leftovers;               // taken over on first use already

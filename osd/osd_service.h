@@ -34,6 +34,7 @@
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
 #include "osd/repair_worker.h"
+#include "osd/write_many_request.h"
 
 namespace orthofs {
 
@@ -207,14 +208,36 @@ class OsdService final : public wire::Osd::Service {
   grpc::Status Finish(Method method, const Status& status);
   // Counts one call or one write or read of a batch, and logs a refusal (serious ones at warn).
   void Count(Method method, const Status& status);
-  // One write (Write, and each of WriteMany's) under the request's map view; `data` is its
-  // bytes (request.data() is not looked at). A replacing write stores them as they are (no
-  // copy of the object).
+  // One write under the request's map view, committed alone; `data` is its bytes
+  // (request.data() is not looked at). A replacing write stores them as they are (no copy of
+  // the object).
   Status WriteObject(const MapView& view, const wire::WriteRequest& request, const BytePieces& data,
                      wire::WriteResponse* response);
-  // WriteObject, answered as one of WriteMany's results.
-  void AddWriteManyResult(const MapView& view, const wire::WriteRequest& request,
-                          const BytePieces& data, wire::WriteManyResponse* response);
+  // WriteMany's writes, each answered in its result, committed together: one data-log append
+  // and one index write for all of them (the per-commit cost of the store, not the bytes, is
+  // what a batch of 128 KiB objects saves). Their objects' locks are held across the commit.
+  void WriteTogether(const MapView& view, const std::vector<ReceivedWrite>& writes,
+                     wire::WriteManyResponse* response);
+  // A write checked, with its object's lock held, and added to a batch that is still to be
+  // committed; FinishWrite completes it after the commit, under the same lock.
+  struct StagedWrite {
+    Oid oid;
+    std::string key;
+    std::shared_ptr<const CachedObject> merged;  // a ranged write's object after it
+    BytePieces data;                             // the write's bytes as received
+    ObjectRecordSummary summary;
+    bool record_repair = false;
+    wire::WriteResponse* response = nullptr;
+  };
+  // Checks `request` and adds its change to `batch`. No staged write when the write is already
+  // answered in `response` (a copy update older than the stored copy). Caller holds
+  // locks_.For(key).
+  Result<std::optional<StagedWrite>> StageWrite(const MapView& view, const Oid& oid,
+                                                const std::string& key,
+                                                const wire::WriteRequest& request,
+                                                const BytePieces& data, ObjectStore::Batch* batch,
+                                                wire::WriteResponse* response);
+  void FinishWrite(const StagedWrite& write);
   // Read's work for both entry points: `head` gets the reply but its bytes, which are `*bytes`,
   // kept valid by `*object`.
   Status ServeRead(const MapView& view, const wire::ReadRequest& request, wire::ReadResponse* head,

@@ -763,6 +763,57 @@ TEST_F(OsdTest, WriteManyAnswersEachWriteOnItsOwn) {
   }
 }
 
+// A WriteMany's writes are committed together (one data-log append, one index write): each
+// keeps its own version and bytes, a ranged write among them merges into its object, and a
+// request that names one object twice applies the two writes in order.
+TEST_F(OsdTest, WriteManyCommitsItsWritesTogetherAndAnObjectTwiceInOrder) {
+  const uint32_t osd_id = client().placement().OsdFor(Data(2100, 0));
+  uint64_t fno = 2100;
+  const Oid whole = DataOn(client().placement(), osd_id, &fno);
+  const Oid ranged = DataOn(client().placement(), osd_id, &fno);
+  const Oid other = DataOn(client().placement(), osd_id, &fno);
+  const uint64_t epoch = client().map().epoch;
+  auto ranged_write = [&](uint64_t offset, const std::string& data) {
+    wire::WriteRequest w = ReplacingWrite(epoch, ranged, data);
+    w.set_replace(false);
+    w.set_offset(offset);
+    return w;
+  };
+  auto send = [&](const std::vector<wire::WriteRequest>& writes) {
+    auto many = std::make_shared<wire::WriteManyRequest>();
+    for (const wire::WriteRequest& w : writes) *many->add_writes() = w;
+    return AwaitWriteMany(
+        [&](WriteManyDone done) { client().Osd(osd_id)->WriteManyAsync(many, std::move(done)); });
+  };
+  const std::string big(client().map().object_size, 'b');  // into the data log
+  Result<wire::WriteManyResponse> r =
+      send({ReplacingWrite(epoch, whole, "first"), ranged_write(4, "xyz"),
+            ReplacingWrite(epoch, other, big), ReplacingWrite(epoch, whole, "second")});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->results_size(), 4);
+  const std::vector<uint64_t> versions = {1, 1, 1, 2};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r->results(i).error_code(), "") << i << " " << r->results(i).error_message();
+    EXPECT_EQ(r->results(i).response().meta().version(), versions[i]) << i;
+  }
+  EXPECT_EQ(ReadAll(client(), whole), "second");
+  EXPECT_EQ(ReadAll(client(), ranged), std::string(4, '\0') + "xyz");
+  EXPECT_EQ(ReadAll(client(), other), big);
+
+  // No object twice: one commit for all, each write at its own next version.
+  r = send({ReplacingWrite(epoch, whole, "third"), ranged_write(1, "QQ"),
+            ReplacingWrite(epoch, other, std::string(1000, 'o'))});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->results_size(), 3);
+  EXPECT_EQ(r->results(0).response().meta().version(), 3u);
+  EXPECT_EQ(r->results(1).response().meta().version(), 2u);
+  EXPECT_EQ(r->results(2).response().meta().version(), 2u);
+  EXPECT_EQ(r->results(2).response().meta().length(), 1000u);
+  EXPECT_EQ(ReadAll(client(), whole), "third");
+  EXPECT_EQ(ReadAll(client(), ranged), std::string(1, '\0') + "QQ" + std::string(1, '\0') + "xyz");
+  EXPECT_EQ(ReadAll(client(), other), std::string(1000, 'o'));
+}
+
 // The OSD's WriteMany handler parses the raw request itself (StreamedWriteMany, so the writes'
 // bytes are stored from where they arrived): bytes that are no WriteManyRequest get its own
 // answer, not gRPC's generic parse failure, and the OSD goes on serving.
