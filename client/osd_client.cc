@@ -530,13 +530,15 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original
 }
 
 wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view data,
-                                            const ObjectWrite& how) const {
+                                            const ObjectWrite& how, bool with_data) const {
   wire::WriteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
   r.set_offset(how.offset);
-  r.set_data(std::string(data));
+  if (with_data) r.set_data(std::string(data));
   r.set_replace(how.replace);
+  // A whole object's checksum, taken here once for both copies (end to end: see the proto).
+  if (how.replace) r.set_checksum(ObjectChecksum(data));
   if (how.expected_version) r.set_expected_version(*how.expected_version);
   r.set_sync(how.sync);
   r.set_record_repair(how.record_repair);
@@ -624,12 +626,13 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
     uint64_t version[2] = {0, 0};
   };
   auto outcome = std::make_shared<Outcome>();
+  // Batched, both copies' requests refer to the caller's bytes (kept by `data_owner`);
+  // otherwise each carries a copy.
+  const bool shared = batch != nullptr && data_owner != nullptr;
+  const wire::WriteRequest first = MakeWrite(copies[0], data, how, /*with_data=*/!shared);
   for (int i = 0; i < 2; ++i) {
-    // Batched, both copies' requests refer to the caller's bytes (kept by `data_owner`);
-    // otherwise each carries a copy.
-    const bool shared = batch != nullptr && data_owner != nullptr;
-    auto request =
-        std::make_shared<wire::WriteRequest>(MakeWrite(copies[i], shared ? "" : data, how));
+    auto request = std::make_shared<wire::WriteRequest>(first);
+    *request->mutable_oid() = ToWire(copies[i]);
     auto on_written = [this, outcome, i, copies, sync = how.sync,
                        done](Result<wire::WriteResponse> r) {
       {

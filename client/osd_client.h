@@ -355,7 +355,10 @@ class ClusterClient {
       uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0, bool with_data = true);
 
  private:
-  wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how) const;
+  // A write of `data` (also its checksum, when it replaces the object); without the bytes
+  // themselves when !with_data (they travel apart, SharedWrite).
+  wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how,
+                               bool with_data = true) const;
 
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
                                                 uint64_t length);

@@ -640,6 +640,9 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   if (request.has_set_version() && request.set_version() == 0) {
     return Status::InvalidArgument("set_version must be at least 1");
   }
+  if (request.has_checksum() && !request.replace()) {
+    return Status::InvalidArgument("only a replacing write carries its object's checksum");
+  }
   const auto use =
       oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
   if (Status st = CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use); !st.ok()) {
@@ -720,8 +723,11 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
     merged = MakeObject(version, std::move(new_data));
   }
   const BytePieces stored_bytes = merged ? BytePieces(merged->data) : data;
-  const ObjectRecordSummary summary{version, merged ? merged->checksum : ObjectChecksum(data),
-                                    stored_bytes.size()};
+  // A replacing write's bytes keep the client's checksum when it sent one (end to end).
+  const uint64_t checksum = merged                   ? merged->checksum
+                            : request.has_checksum() ? request.checksum()
+                                                     : ObjectChecksum(data);
+  const ObjectRecordSummary summary{version, checksum, stored_bytes.size()};
   batch->Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
   if (request.record_repair()) batch->PutRepairRecord(OtherCopyKey(oid), version);
   return std::optional<StagedWrite>(

@@ -814,6 +814,42 @@ TEST_F(OsdTest, WriteManyCommitsItsWritesTogetherAndAnObjectTwiceInOrder) {
   EXPECT_EQ(ReadAll(client(), other), std::string(1000, 'o'));
 }
 
+// A replacing write carries the client's checksum of its bytes, and the OSD stores that one:
+// bytes that do not match it (damaged on the way) are found at the next read.
+TEST_F(OsdTest, AReplacingWriteKeepsTheClientsChecksum) {
+  const uint32_t osd_id = client().placement().OsdFor(Data(2150, 0));
+  uint64_t fno = 2150;
+  const Oid intact = DataOn(client().placement(), osd_id, &fno);
+  const Oid damaged = DataOn(client().placement(), osd_id, &fno);
+  const Oid ranged = DataOn(client().placement(), osd_id, &fno);
+  const std::string big(client().map().object_size, 'k');
+  wire::WriteRequest w = ReplacingWrite(client().map().epoch, intact, big);
+  w.set_checksum(ObjectChecksum(big));
+  Result<wire::WriteResponse> r = client().Osd(osd_id)->Write(w);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->meta().checksum(), ObjectChecksum(big));
+  EXPECT_EQ(ReadAll(client(), intact), big);
+
+  // As if a byte had changed between the client and the OSD.
+  std::string changed = big;
+  changed[1000] = 'x';
+  w = ReplacingWrite(client().map().epoch, damaged, changed);
+  w.set_checksum(ObjectChecksum(big));
+  r = client().Osd(osd_id)->Write(w);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->meta().checksum(), ObjectChecksum(big));
+  Result<wire::ReadResponse> read = client().Read(damaged);
+  ASSERT_FALSE(read.ok()) << "damaged bytes were read as intact";
+  EXPECT_TRUE(read.status().Is(StatusCode::kCorruption)) << read.status().ToString();
+
+  w = ReplacingWrite(client().map().epoch, ranged, "abc");
+  w.set_replace(false);
+  w.set_checksum(ObjectChecksum("abc"));
+  r = client().Osd(osd_id)->Write(w);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().Is(StatusCode::kInvalidArgument)) << r.status().ToString();
+}
+
 // The OSD's WriteMany handler parses the raw request itself (StreamedWriteMany, so the writes'
 // bytes are stored from where they arrived): bytes that are no WriteManyRequest get its own
 // answer, not gRPC's generic parse failure, and the OSD goes on serving.
