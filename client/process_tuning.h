@@ -6,7 +6,7 @@
 namespace orthofs {
 
 // Keeps glibc from mmap'ing and unmapping every object-sized buffer (each time paying page
-// faults), and turns off abseil's mutex deadlock detection, which Debian's build leaves on and
+// faults) and from spreading them over more arenas than there are cores, and turns off abseil's mutex deadlock detection, which Debian's build leaves on and
 // which shows up in gRPC-heavy profiles.
 void TuneProcessForDataPath();
 
