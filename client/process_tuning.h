@@ -6,8 +6,9 @@
 namespace orthofs {
 
 // Keeps glibc from mmap'ing and unmapping every object-sized buffer (each time paying page
-// faults) and from spreading them over more arenas than there are cores, and turns off abseil's mutex deadlock detection, which Debian's build leaves on and
-// which shows up in gRPC-heavy profiles.
+// faults) and from spreading them over more arenas than there are cores, and turns off abseil's
+// mutex deadlock detection, which Debian's build leaves on and which shows up in gRPC-heavy
+// profiles.
 void TuneProcessForDataPath();
 
 // Raises the soft limit of open files to the hard one and returns it: an OSD keeps every data

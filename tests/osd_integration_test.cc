@@ -137,6 +137,22 @@ TEST_F(OsdTest, CreateBothCopiesWritesTwoEqualCopiesOnlyIfAbsent) {
   }
 }
 
+// When the original refuses the new object (here: it exists already) but the replica took it,
+// the replica's copy is taken back: no replica stays without its original.
+TEST_F(OsdTest, CreateBothCopiesTakesTheReplicaBackWhenTheOriginalRefuses) {
+  const Oid oid{1, 161, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  ObjectWrite how;
+  how.replace = true;
+  ASSERT_TRUE(client().Write(oid, "existing", how).ok());
+  Result<wire::ObjectMeta> created = client().CreateBothCopies(oid, "new");
+  EXPECT_TRUE(created.status().Is(StatusCode::kVersionMismatch)) << created.status().ToString();
+  Result<wire::ReadResponse> original = client().Read(oid);
+  ASSERT_TRUE(original.ok()) << original.status().ToString();
+  EXPECT_EQ(original->data(), "existing");
+  Result<wire::ReadResponse> replica = client().Read(oid.WithFlag(CopyFlag::kReplica));
+  EXPECT_TRUE(replica.status().Is(StatusCode::kNotFound)) << replica.status().ToString();
+}
+
 // A ranged read carries the range's own checksum (the object's covers only the whole), so the
 // client checks every byte it receives; a whole-object read carries none.
 TEST_F(OsdTest, RangedReadsCarryTheirRangesChecksum) {
