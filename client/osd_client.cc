@@ -604,12 +604,13 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
     const Oid believed_down = live.OtherCopy();
     // The belief is a hint that may outlive the outage: if the live copy's OSD fails now, the
     // other one may well be back, and takes the write (with the record) instead.
+    auto live_request = std::make_shared<wire::WriteRequest>(MakeWrite(live, data, degraded));
+    auto down_request = std::make_shared<wire::WriteRequest>(*live_request);  // hashed once
+    *down_request->mutable_oid() = ToWire(believed_down);
     SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-        live, std::make_shared<wire::WriteRequest>(MakeWrite(live, data, degraded)),
-        &OsdClient::WriteAsync,
+        live, std::move(live_request), &OsdClient::WriteAsync,
         [this, done, believed_down,
-         request = std::make_shared<wire::WriteRequest>(MakeWrite(believed_down, data, degraded))](
-            Result<wire::WriteResponse> r) {
+         request = std::move(down_request)](Result<wire::WriteResponse> r) {
           if (r.ok() || !IsOsdFailure(r.status())) return done(r.status());
           SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
               believed_down, request, &OsdClient::WriteAsync,
@@ -841,8 +842,9 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
 void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view data,
                                       uint64_t version, PendingCalls* pending) {
   const Oid replica_copy = original_copy.OtherCopy();
-  wire::WriteRequest r = MakeWrite(replica_copy, data, ObjectWrite{});
-  r.set_replace(true);
+  ObjectWrite whole;
+  whole.replace = true;
+  wire::WriteRequest r = MakeWrite(replica_copy, data, whole);
   r.set_set_version(version);
   // The original committed: whatever keeps the replica from following (its OSD down, full, a
   // damaged record), the change stands and a repair record brings the replica along.

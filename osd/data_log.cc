@@ -149,45 +149,65 @@ Result<LogExtent> DataLog::Append(std::string_view header, const BytePieces& dat
 }
 
 Result<std::vector<LogExtent>> DataLog::AppendAll(const std::vector<Record>& records) {
-  if (records.empty()) return std::vector<LogExtent>();
-  uint64_t length = 0;
   for (const Record& r : records) {
     if (r.header.size() + r.data.size() > UINT32_MAX) {
       return Status::InvalidArgument("record too large for the data log");
     }
-    length += r.header.size() + r.data.size();
   }
-  std::shared_ptr<Segment> segment;
+  // Records that land side by side in one segment: written with one pwritev.
+  struct Run {
+    std::shared_ptr<Segment> segment;
+    uint64_t start = 0;
+    uint64_t length = 0;
+    BytePieces bytes;
+  };
+  std::vector<Run> runs;
   std::vector<LogExtent> extents;
   extents.reserve(records.size());
-  uint64_t start = 0;
   {
     std::lock_guard lock(mu_);
     ORTHOFS_RETURN_IF_ERROR(failed_);
-    if (active_size_ > 0 && active_size_ + length > segment_bytes_) {
-      ORTHOFS_RETURN_IF_ERROR(StartSegmentLocked(active_id_ + 1));
-    }
-    segment = active_;
-    start = active_size_;
     for (const Record& r : records) {
-      const auto record_length = static_cast<uint32_t>(r.header.size() + r.data.size());
-      extents.push_back({active_id_, active_size_, record_length});
-      active_size_ += record_length;
+      const uint64_t length = r.header.size() + r.data.size();
+      // Each record where Append would put it: a segment grows past its size only by a record
+      // that alone does not fit an empty one.
+      if (active_size_ > 0 && active_size_ + length > segment_bytes_) {
+        if (Status st = StartSegmentLocked(active_id_ + 1); !st.ok()) {
+          for (const LogExtent& e : extents) usage_.Unpin(e.segment);
+          return st;
+        }
+      }
+      if (runs.empty() || runs.back().segment != active_) {
+        runs.push_back({active_, active_size_, 0, BytePieces()});
+      }
+      extents.push_back({active_id_, active_size_, static_cast<uint32_t>(length)});
+      active_size_ += length;
+      usage_.Grew(active_id_, length);
       usage_.Pin(active_id_);
+      Run& run = runs.back();
+      run.length += length;
+      run.bytes.Append(r.header);
+      for (std::string_view piece : r.data.pieces()) run.bytes.Append(piece);
     }
-    usage_.Grew(active_id_, length);
   }
-  BytePieces all;
-  for (const Record& r : records) {
-    all.Append(r.header);
-    for (std::string_view piece : r.data.pieces()) all.Append(piece);
+  for (const Run& run : runs) {
+    if (Status st = WriteRun(run.segment, run.start, run.bytes); !st.ok()) {
+      for (const LogExtent& e : extents) Abandoned(e);
+      return st;
+    }
   }
+  return extents;
+}
+
+Status DataLog::WriteRun(const std::shared_ptr<Segment>& segment, uint64_t start,
+                         const BytePieces& bytes) {
+  const uint64_t length = bytes.size();
   std::vector<iovec> parts;
   uint64_t written = 0;
   while (written < length) {
     // What a short write left (all of it at first), at most IOV_MAX pieces per call.
     parts.clear();
-    const BytePieces rest = all.Sub(written, length - written);
+    const BytePieces rest = bytes.Sub(written, length - written);
     for (std::string_view piece : rest.pieces()) {
       if (parts.size() == IOV_MAX) break;
       parts.push_back({const_cast<char*>(piece.data()), piece.size()});
@@ -197,7 +217,6 @@ Result<std::vector<LogExtent>> DataLog::AppendAll(const std::vector<Record>& rec
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
-      for (const LogExtent& e : extents) Abandoned(e);
       return ErrnoStatus(err, "data log append to " + PathOf(segment->id));
     }
     written += static_cast<uint64_t>(n);
@@ -223,7 +242,7 @@ Result<std::vector<LogExtent>> DataLog::AppendAll(const std::vector<Record>& rec
                             static_cast<off_t>(writeback_to - writeback_from),
                             SYNC_FILE_RANGE_WRITE);
   }
-  return extents;
+  return Status::Ok();
 }
 
 void DataLog::Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed) {

@@ -42,9 +42,10 @@ class DataLog {
     std::string_view header;
     BytePieces data;
   };
-  // Appends the records one after another in one segment, in pieces (pwritev, no joined copy):
-  // one write call for a batch. Concurrent appends write side by side. Each extent's segment
-  // stays pinned (never collected) until Indexed or Abandoned is called for the extent.
+  // Appends the records one after another, each where Append would put it (a new segment when
+  // the active one lacks room), in pieces (pwritev, no joined copy): one write call per segment
+  // the batch lands in. Concurrent appends write side by side. Each extent's segment stays
+  // pinned (never collected) until Indexed or Abandoned is called for the extent.
   Result<std::vector<LogExtent>> AppendAll(const std::vector<Record>& records);
   // One record (AppendAll).
   Result<LogExtent> Append(std::string_view header, const BytePieces& data);
@@ -93,6 +94,9 @@ class DataLog {
   DataLog(std::string dir, uint64_t segment_bytes, bool drop_cache_before_reads);
   // Creates segment `id` and makes it the active one (mu_ held).
   Status StartSegmentLocked(uint64_t id);
+  // Writes `bytes` at `start` of the segment (its place reserved), then starts their disk
+  // writes every kWritebackChunkBytes.
+  Status WriteRun(const std::shared_ptr<Segment>& segment, uint64_t start, const BytePieces& bytes);
   std::string PathOf(uint64_t id) const;
   std::shared_ptr<Segment> Find(uint64_t id) const;
 

@@ -65,9 +65,9 @@ TEST_F(DataLogTest, AppendsBytesInPieces) {
   EXPECT_EQ(data, bytes);
 }
 
-// A batch of records goes side by side into one segment, a new one when the active segment
-// lacks room for all of them.
-TEST_F(DataLogTest, AppendAllPutsABatchSideBySideInOneSegment) {
+// A batch of records goes side by side into one segment, each record where a separate Append
+// would put it: one that does not fit the active segment starts the next one.
+TEST_F(DataLogTest, AppendAllPutsABatchWhereSeparateAppendsWould) {
   Result<LogExtent> first = log_->Append("h0", std::string(600, 'x'));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   const std::string a(200, 'a');
@@ -78,29 +78,28 @@ TEST_F(DataLogTest, AppendAllPutsABatchSideBySideInOneSegment) {
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   ASSERT_EQ(batch->size(), 2u);
   // 602 + 202 + 8 fits the segment (1000 bytes): right after the first record.
-  EXPECT_EQ((*batch)[0].segment, first->segment);
-  EXPECT_EQ((*batch)[0].offset, 602u);
-  EXPECT_EQ((*batch)[0].length, 202u);
-  EXPECT_EQ((*batch)[1].offset, 804u);
-  EXPECT_EQ((*batch)[1].length, 8u);
+  EXPECT_EQ((*batch)[0], (LogExtent{first->segment, 602, 202}));
+  EXPECT_EQ((*batch)[1], (LogExtent{first->segment, 804, 8}));
   EXPECT_EQ(ReadBack((*batch)[0], 2), std::make_pair(std::string("H1"), a));
   EXPECT_EQ(ReadBack((*batch)[1], 2), std::make_pair(std::string("H2"), std::string("bbbbbb")));
 
-  // 2 x 150 more do not fit: both go to the next segment, from its start.
-  Result<std::vector<LogExtent>> next = log_->AppendAll(
-      {{"H3", BytePieces(std::string(148, 'c'))}, {"H4", BytePieces(std::string(148, 'd'))}});
+  // 150 more still fit (962 bytes); the next 150 and 900 start a segment each.
+  Result<std::vector<LogExtent>> next =
+      log_->AppendAll({{"H3", BytePieces(std::string(148, 'c'))},
+                       {"H4", BytePieces(std::string(148, 'd'))},
+                       {"H5", BytePieces(std::string(898, 'e'))}});
   ASSERT_TRUE(next.ok()) << next.status().ToString();
-  EXPECT_EQ((*next)[0].segment, first->segment + 1);
-  EXPECT_EQ((*next)[0].offset, 0u);
-  EXPECT_EQ((*next)[1].segment, first->segment + 1);
-  EXPECT_EQ((*next)[1].offset, 150u);
+  EXPECT_EQ((*next)[0], (LogExtent{first->segment, 812, 150}));
+  EXPECT_EQ((*next)[1], (LogExtent{first->segment + 1, 0, 150}));
+  EXPECT_EQ((*next)[2], (LogExtent{first->segment + 2, 0, 900}));
+  EXPECT_EQ(ReadBack((*next)[0], 2).second, std::string(148, 'c'));
   EXPECT_EQ(ReadBack((*next)[1], 2).second, std::string(148, 'd'));
-  EXPECT_EQ(log_->total_bytes(), 812u + 300u);
-  // Each record of a batch pins the segment until it is indexed or abandoned.
-  log_->Abandoned(*first);
-  log_->Abandoned((*batch)[0]);
-  EXPECT_TRUE(log_->Victims(0.0, 1 << 20).empty()) << "batch[1] still pins segment 1";
-  log_->Abandoned((*batch)[1]);
+  EXPECT_EQ(ReadBack((*next)[2], 2).second, std::string(898, 'e'));
+  EXPECT_EQ(log_->total_bytes(), 962u + 150u + 900u);
+  // Each record of a batch pins its segment until it is indexed or abandoned.
+  for (const LogExtent& e : {*first, (*batch)[0], (*batch)[1]}) log_->Abandoned(e);
+  EXPECT_TRUE(log_->Victims(0.0, 1 << 20).empty()) << "next[0] still pins segment 1";
+  log_->Abandoned((*next)[0]);
   EXPECT_EQ(log_->Victims(0.0, 1 << 20), (std::vector<uint64_t>{first->segment}));
   EXPECT_TRUE(log_->AppendAll({}).ok());
 }

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -643,16 +644,17 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
     Result<std::vector<LogExtent>> extents = log_->AppendAll(records);
     if (!extents.ok()) return extents.status();  // AppendAll abandoned them
     added = std::move(*extents);
-    // One segment for all of them: one change of its usage.
-    int64_t appended = 0;
+    // One change of usage per segment the records landed in.
+    std::map<uint64_t, int64_t> appended;
     for (size_t i = 0; i < added.size(); ++i) {
       const Batch::LoggedRecord& record = batch->logged_[i];
       added[i].binding = RecordBinding(record.header, record.data);
       batch->batch_.Put(record.key, EncodeLogExtent(added[i]));
-      appended += added[i].length;
+      appended[added[i].segment] += added[i].length;
     }
-    batch->batch_.Merge(segment_usage_, SegmentUsageKey(added.front().segment),
-                        EncodeDelta(appended));
+    for (const auto& [segment, bytes] : appended) {
+      batch->batch_.Merge(segment_usage_, SegmentUsageKey(segment), EncodeDelta(bytes));
+    }
   }
   batch->logged_.clear();
   for (const auto& [key, summary] : batch->summaries_) {

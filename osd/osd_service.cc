@@ -542,6 +542,11 @@ void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWr
       outcomes[i] = oid.status();
       continue;
     }
+    // Before any lock: the space check may wait for room (CheckSpaceFor).
+    if (Status st = CheckWrite(*oid, writes[i].fields, writes[i].data); !st.ok()) {
+      outcomes[i] = st;
+      continue;
+    }
     oids[i] = *oid;
     keys[i] = EncodeStoreKey(*oid);
     checked_keys.push_back(keys[i]);
@@ -552,8 +557,8 @@ void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWr
     // One object twice (no client sends that): each write must see the one before it.
     for (size_t i = 0; i < n; ++i) {
       if (oids[i]) {
-        outcomes[i] =
-            WriteObject(view, writes[i].fields, writes[i].data, results[i]->mutable_response());
+        outcomes[i] = WriteChecked(view, *oids[i], keys[i], writes[i].fields, writes[i].data,
+                                   results[i]->mutable_response());
       }
     }
   } else {
@@ -609,25 +614,8 @@ grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStream
   return st;
 }
 
-Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
-                               const BytePieces& data, wire::WriteResponse* response) {
-  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
-  if (!oid.ok()) return oid.status();
-  const std::string key = EncodeStoreKey(*oid);
-  std::lock_guard lock(locks_.For(key));
-  ObjectStore::Batch batch;
-  Result<std::optional<StagedWrite>> staged =
-      StageWrite(view, *oid, key, request, data, &batch, response);
-  if (!staged.ok()) return staged.status();
-  if (!*staged) return Status::Ok();
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, request.sync()));
-  FinishWrite(**staged);
-  return Status::Ok();
-}
-
-Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
-    const MapView& view, const Oid& oid, const std::string& key, const wire::WriteRequest& request,
-    const BytePieces& data, ObjectStore::Batch* batch, wire::WriteResponse* response) {
+Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
+                              const BytePieces& data) {
   const uint64_t object_size = object_size_;
   if (request.replace() && request.offset() != 0) {
     return Status::InvalidArgument("a replacing write must start at offset 0");
@@ -645,10 +633,36 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   }
   const auto use =
       oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
-  if (Status st = CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use); !st.ok()) {
-    return st;
-  }
+  ORTHOFS_RETURN_IF_ERROR(CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use));
   bytes_in_ += data.size();
+  return Status::Ok();
+}
+
+Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
+                               const BytePieces& data, wire::WriteResponse* response) {
+  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
+  if (!oid.ok()) return oid.status();
+  ORTHOFS_RETURN_IF_ERROR(CheckWrite(*oid, request, data));
+  return WriteChecked(view, *oid, EncodeStoreKey(*oid), request, data, response);
+}
+
+Status OsdService::WriteChecked(const MapView& view, const Oid& oid, const std::string& key,
+                                const wire::WriteRequest& request, const BytePieces& data,
+                                wire::WriteResponse* response) {
+  std::lock_guard lock(locks_.For(key));
+  ObjectStore::Batch batch;
+  Result<std::optional<StagedWrite>> staged =
+      StageWrite(view, oid, key, request, data, &batch, response);
+  if (!staged.ok()) return staged.status();
+  if (!*staged) return Status::Ok();
+  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, request.sync()));
+  FinishWrite(**staged);
+  return Status::Ok();
+}
+
+Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
+    const MapView& view, const Oid& oid, const std::string& key, const wire::WriteRequest& request,
+    const BytePieces& data, ObjectStore::Batch* batch, wire::WriteResponse* response) {
   uint64_t tombstone_version = 0;
   // A ranged write needs the old bytes. A write that replaces the object whole needs only its
   // version and length: the record's summary, not a read of 128 KiB (overwrites). A copy update

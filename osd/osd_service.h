@@ -213,6 +213,12 @@ class OsdService final : public wire::Osd::Service {
   // the object).
   Status WriteObject(const MapView& view, const wire::WriteRequest& request, const BytePieces& data,
                      wire::WriteResponse* response);
+  // A write's arguments and the room for it (which may wait: CheckSpaceFor), before any lock.
+  Status CheckWrite(const Oid& oid, const wire::WriteRequest& request, const BytePieces& data);
+  // WriteObject after CheckObject and CheckWrite: locks the object, stages and commits.
+  Status WriteChecked(const MapView& view, const Oid& oid, const std::string& key,
+                      const wire::WriteRequest& request, const BytePieces& data,
+                      wire::WriteResponse* response);
   // WriteMany's writes, each answered in its result, committed together: one data-log append
   // and one index write for all of them (the per-commit cost of the store, not the bytes, is
   // what a batch of 128 KiB objects saves). Their objects' locks are held across the commit.
@@ -229,9 +235,9 @@ class OsdService final : public wire::Osd::Service {
     bool record_repair = false;
     wire::WriteResponse* response = nullptr;
   };
-  // Checks `request` and adds its change to `batch`. No staged write when the write is already
-  // answered in `response` (a copy update older than the stored copy). Caller holds
-  // locks_.For(key).
+  // Adds the change of `request` (passed CheckWrite) to `batch`. No staged write when the
+  // write is already answered in `response` (a copy update older than the stored copy). Caller
+  // holds locks_.For(key).
   Result<std::optional<StagedWrite>> StageWrite(const MapView& view, const Oid& oid,
                                                 const std::string& key,
                                                 const wire::WriteRequest& request,
