@@ -630,9 +630,10 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
   // Batched, both copies' requests refer to the caller's bytes (kept by `data_owner`);
   // otherwise each carries a copy.
   const bool shared = batch != nullptr && data_owner != nullptr;
-  const wire::WriteRequest first = MakeWrite(copies[0], data, how, /*with_data=*/!shared);
+  wire::WriteRequest first = MakeWrite(copies[0], data, how, /*with_data=*/!shared);
   for (int i = 0; i < 2; ++i) {
-    auto request = std::make_shared<wire::WriteRequest>(first);
+    // The second copy's request takes the first one's over (its bytes are not copied again).
+    auto request = std::make_shared<wire::WriteRequest>(i == 0 ? first : std::move(first));
     *request->mutable_oid() = ToWire(copies[i]);
     auto on_written = [this, outcome, i, copies, sync = how.sync,
                        done](Result<wire::WriteResponse> r) {
