@@ -58,15 +58,18 @@ struct DataLog::Segment {
   uint64_t id = 0;
   int fd = -1;
   uint64_t writeback_from = 0;  // where the next early writeback starts (guarded by mu_)
+  // Where the next drop from the page cache starts (mu_): after an early writeback, and after
+  // an fdatasync, which also catches the pages the early drops found still being written.
+  uint64_t dropped_to = 0;
+  uint64_t synced_dropped_to = 0;
+  uint64_t written_to = 0;  // the end of the furthest append written so far (mu_)
   ~Segment() {
     if (fd >= 0) ::close(fd);
   }
 };
 
-DataLog::DataLog(std::string dir, uint64_t segment_bytes, bool drop_cache_before_reads)
-    : dir_(std::move(dir)),
-      segment_bytes_(segment_bytes),
-      drop_cache_before_reads_(drop_cache_before_reads) {}
+DataLog::DataLog(std::string dir, const Options& options)
+    : dir_(std::move(dir)), options_(options) {}
 
 DataLog::~DataLog() = default;
 
@@ -97,13 +100,12 @@ Status DataLog::SyncExisting(const std::string& dir) {
   return synced == 0 ? Status::Ok() : ErrnoStatus(err, "fsync of " + dir);
 }
 
-Result<std::unique_ptr<DataLog>> DataLog::Open(const std::string& dir, uint64_t segment_bytes,
-                                               bool drop_cache_before_reads,
+Result<std::unique_ptr<DataLog>> DataLog::Open(const std::string& dir, const Options& options,
                                                uint64_t min_next_segment) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create data log dir " + dir + ": " + ec.message());
-  std::unique_ptr<DataLog> log(new DataLog(dir, segment_bytes, drop_cache_before_reads));
+  std::unique_ptr<DataLog> log(new DataLog(dir, options));
   uint64_t last_id = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const uint64_t id = SegmentIdOf(entry.path().filename().string());
@@ -171,7 +173,7 @@ Result<std::vector<LogExtent>> DataLog::AppendAll(const std::vector<Record>& rec
       const uint64_t length = r.header.size() + r.data.size();
       // Each record where Append would put it: a segment grows past its size only by a record
       // that alone does not fit an empty one.
-      if (active_size_ > 0 && active_size_ + length > segment_bytes_) {
+      if (active_size_ > 0 && active_size_ + length > options_.segment_bytes) {
         if (Status st = StartSegmentLocked(active_id_ + 1); !st.ok()) {
           for (const LogExtent& e : extents) usage_.Unpin(e.segment);
           return st;
@@ -228,6 +230,7 @@ Status DataLog::WriteRun(const std::shared_ptr<Segment>& segment, uint64_t start
     std::lock_guard lock(mu_);
     if (unsynced_.empty() || unsynced_.back() != segment) unsynced_.push_back(segment);
     const uint64_t end = start + length;
+    segment->written_to = std::max(segment->written_to, end);
     if (end >= segment->writeback_from + kWritebackChunkBytes) {
       writeback_from = segment->writeback_from;
       writeback_to = end;
@@ -241,8 +244,25 @@ Status DataLog::WriteRun(const std::shared_ptr<Segment>& segment, uint64_t start
     (void)::sync_file_range(segment->fd, static_cast<off_t>(writeback_from),
                             static_cast<off_t>(writeback_to - writeback_from),
                             SYNC_FILE_RANGE_WRITE);
+    // The chunks before this one had their disk writes started a chunk of appends ago: most
+    // of their pages are clean by now.
+    DropWrittenPages(*segment, &Segment::dropped_to, writeback_from);
   }
   return Status::Ok();
+}
+
+void DataLog::DropWrittenPages(Segment& segment, uint64_t Segment::*dropped_to, uint64_t end) {
+  if (!options_.drop_written_pages) return;
+  uint64_t from = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (end <= segment.*dropped_to) return;
+    from = segment.*dropped_to;
+    segment.*dropped_to = end;
+  }
+  // Pages still dirty or being written are skipped; the kernel reclaims those later.
+  (void)::posix_fadvise(segment.fd, static_cast<off_t>(from), static_cast<off_t>(end - from),
+                        POSIX_FADV_DONTNEED);
 }
 
 void DataLog::Indexed(const std::vector<LogExtent>& added, const std::vector<LogExtent>& removed) {
@@ -290,7 +310,7 @@ Status DataLog::Read(const LogExtent& extent, std::string* header, std::string* 
                               " bytes is shorter than a record header");
   }
   data->resize(extent.length - header->size());
-  if (drop_cache_before_reads_) {
+  if (options_.drop_cache_before_reads) {
     (void)::posix_fadvise(segment->fd, static_cast<off_t>(extent.offset), extent.length,
                           POSIX_FADV_DONTNEED);
   }
@@ -312,7 +332,7 @@ Status DataLog::Read(const LogExtent& extent, std::string* header, std::string* 
 }
 
 void DataLog::WillNeed(const std::vector<LogExtent>& extents) const {
-  if (drop_cache_before_reads_) return;  // the reads drop these pages first
+  if (options_.drop_cache_before_reads) return;  // the reads drop these pages first
   for (const LogExtent& extent : extents) {
     if (std::shared_ptr<Segment> segment = Find(extent.segment)) {
       (void)::posix_fadvise(segment->fd, static_cast<off_t>(extent.offset), extent.length,
@@ -326,17 +346,21 @@ Status DataLog::Sync() {
   // syncing the segments it took.
   std::lock_guard sync_lock(sync_mu_);
   std::vector<std::shared_ptr<Segment>> to_sync;
+  std::vector<uint64_t> written_to;  // each segment's end before the fdatasync
   bool sync_directory = false;
   {
     std::lock_guard lock(mu_);
     to_sync.swap(unsynced_);
+    for (const auto& segment : to_sync) written_to.push_back(segment->written_to);
     sync_directory = directory_changed_;
     directory_changed_ = false;
   }
   Status result = Status::Ok();
-  for (const auto& segment : to_sync) {
-    if (::fdatasync(segment->fd) != 0) {
-      result = ErrnoStatus(errno, "fdatasync of " + PathOf(segment->id));
+  for (size_t i = 0; i < to_sync.size(); ++i) {
+    if (::fdatasync(to_sync[i]->fd) != 0) {
+      result = ErrnoStatus(errno, "fdatasync of " + PathOf(to_sync[i]->id));
+    } else {
+      DropWrittenPages(*to_sync[i], &Segment::synced_dropped_to, written_to[i]);
     }
   }
   if (sync_directory) {

@@ -24,13 +24,20 @@ class DataLog {
  public:
   static constexpr uint64_t kDefaultSegmentBytes = 64 << 20;
 
+  struct Options {
+    uint64_t segment_bytes = kDefaultSegmentBytes;
+    // Each read first drops its range from the page cache (cold-read experiments).
+    bool drop_cache_before_reads = false;
+    // Appended bytes leave the page cache once on disk (drop-behind): a stream of writes does
+    // not push the data that reads use out of the page cache, and new appends reuse pages
+    // just freed instead of taking fresh ones.
+    bool drop_written_pages = true;
+  };
+
   // Opens (creating) the log in `dir`: every segment file found is kept, and a new one starts,
   // numbered after every file found and at least `min_next_segment` (the store's counts name
   // segments whose files a power loss may have taken: their ids are never used again).
-  // `drop_cache_before_reads`: each read first drops its range from the page cache (cold-read
-  // experiments).
-  static Result<std::unique_ptr<DataLog>> Open(const std::string& dir, uint64_t segment_bytes,
-                                               bool drop_cache_before_reads,
+  static Result<std::unique_ptr<DataLog>> Open(const std::string& dir, const Options& options,
                                                uint64_t min_next_segment = 1);
   // fdatasync of every segment in `dir` (and of the directory): a previous run's appends are
   // durable before the store's index, which may refer to them, is opened (and made durable).
@@ -70,7 +77,8 @@ class DataLog {
   void WillNeed(const std::vector<LogExtent>& extents) const;
 
   // fdatasync of every segment appended to since the last Sync (and of the directory when
-  // segments were created): every record appended before the call is durable. A failed
+  // segments were created): every record appended before the call is durable (and, with
+  // drop_written_pages, out of the page cache). A failed
   // fdatasync fails every later Sync and Append: the kernel may have dropped the pages it
   // could not write, so a retry that succeeds would prove nothing.
   Status Sync();
@@ -91,18 +99,21 @@ class DataLog {
 
  private:
   struct Segment;
-  DataLog(std::string dir, uint64_t segment_bytes, bool drop_cache_before_reads);
+  DataLog(std::string dir, const Options& options);
   // Creates segment `id` and makes it the active one (mu_ held).
   Status StartSegmentLocked(uint64_t id);
   // Writes `bytes` at `start` of the segment (its place reserved), then starts their disk
-  // writes every kWritebackChunkBytes.
+  // writes every kWritebackChunkBytes (and drops the chunks before, written by now).
   Status WriteRun(const std::shared_ptr<Segment>& segment, uint64_t start, const BytePieces& bytes);
   std::string PathOf(uint64_t id) const;
   std::shared_ptr<Segment> Find(uint64_t id) const;
 
+  // Drops the segment's pages from `segment.*dropped_to` up to `end` from the page cache (those
+  // still dirty or being written stay) and moves that cursor to `end`.
+  void DropWrittenPages(Segment& segment, uint64_t Segment::*dropped_to, uint64_t end);
+
   const std::string dir_;
-  const uint64_t segment_bytes_;
-  const bool drop_cache_before_reads_;
+  const Options options_;
   std::mutex sync_mu_;  // held through a Sync
   mutable std::mutex mu_;
   std::map<uint64_t, std::shared_ptr<Segment>> segments_;  // guarded by mu_

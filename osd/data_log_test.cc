@@ -3,7 +3,11 @@
 // segment cut short reads as damaged.
 #include "osd/data_log.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <climits>
@@ -29,7 +33,7 @@ class DataLogTest : public ::testing::Test {
   }
   void Reopen() {
     log_.reset();
-    Result<std::unique_ptr<DataLog>> log = DataLog::Open(dir_, kSegmentBytes, false);
+    Result<std::unique_ptr<DataLog>> log = DataLog::Open(dir_, {.segment_bytes = kSegmentBytes});
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     log_ = std::move(*log);
   }
@@ -208,8 +212,67 @@ TEST_F(DataLogTest, ConcurrentAppendsDoNotOverlap) {
   EXPECT_TRUE(log_->Sync().ok());
 }
 
+// Pages of the segment files in the page cache (mincore over a mapping of each).
+uint64_t ResidentPages(const std::string& dir) {
+  uint64_t resident = 0;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const uint64_t size = std::filesystem::file_size(entry.path());
+    if (size == 0) continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << entry.path();
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    EXPECT_NE(map, MAP_FAILED) << entry.path();
+    std::vector<unsigned char> in_core((size + page - 1) / page);
+    EXPECT_EQ(::mincore(map, size, in_core.data()), 0);
+    for (unsigned char c : in_core) resident += c & 1;
+    ::munmap(map, size);
+    ::close(fd);
+  }
+  return resident;
+}
+
+// Drop-behind: once synced, appended bytes are out of the page cache (a stream of writes does
+// not evict what reads use); with drop_written_pages off they stay. Either way they read back.
+TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
+  for (bool drop : {true, false}) {
+    SCOPED_TRACE(drop ? "dropped" : "kept");
+    const std::string dir = ::testing::TempDir() + "/data_log_page_cache_test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    struct statfs fs {};
+    ASSERT_EQ(::statfs(dir.c_str(), &fs), 0);
+    if (fs.f_type == TMPFS_MAGIC) GTEST_SKIP() << dir << " is on tmpfs: its pages never drop";
+    {
+      Result<std::unique_ptr<DataLog>> log =
+          DataLog::Open(dir, {.segment_bytes = 64 << 20, .drop_written_pages = drop});
+      ASSERT_TRUE(log.ok()) << log.status().ToString();
+      const std::string object(1 << 20, 'x');
+      std::vector<LogExtent> extents;
+      for (int i = 0; i < 12; ++i) {
+        Result<LogExtent> extent = (*log)->Append("head", object);
+        ASSERT_TRUE(extent.ok()) << extent.status().ToString();
+        extents.push_back(*extent);
+      }
+      ASSERT_TRUE((*log)->Sync().ok());
+      const uint64_t resident = ResidentPages(dir);
+      if (drop) {
+        EXPECT_LE(resident, 1u);  // the kernel keeps the partly written last page
+      } else {
+        EXPECT_GE(resident, 12u * (1 << 20) / ::sysconf(_SC_PAGESIZE));
+      }
+      std::string header(4, '\0');
+      std::string data;
+      ASSERT_TRUE((*log)->Read(extents.back(), &header, &data).ok());
+      EXPECT_EQ(data, object);
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(DataLogOpenTest, AnUnusableDirectoryIsAClearError) {
-  Result<std::unique_ptr<DataLog>> log = DataLog::Open("/proc/no-such/dir", 1 << 20, false);
+  Result<std::unique_ptr<DataLog>> log =
+      DataLog::Open("/proc/no-such/dir", {.segment_bytes = 1 << 20});
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find("/proc/no-such/dir"), std::string::npos)
       << log.status().ToString();

@@ -38,6 +38,7 @@ struct Flags {
   std::string log_level = "info";
   bool sync_writes = false;
   bool direct_reads = false;
+  bool keep_written_pages = false;
   std::string expected_prefetch;  // empty: whatever the map says
   bool serial = false;
   // Two: a window's scan waits on the disk for each record, and a second thread overlaps the
@@ -152,6 +153,9 @@ int main(int argc, char** argv) {
   app.add_flag("--sync-writes", flags.sync_writes,
                "fsync the WAL on every write (default: only writes that ask for it)");
   app.add_flag("--direct-reads", flags.direct_reads, "O_DIRECT store reads (cold-read tests)");
+  app.add_flag("--keep-written-pages", flags.keep_written_pages,
+               "keep written object bytes in the page cache once on disk (default: dropped, so "
+               "that streams of writes do not push out what reads use)");
   app.add_option("--disk-model", flags.disk_model,
                  "experiments: none, or hdd (reads also take a 7200 rpm disk's seek, rotation "
                  "and transfer time; see common/disk_model.h)")
@@ -231,6 +235,7 @@ int main(int argc, char** argv) {
         flags.reserve_mb);
   }
   store_options.direct_reads = flags.direct_reads;
+  store_options.keep_written_pages = flags.keep_written_pages;
   store_options.disk_model = *orthofs::ParseDiskModel(flags.disk_model);  // checked by CLI11
   auto store = orthofs::ObjectStore::Open(flags.data_dir, store_options);
   if (!store.ok()) return Fail(store.status().message());

@@ -453,7 +453,10 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   std::unique_ptr<rocksdb::DB> db(raw);
   Result<std::map<uint64_t, int64_t>> usage = ReadSegmentUsage(db.get(), handles.at(2));
   Result<std::unique_ptr<DataLog>> log =
-      usage.ok() ? DataLog::Open(dir + "/data-log", options.log_segment_bytes, options.direct_reads,
+      usage.ok() ? DataLog::Open(dir + "/data-log",
+                                 {.segment_bytes = options.log_segment_bytes,
+                                  .drop_cache_before_reads = options.direct_reads,
+                                  .drop_written_pages = !options.keep_written_pages},
                                  usage->empty() ? 1 : usage->rbegin()->first + 1)
                  : Result<std::unique_ptr<DataLog>>(usage.status());
   if (!log.ok()) {

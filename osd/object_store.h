@@ -34,8 +34,10 @@
 namespace orthofs {
 
 struct StoreOptions {
-  bool sync_writes = false;      // fsync the WAL on every write, not only when asked
-  bool direct_reads = false;     // bypass the page cache (cold-read experiments)
+  bool sync_writes = false;   // fsync the WAL on every write, not only when asked
+  bool direct_reads = false;  // bypass the page cache (cold-read experiments)
+  // Appended object bytes stay in the page cache after their disk writes (DataLog::Options).
+  bool keep_written_pages = false;
   uint64_t block_cache_mb = 64;  // RocksDB's own block cache
   uint64_t log_segment_bytes = DataLog::kDefaultSegmentBytes;
   // How often segments that are mostly garbage are collected unasked.
