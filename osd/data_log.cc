@@ -253,6 +253,10 @@ Status DataLog::WriteRun(const std::shared_ptr<Segment>& segment, uint64_t start
 
 void DataLog::DropWrittenPages(Segment& segment, uint64_t Segment::*dropped_to, uint64_t end) {
   if (!options_.drop_written_pages) return;
+  // Whole pages only: the page an append ends in stays for the next append to fill (dropped,
+  // it would be read back from disk first; the kernel drops a partial page at the file's end).
+  static const uint64_t kPageSize = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  end -= end % kPageSize;
   uint64_t from = 0;
   {
     std::lock_guard lock(mu_);

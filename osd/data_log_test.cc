@@ -257,7 +257,7 @@ TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
       ASSERT_TRUE((*log)->Sync().ok());
       const uint64_t resident = ResidentPages(dir);
       if (drop) {
-        EXPECT_LE(resident, 1u);  // the kernel keeps the partly written last page
+        EXPECT_LE(resident, 1u);  // the partly written last page stays for the next append
       } else {
         EXPECT_GE(resident, 12u * (1 << 20) / ::sysconf(_SC_PAGESIZE));
       }
