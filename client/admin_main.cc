@@ -571,6 +571,7 @@ int RunRebalance(const CommonFlags& common, const std::string& new_map_path, boo
                                 {"replicas_moved", r->replicas_moved},
                                 {"already_moved", r->already_moved},
                                 {"gone", r->gone},
+                                {"left_damaged", r->left_damaged},
                                 {"bytes", r->bytes_listed},
                                 {"seconds", r->seconds},
                                 {"removed_osds", r->removed_osds},
@@ -595,6 +596,19 @@ int RunRebalance(const CommonFlags& common, const std::string& new_map_path, boo
   }
   for (uint32_t id : r->removed_osds) {
     std::printf("OSD %u holds nothing any more and may be stopped\n", id);
+  }
+  if (!r->left_damaged.empty()) {
+    // The rebalance is over all the same: nothing intact of these is left to move.
+    std::printf(
+        "%zu damaged copies had no intact other copy to stand in for them and stay where they "
+        "were (orthofs scrub reports them as unrecoverable):\n",
+        r->left_damaged.size());
+    for (const std::string& copy : r->left_damaged) std::printf("  %s\n", copy.c_str());
+    std::printf(
+        "every other copy is where map epoch %llu puts it; give every node and client "
+        "that map file\n",
+        static_cast<unsigned long long>(r->to_epoch));
+    return kExitOk;
   }
   std::printf(
       "every copy is where map epoch %llu puts it; give every node and client that map "

@@ -99,9 +99,17 @@ Status ListUnowned(OsdClient* osd, uint32_t osd_id, const Placement& placement, 
         if (!copy.ok()) continue;
         out->push_back(Move{*copy, osd_id, placement.OsdFor(*copy), meta.length()});
       }
+      // A damaged copy moves too: its new owner takes the other copy's bytes instead.
+      for (const wire::Oid& damaged : page->corrupt()) {
+        Result<Oid> copy = FromWire(damaged);
+        if (!copy.ok() || placement.OsdFor(*copy) == osd_id) continue;
+        out->push_back(Move{*copy, osd_id, placement.OsdFor(*copy), 0});
+      }
       if (page->corrupt_size() > 0) {
-        spdlog::warn("{} holds {} damaged copies it no longer owns: run orthofs scrub", osd->name(),
-                     page->corrupt_size());
+        spdlog::warn(
+            "{} holds {} damaged copies it no longer owns: they move from their other "
+            "copies",
+            osd->name(), page->corrupt_size());
       }
       token = page->next_page_token();
     } while (!token.empty());
@@ -192,12 +200,15 @@ Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_ma
   // 2. Move what no longer belongs where it is, until nothing is left (clients taking copies
   // over meanwhile only shorten the list).
   const Placement placement(new_map);
+  // Damaged copies with nothing intact to stand in, by their key: they stay where they are.
+  std::set<std::string> left_damaged;
   for (int round = 0;; ++round) {
     std::vector<Move> moves;
     for (const OsdInfo& osd : everyone) {
       ORTHOFS_RETURN_IF_ERROR(
           ListUnowned(osds[osd.id].get(), osd.id, placement, new_map.epoch, &moves));
     }
+    std::erase_if(moves, [&](const Move& m) { return left_damaged.contains(m.copy.ToString()); });
     if (moves.empty()) break;
     if (round >= 3) {
       return Status::Unavailable(std::to_string(moves.size()) +
@@ -225,6 +236,12 @@ Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_ma
         report.moved += answer->moved();
         report.already_moved += answer->present();
         report.gone += answer->absent();
+        for (const wire::Oid& damaged : answer->left_damaged()) {
+          Result<Oid> copy = FromWire(damaged);
+          if (copy.ok() && left_damaged.insert(copy->ToString()).second) {
+            report.left_damaged.push_back(copy->ToString());
+          }
+        }
         report.flows[flow] += end - i;
         for (size_t j = i; j < end; ++j) {
           report.bytes_listed += list[j]->length;

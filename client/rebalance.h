@@ -46,7 +46,10 @@ struct RebalanceReport {
   uint64_t replicas_moved = 0;
   uint64_t already_moved = 0;  // moved on first use by a client meanwhile
   uint64_t gone = 0;           // deleted by clients meanwhile
-  uint64_t bytes_listed = 0;   // of the copies to move, as listed
+  // Copies damaged on their old OSD with no intact other copy to stand in for them (both
+  // damaged, say): they stay there, for orthofs scrub to report as unrecoverable.
+  std::vector<std::string> left_damaged;
+  uint64_t bytes_listed = 0;                                // of the copies to move, as listed
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> flows;  // (from, to) -> copies
   std::vector<uint32_t> removed_osds;  // in the old map only: empty now, may be stopped
   double seconds = 0;

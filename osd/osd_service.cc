@@ -1046,9 +1046,14 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
             more = true;
             return false;
           }
-          // (A damaged copy this OSD no longer owns stays here for scrub to judge.)
           Result<Oid> oid = DecodeStoreKey(key);
           if (!oid.ok()) return true;
+          // A listing of unowned copies names the damaged ones among them (they move from
+          // their other copies); others name every damaged copy (scrub judges them).
+          if (request->unowned() && view.current().OsdFor(*oid) == osd_id_) {
+            last_key = key;
+            return true;
+          }
           *response->add_corrupt() = ToWire(*oid);
           ++corrupt;
           last_key = key;
@@ -1142,6 +1147,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["map_changes"] = map_changes_.load();
   counters["rebalance_copies_taken_over"] = copies_taken_over_.load();
   counters["rebalance_copies_discarded"] = copies_discarded_.load();
+  counters["rebalance_damaged_copies_replaced"] = damaged_copies_replaced_.load();
   counters["rebalancing"] = maps_.Current()->rebalancing() ? 1 : 0;
   std::map<std::string, uint64_t> prefetch;
   prefetch_.AddCounters(&prefetch);
@@ -1394,18 +1400,89 @@ Result<wire::FetchResponse> OsdService::FetchFrom(const MapView& view, uint32_t 
   wire::FetchRequest fetch;
   fetch.set_epoch(view.epoch());
   *fetch.mutable_oid() = ToWire(oid);
-  Result<wire::FetchResponse> fetched = RetryWhileCatchingUp([&] { return peer->Fetch(fetch); });
-  if (!fetched.ok()) {
-    return Status::Unavailable("object " + oid.ToString() + " is moving here from OSD " +
-                               std::to_string(source) +
-                               ", which did not hand it over: " + fetched.status().message());
+  Result<wire::FetchResponse> fetched = Status::Internal("not fetched");
+  // Bytes that fail their checksum on the way are asked for once more.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    fetched = RetryWhileCatchingUp([&] { return peer->Fetch(fetch); });
+    if (!fetched.ok()) {
+      const std::string why = "object " + oid.ToString() + " is moving here from OSD " +
+                              std::to_string(source) +
+                              ", which did not hand it over: " + fetched.status().message();
+      // Neither its bytes nor its summary could be read there.
+      if (fetched.status().Is(StatusCode::kCorruption)) return Status::Corruption(why);
+      return Status::Unavailable(why);
+    }
+    if (!fetched->found() || fetched->tombstone() || fetched->damaged() ||
+        ObjectChecksum(fetched->data()) == fetched->checksum()) {
+      return fetched;
+    }
   }
-  if (fetched->found() && !fetched->tombstone() &&
-      ObjectChecksum(fetched->data()) != fetched->checksum()) {
-    return Status::Corruption("object " + oid.ToString() + " from OSD " + std::to_string(source) +
-                              " fails its checksum");
-  }
+  spdlog::warn("object {} from OSD {} fails its checksum twice on its way here", oid.ToString(),
+               source);
+  fetched->set_damaged(true);
+  fetched->clear_data();
   return fetched;
+}
+
+Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_t source,
+                                                    const Oid& oid) {
+  Result<wire::FetchResponse> fetched = FetchFrom(view, source, oid);
+  if (fetched.ok() && !fetched->damaged()) return fetched;
+  if (!fetched.ok() && !fetched.status().Is(StatusCode::kCorruption)) return fetched;
+  const std::string what =
+      "object " + oid.ToString() + " from OSD " + std::to_string(source) + " is damaged";
+  // The damaged copy's version, when its source could read its summary (versions start at 1).
+  const uint64_t version = fetched.ok() ? fetched->version() : 0;
+  if (fetched.ok() && fetched->tombstone()) {
+    // A deletion: its summary is all there is to move.
+    wire::FetchResponse deleted = std::move(*fetched);
+    deleted.set_damaged(false);
+    ++damaged_copies_replaced_;
+    return deleted;
+  }
+  if (fetched.ok() && fetched->has_repair_version()) {
+    return Status::Corruption(what +
+                              ", and its other copy missed writes (a repair record to "
+                              "version " +
+                              std::to_string(fetched->repair_version()) +
+                              "): no intact copy of its last version is left");
+  }
+  // The other copy stands in, read as any client would: its holder verifies it and takes it
+  // over first if it is moving too. (Its holder is never this OSD: the layout is orthogonal.)
+  const Oid other =
+      oid.WithFlag(oid.flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal);
+  const uint32_t holder = view.current().OsdFor(other);
+  OsdClient* peer = Peer(view, holder);
+  if (peer == nullptr) return Status::Internal("OSD " + std::to_string(holder) + " is unknown");
+  wire::ReadRequest read;
+  read.set_epoch(view.epoch());
+  *read.mutable_oid() = ToWire(other);
+  read.set_client_id("osd." + std::to_string(osd_id_));
+  Result<wire::ReadResponse> intact = RetryWhileCatchingUp([&] { return peer->Read(read); });
+  const std::string where = "; its other copy on OSD " + std::to_string(holder);
+  if (!intact.ok()) {
+    if (intact.status().Is(StatusCode::kNotFound) || intact.status().Is(StatusCode::kCorruption)) {
+      return Status::Corruption(what + where + " cannot stand in: " + intact.status().message());
+    }
+    return Status::Unavailable(what + where + " cannot be read now: " + intact.status().message());
+  }
+  if (ObjectChecksum(intact->data()) != intact->meta().checksum()) {
+    return Status::Unavailable(what + where + " failed its checksum on its way here");
+  }
+  if (intact->meta().version() < version) {
+    return Status::Corruption(what + where + " is older (version " +
+                              std::to_string(intact->meta().version()) + " < " +
+                              std::to_string(version) + "): it cannot stand in");
+  }
+  spdlog::warn("{}; it moves here from its intact other copy on OSD {} (version {})", what, holder,
+               intact->meta().version());
+  ++damaged_copies_replaced_;
+  wire::FetchResponse replaced;
+  replaced.set_found(true);
+  replaced.set_version(intact->meta().version());
+  replaced.set_checksum(intact->meta().checksum());
+  replaced.set_data(std::move(*intact->mutable_data()));
+  return replaced;
 }
 
 std::shared_ptr<const CachedObject> OsdService::StageTakenCopy(const Oid& oid,
@@ -1441,7 +1518,7 @@ Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(const MapView& 
                                                                  uint32_t source,
                                                                  uint64_t* tombstone_version) {
   if (tombstone_version) *tombstone_version = 0;
-  Result<wire::FetchResponse> fetched = FetchFrom(view, source, oid);
+  Result<wire::FetchResponse> fetched = FetchIntact(view, source, oid);
   if (!fetched.ok()) return fetched.status();
   if (!fetched->found()) return Status::NotFound("object absent");
   ObjectStore::Batch batch;
@@ -1541,7 +1618,17 @@ grpc::Status OsdService::Fetch(grpc::ServerContext* context, const wire::FetchRe
   Result<StoredObject> stored = store_->Get(key);
   if (!stored.ok()) {
     if (stored.status().Is(StatusCode::kNotFound)) return Finish(kFetch, Status::Ok());
-    return Finish(kFetch, stored.status());
+    if (!stored.status().Is(StatusCode::kCorruption)) return Finish(kFetch, stored.status());
+    // Damaged bytes: what the summary says of them, for the new owner to judge the other copy.
+    Result<ObjectRecordSummary> summary = store_->GetSummary(key);
+    if (!summary.ok()) return Finish(kFetch, stored.status());
+    response->set_found(true);
+    response->set_damaged(true);
+    response->set_tombstone(summary->tombstone);
+    response->set_version(summary->version);
+    Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
+    if (repair.ok()) response->set_repair_version(*repair);
+    return Finish(kFetch, Status::Ok());
   }
   response->set_found(true);
   response->set_tombstone(stored->tombstone);
@@ -1634,7 +1721,13 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
       continue;
     }
     if (!local.status().Is(StatusCode::kNotFound)) return Finish(kMigrate, local.status());
-    Result<wire::FetchResponse> fetched = FetchFrom(view, source, oids[i]);
+    Result<wire::FetchResponse> fetched = FetchIntact(view, source, oids[i]);
+    if (!fetched.ok() && fetched.status().Is(StatusCode::kCorruption)) {
+      // Nothing intact to move: the damaged copy stays at the source, and the rest moves.
+      spdlog::error("{}; it stays on OSD {}", fetched.status().message(), source);
+      *response->add_left_damaged() = ToWire(oids[i]);
+      continue;
+    }
     if (!fetched.ok()) return Finish(kMigrate, fetched.status());
     if (!fetched->found()) {
       response->set_absent(response->absent() + 1);

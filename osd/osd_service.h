@@ -280,9 +280,16 @@ class OsdService final : public wire::Osd::Service {
                                                        uint64_t* tombstone_version);
   Status DiscardAt(const MapView& view, uint32_t source, const Oid& oid);
   // TakeOver's steps, also used for a batch (Migrate): the copy as `source` holds it (checksum
-  // verified); its records added to `batch` (the object, null for a tombstone: the batch
-  // refers to its bytes until Commit); after the commit, the bookkeeping.
+  // verified; `damaged`, without bytes, when it fails there or twice on its way); its records added
+  // to `batch` (the object, null for a tombstone: the batch refers to its bytes until Commit);
+  // after the commit, the bookkeeping.
   Result<wire::FetchResponse> FetchFrom(const MapView& view, uint32_t source, const Oid& oid);
+  // FetchFrom, but when the source's copy is damaged (at the source, or on its way here twice),
+  // the other copy's bytes and version, read from its holder: a damaged copy still moves, and
+  // arrives intact (as scrub would have rewritten it). kCorruption when nothing intact can stand
+  // in (the other copy is damaged, missing, older, or missed writes); kUnavailable when the
+  // other copy cannot be read now.
+  Result<wire::FetchResponse> FetchIntact(const MapView& view, uint32_t source, const Oid& oid);
   [[nodiscard]] std::shared_ptr<const CachedObject> StageTakenCopy(const Oid& oid,
                                                                    const std::string& key,
                                                                    wire::FetchResponse* fetched,
@@ -347,6 +354,7 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<bool> stopping_{false};
   const bool catch_up_from_peers_;
   std::atomic<uint64_t> copies_taken_over_{0};
+  std::atomic<uint64_t> damaged_copies_replaced_{0};  // moved from their other copy
   std::atomic<uint64_t> copies_discarded_{0};
   std::atomic<uint64_t> map_changes_{0};
 };

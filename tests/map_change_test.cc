@@ -12,6 +12,7 @@
 #include "client/rebalance.h"
 #include "client/scrub.h"
 #include "client/wire.h"
+#include "common/checksum.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs {
@@ -213,6 +214,96 @@ TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
   EXPECT_EQ(scrub->matched, scrub->objects);
   EXPECT_EQ(scrub->misplaced, 0u);
   EXPECT_EQ(scrub->repaired, 0u);
+}
+
+// Writes one copy on its OSD (its version + 1), when `damaged` as if its bytes had changed on
+// their way there: the record holds the client's checksum of the intact bytes, and fails it.
+void WriteCopy(TestCluster& cluster, const Placement& placement, const Oid& copy,
+               const std::string& intact, bool damaged) {
+  std::string sent = intact;
+  if (damaged) sent[10] ^= 1;
+  wire::WriteRequest w;
+  w.set_epoch(placement.map().epoch);
+  *w.mutable_oid() = ToWire(copy);
+  w.set_data(sent);
+  w.set_replace(true);
+  w.set_checksum(ObjectChecksum(intact));
+  Result<wire::WriteResponse> written = cluster.client().Osd(placement.OsdFor(copy))->Write(w);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+}
+
+// A damaged copy still moves, on first use or by the rebalance: its new owner takes the other
+// copy's bytes and version, and the damaged record is dropped. One whose other copy is damaged
+// too stays where it is, reported, and the rest of its batch moves; a damaged copy that does
+// not move is no business of the rebalance. Scrub then finds matching copies of the others.
+TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
+  TestCluster cluster;
+  const ClusterMap old_map = cluster.map();
+  ClusterMap new_map = old_map;
+  new_map.epoch = old_map.epoch + 1;
+  new_map.osds[0].weight = 3;
+  const Placement before(old_map);
+  const Placement after(new_map);
+  ClusterClient writer(old_map, cluster.Rpc("client"));
+
+  // Four objects whose originals move (replicas stay): two damaged (one read before the
+  // rebalance), one intact, one with both copies damaged; and a damaged one that stays.
+  std::vector<Oid> moving;
+  Oid staying;
+  for (uint64_t fno = 100; (moving.size() < 4 || staying.fno == 0) && fno < 2000; ++fno) {
+    const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
+    const Oid replica = oid.WithFlag(CopyFlag::kReplica);
+    if (before.OsdFor(replica) != after.OsdFor(replica)) continue;
+    if (before.OsdFor(oid) != after.OsdFor(oid)) {
+      if (moving.size() < 4) moving.push_back(oid);
+    } else if (staying.fno == 0) {
+      staying = oid;
+    }
+  }
+  ASSERT_EQ(moving.size(), 4u);
+  ASSERT_NE(staying.fno, 0u);
+  std::vector<Oid> all = moving;
+  all.push_back(staying);
+  const Oid lost = moving[3];
+  for (const Oid& oid : all) {
+    ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, 0), {.replace = true}).ok());
+    // The second write (version 2) damaged on its way to the original, or to both copies.
+    const bool damaged = oid != moving[2];
+    WriteCopy(cluster, before, oid, Bytes(oid.fno, 0, 1), damaged);
+    WriteCopy(cluster, before, oid.WithFlag(CopyFlag::kReplica), Bytes(oid.fno, 0, 1), oid == lost);
+    EXPECT_EQ(writer.Read(oid).status().Is(StatusCode::kCorruption), damaged);
+  }
+
+  SetMapEverywhere(cluster, new_map, old_map);
+  ClusterClient fresh(new_map, cluster.Rpc("client"));
+  Result<wire::ReadResponse> first_use = fresh.Read(moving[0]);
+  ASSERT_TRUE(first_use.ok()) << first_use.status().ToString();
+  EXPECT_EQ(first_use->data(), Bytes(moving[0].fno, 0, 1));
+  Result<RebalanceReport> report = Rebalance(&cluster.client(), new_map);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->originals_moved, 3u);
+  EXPECT_EQ(report->moved, 2u);
+  EXPECT_EQ(report->left_damaged, std::vector<std::string>{lost.ToString()});
+  EXPECT_EQ(SumCounter(cluster, "rebalance_damaged_copies_replaced"), 2u);
+  EXPECT_EQ(SumCounter(cluster, "rebalancing"), 0u);
+
+  for (const Oid& oid : {moving[0], moving[1], moving[2]}) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      Result<wire::ReadResponse> read = fresh.Read(oid.WithFlag(flag));
+      ASSERT_TRUE(read.ok()) << read.status().ToString();
+      EXPECT_EQ(read->data(), Bytes(oid.fno, 0, 1));
+      EXPECT_EQ(read->meta().version(), 2u);
+    }
+  }
+  // Scrub rewrites the damaged copy that stayed from its replica, and has nothing intact for
+  // the object damaged twice.
+  Result<ScrubReport> scrub = RunScrub(&cluster.client(), kFnso, {});
+  ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
+  EXPECT_EQ(scrub->matched, 3u);
+  EXPECT_EQ(scrub->unrecoverable, 1u);
+  Result<wire::ReadResponse> repaired = fresh.Read(staying);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  EXPECT_EQ(repaired->data(), Bytes(staying.fno, 0, 1));
 }
 
 // An OSD refuses a map that cannot follow its own, and nothing changes.
