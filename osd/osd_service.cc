@@ -1572,8 +1572,12 @@ Status OsdService::TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fns
                                    std::to_string(holder.id) +
                                    " did not answer: " + page.status().message());
       }
-      for (const wire::ObjectMeta& meta : page->objects()) {
-        Result<Oid> oid = FromWire(meta.oid());
+      // Damaged copies move too (from their other copies, FetchIntact).
+      std::vector<const wire::Oid*> listed;
+      for (const wire::ObjectMeta& meta : page->objects()) listed.push_back(&meta.oid());
+      for (const wire::Oid& damaged : page->corrupt()) listed.push_back(&damaged);
+      for (const wire::Oid* wire_oid : listed) {
+        Result<Oid> oid = FromWire(*wire_oid);
         if (!oid.ok() || view.current().OsdFor(*oid) != osd_id_) continue;
         const std::string key = EncodeStoreKey(*oid);
         std::lock_guard lock(locks_.For(key));
@@ -1586,6 +1590,11 @@ Status OsdService::TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fns
         if (!local.status().Is(StatusCode::kNotFound)) return local.status();
         Result<std::shared_ptr<const CachedObject>> taken =
             TakeOver(view, *oid, key, holder.id, nullptr);
+        if (!taken.ok() && taken.status().Is(StatusCode::kCorruption)) {
+          // Nothing intact to move: it stays there (orthofs rebalance reports it).
+          spdlog::error("{}", taken.status().message());
+          continue;
+        }
         if (!taken.ok() && !taken.status().Is(StatusCode::kNotFound)) return taken.status();
       }
       token = page->next_page_token();
