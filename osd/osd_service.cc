@@ -59,10 +59,7 @@ int OsdMethodIndex(std::string_view name) {
 }
 
 // The store key of the other copy of `oid` (which lives on another OSD).
-std::string OtherCopyKey(const Oid& oid) {
-  return EncodeStoreKey(
-      oid.WithFlag(oid.flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal));
-}
+std::string OtherCopyKey(const Oid& oid) { return EncodeStoreKey(oid.OtherCopy()); }
 
 PrefetchEngineOptions WithCanceller(PrefetchEngineOptions options,
                                     std::shared_ptr<CallCanceller> canceller) {
@@ -1449,8 +1446,7 @@ Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_
   }
   // The other copy stands in, read as any client would: its holder verifies it and takes it
   // over first if it is moving too. (Its holder is never this OSD: the layout is orthogonal.)
-  const Oid other =
-      oid.WithFlag(oid.flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal);
+  const Oid other = oid.OtherCopy();
   const uint32_t holder = view.current().OsdFor(other);
   OsdClient* peer = Peer(view, holder);
   if (peer == nullptr) return Status::Internal("OSD " + std::to_string(holder) + " is unknown");

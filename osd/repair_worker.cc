@@ -135,8 +135,7 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
       result.set_unreachable(result.unreachable() + 1);
       continue;
     }
-    const std::string our_key = EncodeStoreKey(other->WithFlag(
-        other->flag == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal));
+    const std::string our_key = EncodeStoreKey(other->OtherCopy());
     Result<CopyState> ours = [&] {
       std::lock_guard lock(locks_->For(our_key));
       return ReadOurCopy(our_key);
