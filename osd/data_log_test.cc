@@ -3,11 +3,7 @@
 // segment cut short reads as damaged.
 #include "osd/data_log.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <linux/magic.h>
-#include <sys/mman.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <climits>
@@ -16,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/posix_files.h"
 
 namespace orthofs {
 namespace {
@@ -212,26 +210,6 @@ TEST_F(DataLogTest, ConcurrentAppendsDoNotOverlap) {
   EXPECT_TRUE(log_->Sync().ok());
 }
 
-// Pages of the segment files in the page cache (mincore over a mapping of each).
-uint64_t ResidentPages(const std::string& dir) {
-  uint64_t resident = 0;
-  const long page = ::sysconf(_SC_PAGESIZE);
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const uint64_t size = std::filesystem::file_size(entry.path());
-    if (size == 0) continue;
-    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
-    EXPECT_GE(fd, 0) << entry.path();
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    EXPECT_NE(map, MAP_FAILED) << entry.path();
-    std::vector<unsigned char> in_core((size + page - 1) / page);
-    EXPECT_EQ(::mincore(map, size, in_core.data()), 0);
-    for (unsigned char c : in_core) resident += c & 1;
-    ::munmap(map, size);
-    ::close(fd);
-  }
-  return resident;
-}
-
 // Drop-behind: once synced, appended bytes are out of the page cache (a stream of writes does
 // not evict what reads use); with drop_written_pages off they stay. Either way they read back.
 TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
@@ -240,9 +218,7 @@ TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
     const std::string dir = ::testing::TempDir() + "/data_log_page_cache_test";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    struct statfs fs {};
-    ASSERT_EQ(::statfs(dir.c_str(), &fs), 0);
-    if (fs.f_type == TMPFS_MAGIC) GTEST_SKIP() << dir << " is on tmpfs: its pages never drop";
+    if (testing::OnTmpfs(dir)) GTEST_SKIP() << dir << " is on tmpfs: its pages never drop";
     {
       Result<std::unique_ptr<DataLog>> log =
           DataLog::Open(dir, {.segment_bytes = 64 << 20, .drop_written_pages = drop});
@@ -255,7 +231,7 @@ TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
         extents.push_back(*extent);
       }
       ASSERT_TRUE((*log)->Sync().ok());
-      const uint64_t resident = ResidentPages(dir);
+      const uint64_t resident = testing::ResidentPages(dir);
       if (drop) {
         EXPECT_LE(resident, 1u);  // the partly written last page stays for the next append
       } else {

@@ -221,6 +221,33 @@ TEST_F(FuseCacheTest, CloseWritesBackBothCopies) {
   ExpectObjectsHold(fno, data);
 }
 
+// Drop-behind on the OSDs (DataLog::Options::drop_written_pages): once an fsync has made a
+// file's objects durable, their bytes are out of the OSDs' page cache. A 16 MiB file is 32 MiB
+// of data-log appends (both copies); kept, that would be 8192 more resident pages.
+TEST_F(FuseCacheTest, FsyncedObjectsLeaveTheOsdsPageCache) {
+  const std::string log_dir = cluster_->DataDir(0) + "/data-log";
+  if (OnTmpfs(log_dir)) GTEST_SKIP() << log_dir << " is on tmpfs: its pages never drop";
+  auto resident = [&] {
+    uint64_t pages = 0;
+    for (const auto& osd : Osds().osds()) {
+      pages += ResidentPages(cluster_->DataDir(osd->osd_id()) + "/data-log");
+    }
+    return pages;
+  };
+  const uint64_t before = resident();
+  const std::string data = RandomBytes(16 * kMiB, 103);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644));
+  ASSERT_GE(fd.get(), 0) << "create: " << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), data, 0)) << "write: " << std::strerror(errno);
+  ASSERT_EQ(fsync(fd.get()), 0) << std::strerror(errno);
+  const uint64_t after = resident();
+  // At most the partly written last page of each OSD's segments, and a little metadata.
+  EXPECT_LE(after, before + 64) << "resident data-log pages: " << before << " before, " << after
+                                << " after 32 MiB of appends and an fsync";
+  EXPECT_EQ(fd.Close(), 0) << std::strerror(errno);
+  ExpectObjectsHold(FreshStat(P("f")).st_ino, data);
+}
+
 // With a 4 MiB cache, three open files written interleaved (72 MiB in all) keep writers under
 // memory pressure the whole time, so they write back synchronously; small overwrites of
 // already written bytes mixed in must not be lost or reordered behind older write-backs.

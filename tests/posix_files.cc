@@ -3,16 +3,21 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace orthofs::testing {
 
@@ -159,6 +164,34 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::steady_clock::durat
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(poll);
   }
+}
+
+uint64_t ResidentPages(const std::string& dir) {
+  uint64_t resident = 0;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    const uint64_t size = entry.file_size();
+    if (size == 0) continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << entry.path();
+    if (fd < 0) continue;
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    EXPECT_NE(map, MAP_FAILED) << entry.path();
+    if (map != MAP_FAILED) {
+      std::vector<unsigned char> in_core((size + page - 1) / page);
+      EXPECT_EQ(::mincore(map, size, in_core.data()), 0);
+      for (unsigned char c : in_core) resident += c & 1;
+      ::munmap(map, size);
+    }
+    ::close(fd);
+  }
+  return resident;
+}
+
+bool OnTmpfs(const std::string& dir) {
+  struct statfs fs {};
+  return ::statfs(dir.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 }
 
 }  // namespace orthofs::testing

@@ -28,6 +28,10 @@ void CreateFile(const std::string& path, const std::string& data, mode_t mode = 
 struct stat FreshStat(const std::string& path, bool follow = true);
 // Deterministic bytes for a seed.
 std::string RandomBytes(size_t n, uint64_t seed);
+// Pages of the files in `dir` (not below) that the page cache holds (mincore over a mapping).
+uint64_t ResidentPages(const std::string& dir);
+// Whether `dir` is on tmpfs, whose pages never leave the page cache.
+bool OnTmpfs(const std::string& dir);
 // Names readdir returns, with or without "." and ".."; a multiset, so duplicates show.
 std::multiset<std::string> ListDir(const std::string& path, bool with_dots = true);
 
