@@ -601,7 +601,7 @@ int RunRebalance(const CommonFlags& common, const std::string& new_map_path, boo
     // The rebalance is over all the same: nothing intact of these is left to move.
     std::printf(
         "%zu damaged copies had no intact other copy to stand in for them and stay where they "
-        "were (orthofs scrub reports them as unrecoverable):\n",
+        "were (orthofs scrub lists them too):\n",
         r->left_damaged.size());
     for (const std::string& copy : r->left_damaged) std::printf("  %s\n", copy.c_str());
     std::printf(

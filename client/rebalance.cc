@@ -202,6 +202,7 @@ Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_ma
   const Placement placement(new_map);
   // Damaged copies with nothing intact to stand in, by their key: they stay where they are.
   std::set<std::string> left_damaged;
+  std::set<uint32_t> holding_damaged;  // the OSDs they stay on
   for (int round = 0;; ++round) {
     std::vector<Move> moves;
     for (const OsdInfo& osd : everyone) {
@@ -239,11 +240,14 @@ Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_ma
         for (const wire::Oid& damaged : answer->left_damaged()) {
           Result<Oid> copy = FromWire(damaged);
           if (copy.ok() && left_damaged.insert(copy->ToString()).second) {
-            report.left_damaged.push_back(copy->ToString());
+            report.left_damaged.push_back(copy->ToString() + " on OSD " +
+                                          std::to_string(flow.first));
+            holding_damaged.insert(flow.first);
           }
         }
-        report.flows[flow] += end - i;
         for (size_t j = i; j < end; ++j) {
+          if (left_damaged.contains(list[j]->copy.ToString())) continue;  // not moved
+          ++report.flows[flow];
           report.bytes_listed += list[j]->length;
           if (list[j]->copy.flag == CopyFlag::kOriginal) {
             ++report.originals_moved;
@@ -282,7 +286,9 @@ Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_ma
     ORTHOFS_RETURN_IF_ERROR(SetMapOn(osds[osd.id].get(), new_map, std::nullopt));
   }
   for (const OsdInfo& osd : old_map.osds) {
-    if (new_map.FindOsd(osd.id) == nullptr) report.removed_osds.push_back(osd.id);
+    if (new_map.FindOsd(osd.id) == nullptr && !holding_damaged.contains(osd.id)) {
+      report.removed_osds.push_back(osd.id);
+    }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

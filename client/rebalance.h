@@ -47,11 +47,13 @@ struct RebalanceReport {
   uint64_t already_moved = 0;  // moved on first use by a client meanwhile
   uint64_t gone = 0;           // deleted by clients meanwhile
   // Copies damaged on their old OSD with no intact other copy to stand in for them (both
-  // damaged, say): they stay there, for orthofs scrub to report as unrecoverable.
+  // damaged, say), as "OID on OSD N": they stay there (not counted as moved above), and
+  // orthofs scrub lists them (misplaced, or unrecoverable when the other copy is in place).
   std::vector<std::string> left_damaged;
   uint64_t bytes_listed = 0;                                // of the copies to move, as listed
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> flows;  // (from, to) -> copies
-  std::vector<uint32_t> removed_osds;  // in the old map only: empty now, may be stopped
+  // In the old map only and empty now (holding no left_damaged copy): may be stopped.
+  std::vector<uint32_t> removed_osds;
   double seconds = 0;
 };
 

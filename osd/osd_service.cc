@@ -320,14 +320,15 @@ Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
 Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const MapView& view,
                                                                    const Oid& oid,
                                                                    const std::string& key,
-                                                                   uint64_t* tombstone_version) {
+                                                                   uint64_t* tombstone_version,
+                                                                   bool stand_in) {
   uint64_t tombstone = 0;
   Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
   if (tombstone_version) *tombstone_version = tombstone;
   if (local.ok() || !local.status().Is(StatusCode::kNotFound) || tombstone != 0) return local;
   const std::optional<uint32_t> source = view.PreviousOwnerOf(oid, osd_id_);
   if (!source) return local;
-  return TakeOver(view, oid, key, *source, tombstone_version);
+  return TakeOver(view, oid, key, *source, tombstone_version, stand_in);
 }
 
 Result<ObjectRecordSummary> OsdService::LoadSummaryLocked(const MapView& view, const Oid& oid,
@@ -398,7 +399,8 @@ Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& reque
   if (!from_cache) {
     // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
     std::lock_guard lock(locks_.For(key));
-    Result<std::shared_ptr<const CachedObject>> loaded = LoadLocked(view, *oid, key);
+    Result<std::shared_ptr<const CachedObject>> loaded =
+        LoadLocked(view, *oid, key, nullptr, !request.for_stand_in());
     if (!loaded.ok()) {
       if (loaded.status().Is(StatusCode::kNotFound)) {
         return Status::NotFound("object " + oid->ToString() + " not found");
@@ -1414,30 +1416,31 @@ Result<wire::FetchResponse> OsdService::FetchFrom(const MapView& view, uint32_t 
       return fetched;
     }
   }
-  spdlog::warn("object {} from OSD {} fails its checksum twice on its way here", oid.ToString(),
-               source);
-  fetched->set_damaged(true);
-  fetched->clear_data();
-  return fetched;
+  return Status::Unavailable("object " + oid.ToString() + " from OSD " + std::to_string(source) +
+                             " failed its checksum twice on its way here");
 }
 
 Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_t source,
                                                     const Oid& oid) {
   Result<wire::FetchResponse> fetched = FetchFrom(view, source, oid);
-  if (fetched.ok() && !fetched->damaged()) return fetched;
-  if (!fetched.ok() && !fetched.status().Is(StatusCode::kCorruption)) return fetched;
+  if (!fetched.ok()) {
+    if (!fetched.status().Is(StatusCode::kCorruption)) return fetched;
+    return Status::Corruption(fetched.status().message() +
+                              " (its bytes and summary are damaged: nothing tells whether its "
+                              "other copy is as new)");
+  }
+  if (!fetched->damaged()) return fetched;
   const std::string what =
-      "object " + oid.ToString() + " from OSD " + std::to_string(source) + " is damaged";
-  // The damaged copy's version, when its source could read its summary (versions start at 1).
-  const uint64_t version = fetched.ok() ? fetched->version() : 0;
-  if (fetched.ok() && fetched->tombstone()) {
+      "object " + oid.ToString() + " on OSD " + std::to_string(source) + " is damaged";
+  const uint64_t version = fetched->version();
+  if (fetched->tombstone()) {
     // A deletion: its summary is all there is to move.
     wire::FetchResponse deleted = std::move(*fetched);
     deleted.set_damaged(false);
     ++damaged_copies_replaced_;
     return deleted;
   }
-  if (fetched.ok() && fetched->has_repair_version()) {
+  if (fetched->has_repair_version()) {
     return Status::Corruption(what +
                               ", and its other copy missed writes (a repair record to "
                               "version " +
@@ -1453,7 +1456,7 @@ Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_
   wire::ReadRequest read;
   read.set_epoch(view.epoch());
   *read.mutable_oid() = ToWire(other);
-  read.set_client_id("osd." + std::to_string(osd_id_));
+  read.set_for_stand_in(true);
   Result<wire::ReadResponse> intact = RetryWhileCatchingUp([&] { return peer->Read(read); });
   const std::string where = "; its other copy on OSD " + std::to_string(holder);
   if (!intact.ok()) {
@@ -1508,14 +1511,17 @@ void OsdService::TakenOver(const std::string& key, bool repair_record) {
   ++copies_taken_over_;
 }
 
-Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(const MapView& view,
-                                                                 const Oid& oid,
-                                                                 const std::string& key,
-                                                                 uint32_t source,
-                                                                 uint64_t* tombstone_version) {
+Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(
+    const MapView& view, const Oid& oid, const std::string& key, uint32_t source,
+    uint64_t* tombstone_version, bool stand_in) {
   if (tombstone_version) *tombstone_version = 0;
-  Result<wire::FetchResponse> fetched = FetchIntact(view, source, oid);
+  Result<wire::FetchResponse> fetched =
+      stand_in ? FetchIntact(view, source, oid) : FetchFrom(view, source, oid);
   if (!fetched.ok()) return fetched.status();
+  if (fetched->damaged()) {
+    return Status::Corruption("object " + oid.ToString() + " on OSD " + std::to_string(source) +
+                              " is damaged");
+  }
   if (!fetched->found()) return Status::NotFound("object absent");
   ObjectStore::Batch batch;
   std::shared_ptr<const CachedObject> object = StageTakenCopy(oid, key, &*fetched, &batch);

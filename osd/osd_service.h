@@ -259,11 +259,12 @@ class OsdService final : public wire::Osd::Service {
 
   // The current object (cache, then store); kNotFound if absent or deleted, and then
   // *tombstone_version (if given) is the deleted object's last version, else 0. During a
-  // rebalance a copy this OSD gained is taken over from its previous owner first (TakeOver).
-  // Caller holds locks_.For(key).
+  // rebalance a copy this OSD gained is taken over from its previous owner first (TakeOver;
+  // `stand_in` as there). Caller holds locks_.For(key).
   Result<std::shared_ptr<const CachedObject>> LoadLocked(const MapView& view, const Oid& oid,
                                                          const std::string& key,
-                                                         uint64_t* tombstone_version = nullptr);
+                                                         uint64_t* tombstone_version = nullptr,
+                                                         bool stand_in = true);
   Result<std::shared_ptr<const CachedObject>> LoadLocalLocked(const std::string& key,
                                                               uint64_t* tombstone_version);
   // LoadLocked's answer without the object's bytes (the record's summary), for a write that
@@ -274,21 +275,24 @@ class OsdService final : public wire::Osd::Service {
                                                 uint64_t* tombstone_version);
   // Moves `oid` here from `source`: fetches it, commits it durably (with its repair record),
   // then has the source drop it. kNotFound (tombstone_version as in LoadLocked) when the source
-  // has nothing. Caller holds locks_.For(key) and has found nothing local.
+  // has nothing. A copy damaged at the source moves from its other copy (FetchIntact) unless
+  // !stand_in: then it stays, kCorruption. Caller holds locks_.For(key) and has found nothing
+  // local.
   Result<std::shared_ptr<const CachedObject>> TakeOver(const MapView& view, const Oid& oid,
                                                        const std::string& key, uint32_t source,
-                                                       uint64_t* tombstone_version);
+                                                       uint64_t* tombstone_version,
+                                                       bool stand_in = true);
   Status DiscardAt(const MapView& view, uint32_t source, const Oid& oid);
   // TakeOver's steps, also used for a batch (Migrate): the copy as `source` holds it (checksum
-  // verified; `damaged`, without bytes, when it fails there or twice on its way); its records added
-  // to `batch` (the object, null for a tombstone: the batch refers to its bytes until Commit);
-  // after the commit, the bookkeeping.
+  // verified, asked twice; `damaged`, without bytes, when it fails at the source); its records
+  // added to `batch` (the object, null for a tombstone: the batch refers to its bytes until
+  // Commit); after the commit, the bookkeeping.
   Result<wire::FetchResponse> FetchFrom(const MapView& view, uint32_t source, const Oid& oid);
-  // FetchFrom, but when the source's copy is damaged (at the source, or on its way here twice),
-  // the other copy's bytes and version, read from its holder: a damaged copy still moves, and
-  // arrives intact (as scrub would have rewritten it). kCorruption when nothing intact can stand
-  // in (the other copy is damaged, missing, older, or missed writes); kUnavailable when the
-  // other copy cannot be read now.
+  // FetchFrom, but when the source's copy is damaged there, the other copy's bytes and version,
+  // read from its holder: a damaged copy still moves, and arrives intact (as scrub would have
+  // rewritten it). kCorruption when nothing intact can stand in (the other copy is damaged,
+  // missing, older or missed writes, or the damaged copy's summary is unreadable too);
+  // kUnavailable when the other copy cannot be read now.
   Result<wire::FetchResponse> FetchIntact(const MapView& view, uint32_t source, const Oid& oid);
   [[nodiscard]] std::shared_ptr<const CachedObject> StageTakenCopy(const Oid& oid,
                                                                    const std::string& key,

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 
 #include "client/osd_client.h"
@@ -232,10 +233,11 @@ void WriteCopy(TestCluster& cluster, const Placement& placement, const Oid& copy
   ASSERT_TRUE(written.ok()) << written.status().ToString();
 }
 
-// A damaged copy still moves, on first use or by the rebalance: its new owner takes the other
-// copy's bytes and version, and the damaged record is dropped. One whose other copy is damaged
-// too stays where it is, reported, and the rest of its batch moves; a damaged copy that does
-// not move is no business of the rebalance. Scrub then finds matching copies of the others.
+// A damaged copy still moves, on first use, by a file's listing or by the rebalance: its new
+// owner takes the other copy's bytes and version, and the damaged record is dropped. One whose
+// other copy is damaged too stays where it is, reported, and the rest of its batch moves (also
+// when both damaged copies move: neither new owner waits for the other); a damaged copy that
+// does not move is no business of the rebalance. Scrub then finds matching copies of the rest.
 TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   TestCluster cluster;
   const ClusterMap old_map = cluster.map();
@@ -247,30 +249,39 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   ClusterClient writer(old_map, cluster.Rpc("client"));
 
   // Four objects whose originals move (replicas stay): two damaged (one read before the
-  // rebalance), one intact, one with both copies damaged; and a damaged one that stays.
+  // rebalance), one intact, one with both copies damaged; one with both copies damaged and
+  // moving; and a damaged one that stays.
   std::vector<Oid> moving;
+  Oid both_move;
   Oid staying;
-  for (uint64_t fno = 100; (moving.size() < 4 || staying.fno == 0) && fno < 2000; ++fno) {
+  auto moves = [&](const Oid& copy) { return before.OsdFor(copy) != after.OsdFor(copy); };
+  for (uint64_t fno = 100;
+       (moving.size() < 4 || both_move.fno == 0 || staying.fno == 0) && fno < 5000; ++fno) {
     const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
-    const Oid replica = oid.WithFlag(CopyFlag::kReplica);
-    if (before.OsdFor(replica) != after.OsdFor(replica)) continue;
-    if (before.OsdFor(oid) != after.OsdFor(oid)) {
+    const bool replica_moves = moves(oid.WithFlag(CopyFlag::kReplica));
+    if (moves(oid) && replica_moves) {
+      if (both_move.fno == 0) both_move = oid;
+    } else if (moves(oid)) {
       if (moving.size() < 4) moving.push_back(oid);
-    } else if (staying.fno == 0) {
+    } else if (!replica_moves && staying.fno == 0) {
       staying = oid;
     }
   }
   ASSERT_EQ(moving.size(), 4u);
+  ASSERT_NE(both_move.fno, 0u);
   ASSERT_NE(staying.fno, 0u);
   std::vector<Oid> all = moving;
+  all.push_back(both_move);
   all.push_back(staying);
   const Oid lost = moving[3];
   for (const Oid& oid : all) {
     ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, 0), {.replace = true}).ok());
     // The second write (version 2) damaged on its way to the original, or to both copies.
     const bool damaged = oid != moving[2];
+    const bool replica_damaged = oid == lost || oid == both_move;
     WriteCopy(cluster, before, oid, Bytes(oid.fno, 0, 1), damaged);
-    WriteCopy(cluster, before, oid.WithFlag(CopyFlag::kReplica), Bytes(oid.fno, 0, 1), oid == lost);
+    WriteCopy(cluster, before, oid.WithFlag(CopyFlag::kReplica), Bytes(oid.fno, 0, 1),
+              replica_damaged);
     EXPECT_EQ(writer.Read(oid).status().Is(StatusCode::kCorruption), damaged);
   }
 
@@ -291,9 +302,16 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   EXPECT_EQ(listed->objects(0).version(), 2u);
   Result<RebalanceReport> report = Rebalance(&cluster.client(), new_map);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->originals_moved, 2u);
+  EXPECT_EQ(report->originals_moved, 1u);  // moving[2]; the ones left are not counted
+  EXPECT_EQ(report->replicas_moved, 0u);
   EXPECT_EQ(report->moved, 1u);
-  EXPECT_EQ(report->left_damaged, std::vector<std::string>{lost.ToString()});
+  const std::set<std::string> left(report->left_damaged.begin(), report->left_damaged.end());
+  const Oid both_replica = both_move.WithFlag(CopyFlag::kReplica);
+  EXPECT_EQ(left, (std::set<std::string>{
+                      lost.ToString() + " on OSD " + std::to_string(before.OsdFor(lost)),
+                      both_move.ToString() + " on OSD " + std::to_string(before.OsdFor(both_move)),
+                      both_replica.ToString() + " on OSD " +
+                          std::to_string(before.OsdFor(both_replica))}));
   EXPECT_EQ(SumCounter(cluster, "rebalance_damaged_copies_replaced"), 2u);
   EXPECT_EQ(SumCounter(cluster, "rebalancing"), 0u);
 
@@ -305,12 +323,13 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
       EXPECT_EQ(read->meta().version(), 2u);
     }
   }
-  // Scrub rewrites the damaged copy that stayed from its replica, and has nothing intact for
-  // the object damaged twice.
+  // Scrub rewrites the damaged copy that stayed from its replica, has nothing intact for the
+  // objects damaged twice, and names the copies left where they were.
   Result<ScrubReport> scrub = RunScrub(&cluster.client(), kFnso, {});
   ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
   EXPECT_EQ(scrub->matched, 3u);
-  EXPECT_EQ(scrub->unrecoverable, 1u);
+  EXPECT_EQ(scrub->unrecoverable, 1u);  // lost; both_move has no copy where placement says
+  EXPECT_EQ(scrub->misplaced, 3u);      // the three copies left
   Result<wire::ReadResponse> repaired = fresh.Read(staying);
   ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
   EXPECT_EQ(repaired->data(), Bytes(staying.fno, 0, 1));
