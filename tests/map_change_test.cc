@@ -248,26 +248,26 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   const Placement after(new_map);
   ClusterClient writer(old_map, cluster.Rpc("client"));
 
-  // Four objects whose originals move (replicas stay): two damaged (one read before the
-  // rebalance), one intact, one with both copies damaged; one with both copies damaged and
-  // moving; and a damaged one that stays.
+  // Five objects whose originals move (replicas stay): two damaged (one read before the
+  // rebalance), one intact, one with both copies damaged, one damaged at a version its replica
+  // never got; one with both copies damaged and moving; and a damaged one that stays.
   std::vector<Oid> moving;
   Oid both_move;
   Oid staying;
   auto moves = [&](const Oid& copy) { return before.OsdFor(copy) != after.OsdFor(copy); };
   for (uint64_t fno = 100;
-       (moving.size() < 4 || both_move.fno == 0 || staying.fno == 0) && fno < 5000; ++fno) {
+       (moving.size() < 5 || both_move.fno == 0 || staying.fno == 0) && fno < 5000; ++fno) {
     const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
     const bool replica_moves = moves(oid.WithFlag(CopyFlag::kReplica));
     if (moves(oid) && replica_moves) {
       if (both_move.fno == 0) both_move = oid;
     } else if (moves(oid)) {
-      if (moving.size() < 4) moving.push_back(oid);
+      if (moving.size() < 5) moving.push_back(oid);
     } else if (!replica_moves && staying.fno == 0) {
       staying = oid;
     }
   }
-  ASSERT_EQ(moving.size(), 4u);
+  ASSERT_EQ(moving.size(), 5u);
   ASSERT_NE(both_move.fno, 0u);
   ASSERT_NE(staying.fno, 0u);
   std::vector<Oid> all = moving;
@@ -284,6 +284,9 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
               replica_damaged);
     EXPECT_EQ(writer.Read(oid).status().Is(StatusCode::kCorruption), damaged);
   }
+  // Version 3 of this one reached its original only, damaged: version 2 cannot stand in.
+  const Oid newer = moving[4];
+  WriteCopy(cluster, before, newer, Bytes(newer.fno, 0, 2), true);
 
   SetMapEverywhere(cluster, new_map, old_map);
   ClusterClient fresh(new_map, cluster.Rpc("client"));
@@ -309,6 +312,7 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   const Oid both_replica = both_move.WithFlag(CopyFlag::kReplica);
   EXPECT_EQ(left, (std::set<std::string>{
                       lost.ToString() + " on OSD " + std::to_string(before.OsdFor(lost)),
+                      newer.ToString() + " on OSD " + std::to_string(before.OsdFor(newer)),
                       both_move.ToString() + " on OSD " + std::to_string(before.OsdFor(both_move)),
                       both_replica.ToString() + " on OSD " +
                           std::to_string(before.OsdFor(both_replica))}));
@@ -328,8 +332,10 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   Result<ScrubReport> scrub = RunScrub(&cluster.client(), kFnso, {});
   ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
   EXPECT_EQ(scrub->matched, 3u);
-  EXPECT_EQ(scrub->unrecoverable, 1u);  // lost; both_move has no copy where placement says
-  EXPECT_EQ(scrub->misplaced, 3u);      // the three copies left
+  EXPECT_EQ(scrub->misplaced, 4u);  // the four copies left
+  // lost; the original of newer is missing where placement says and is rewritten from its
+  // replica; both_move has no copy in place.
+  EXPECT_EQ(scrub->unrecoverable, 1u);
   Result<wire::ReadResponse> repaired = fresh.Read(staying);
   ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
   EXPECT_EQ(repaired->data(), Bytes(staying.fno, 0, 1));
