@@ -2,6 +2,7 @@
 
 #include <linux/fuse.h>
 
+#include <charconv>
 #include <cstring>
 
 namespace orthofs {
@@ -81,5 +82,36 @@ void KillPrivV2::ReplyWriting(iovec* iov, int count) {
 }
 
 KernelRequestFlags FlagsOfRequestBeingServed() { return current_request; }
+
+bool HasEffectiveCapability(std::string_view proc_status, int capability) {
+  constexpr std::string_view kField = "\nCapEff:";
+  const size_t at = proc_status.find(kField);
+  if (at == std::string_view::npos || capability < 0 || capability >= 64) return false;
+  std::string_view value = proc_status.substr(at + kField.size());
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  uint64_t mask = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), mask, 16);
+  if (error != std::errc() || end == value.data()) return false;
+  return (mask >> capability) & 1;
+}
+
+bool IsInitialUserNamespace(std::string_view uid_map) {
+  uint64_t fields[3];
+  for (uint64_t& field : fields) {
+    while (!uid_map.empty() && (uid_map.front() == ' ' || uid_map.front() == '\t')) {
+      uid_map.remove_prefix(1);
+    }
+    const auto [end, error] =
+        std::from_chars(uid_map.data(), uid_map.data() + uid_map.size(), field);
+    if (error != std::errc() || end == uid_map.data()) return false;
+    uid_map.remove_prefix(static_cast<size_t>(end - uid_map.data()));
+  }
+  while (!uid_map.empty() && (uid_map.front() == ' ' || uid_map.front() == '\t')) {
+    uid_map.remove_prefix(1);
+  }
+  // One line only: a namespace with more than one range is not the initial one.
+  const bool one_line = uid_map.empty() || uid_map == "\n";
+  return one_line && fields[0] == 0 && fields[1] == 0 && fields[2] == 4294967295u;
+}
 
 }  // namespace orthofs

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace orthofs {
 
@@ -48,6 +49,16 @@ class KillPrivV2 {
   std::atomic<bool> offered_{false};
   std::atomic<bool> negotiated_{false};
 };
+
+// Whether a process's /proc/PID/status text shows `capability` (CAP_FSETID, ...) in its
+// effective set. Linux flags no fallocate (FUSE_HANDLE_KILLPRIV_V2 covers writes, truncations
+// and changes of owner only), so for those the mount asks about the caller itself. Text
+// without a readable CapEff line has none.
+bool HasEffectiveCapability(std::string_view proc_status, int capability);
+// Whether a process's /proc/PID/uid_map text is the initial user namespace's (every uid mapped
+// to itself). CapEff counts in the process's own user namespace, which anyone can create
+// (unshare -U) with a full set; Linux's own check is against the initial one.
+bool IsInitialUserNamespace(std::string_view uid_map);
 
 // The flags of the request the calling thread read last: the one it serves, since libfuse's
 // loops (fuse_session_loop, and each worker of fuse_session_loop_mt) read a request and then

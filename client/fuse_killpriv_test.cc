@@ -178,5 +178,36 @@ TEST(KillPrivV2Test, TheRequestBeingServedIsTheCallingThreadsLast) {
   EXPECT_FALSE(FlagsOfRequestBeingServed().drop_privileges) << "each request replaces it";
 }
 
+TEST(HasEffectiveCapabilityTest, ReadsTheCapEffMaskOfProcStatus) {
+  const std::string root =
+      "Name:\tbash\nUid:\t0\t0\t0\t0\nCapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\n"
+      "CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n";
+  EXPECT_TRUE(HasEffectiveCapability(root, 4));  // CAP_FSETID
+  EXPECT_TRUE(HasEffectiveCapability(root, 40));
+  EXPECT_FALSE(HasEffectiveCapability(root, 41));
+  // A user's shell: permitted but not effective does not count.
+  const std::string user = "Name:\tsh\nCapPrm:\t0000000000000010\nCapEff:\t0000000000000000\n";
+  EXPECT_FALSE(HasEffectiveCapability(user, 4));
+  EXPECT_TRUE(HasEffectiveCapability("Name:\tx\nCapEff:\t0000000000000010\n", 4));
+  EXPECT_FALSE(HasEffectiveCapability("Name:\tx\nCapEff:\t0000000000000010\n", 3));
+  // Nothing readable: no capability.
+  EXPECT_FALSE(HasEffectiveCapability("", 4));
+  EXPECT_FALSE(HasEffectiveCapability("Name:\tx\nCapEff:\tzz\n", 4));
+  EXPECT_FALSE(HasEffectiveCapability("Name:\tx\nCapEff:\t0000000000000010\n", 64));
+  EXPECT_FALSE(HasEffectiveCapability("CapEff:\t0000000000000010\n", 4)) << "not at a line start";
+}
+
+TEST(IsInitialUserNamespaceTest, OnlyTheIdentityMapOfEveryUid) {
+  EXPECT_TRUE(IsInitialUserNamespace("         0          0 4294967295\n"));
+  EXPECT_TRUE(IsInitialUserNamespace("0 0 4294967295"));
+  // unshare -Ur as user 1000; a container's range; a namespace with two ranges.
+  EXPECT_FALSE(IsInitialUserNamespace("         0       1000          1\n"));
+  EXPECT_FALSE(IsInitialUserNamespace("         0     100000      65536\n"));
+  EXPECT_FALSE(IsInitialUserNamespace("0 0 4294967295\n1 1 1\n"));
+  EXPECT_FALSE(IsInitialUserNamespace(""));
+  EXPECT_FALSE(IsInitialUserNamespace("0 0"));
+  EXPECT_FALSE(IsInitialUserNamespace("0 0 x"));
+}
+
 }  // namespace
 }  // namespace orthofs

@@ -58,6 +58,8 @@ const char* FuseOpName(FuseOp op) {
       return "listxattr";
     case FuseOp::kRemovexattr:
       return "removexattr";
+    case FuseOp::kFallocate:
+      return "fallocate";
   }
   return "unknown";
 }

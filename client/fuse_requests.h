@@ -38,8 +38,9 @@ enum class FuseOp {
   kGetxattr,
   kListxattr,
   kRemovexattr,
+  kFallocate,
 };
-inline constexpr size_t kFuseOpCount = static_cast<size_t>(FuseOp::kRemovexattr) + 1;
+inline constexpr size_t kFuseOpCount = static_cast<size_t>(FuseOp::kFallocate) + 1;
 
 // The operation's name as libfuse's fuse_lowlevel_ops calls it ("getattr").
 const char* FuseOpName(FuseOp op);

@@ -8,6 +8,7 @@
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <linux/capability.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -18,7 +19,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -323,13 +327,7 @@ class OrthoFs {
   // files cost an INODE update, once. Another client's chmod after this open is not seen
   // (close-to-open). Linux flags every such write, so the common case is one map lookup.
   Status DropPrivilegesBeforeWrite(uint64_t fno) {
-    {
-      std::lock_guard lock(mu_);
-      auto it = open_.find(fno);
-      if (it != open_.end() && it->second.seen && !it->second.seen->inode.HasPrivilegesToDrop()) {
-        return Status::Ok();
-      }
-    }
+    if (!MayHavePrivilegesToDrop(fno)) return Status::Ok();
     SetAttrRequest drop;
     drop.drop_privileges = true;
     Result<InodeRef> r = ns_.SetAttr(fno, drop);
@@ -342,6 +340,21 @@ class OrthoFs {
     // inode's locks, which the write being served holds.
     ForgetKernelAttributes(fno);
     return Status::Ok();
+  }
+
+  // False when the file had no set-ID bits as this client last saw it (at open, or its own
+  // change since).
+  bool MayHavePrivilegesToDrop(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it == open_.end() || !it->second.seen || it->second.seen->inode.HasPrivilegesToDrop();
+  }
+
+  // The file's bytes on the OSDs may differ from what this client and its kernel cached (a
+  // change that failed part-way): nothing cached of it is trusted again.
+  void DistrustCachedBytes(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    ForgetCachedBytes(fno);
   }
 
   // The file's written bytes on both copies, and its size published.
@@ -512,6 +525,20 @@ OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req
 Credentials CallerOf(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   return Credentials{ctx->uid, ctx->gid};
+}
+
+// Whether the process that made the request has `capability` (from /proc), as Linux's
+// capable() would judge: in its effective set, in the initial user namespace. A process already
+// gone has none.
+bool CallerHas(fuse_req_t req, int capability) {
+  const pid_t pid = fuse_req_ctx(req)->pid;
+  if (pid <= 0) return false;
+  auto read_proc = [pid](const char* file) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  return IsInitialUserNamespace(read_proc("uid_map")) &&
+         HasEffectiveCapability(read_proc("status"), capability);
 }
 
 void ReplyError(fuse_req_t req, const Status& st, const char* op) {
@@ -953,29 +980,98 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
+// The OSDs' space as users see it: every byte is stored twice, so each counts half. A down OSD
+// contributes nothing.
+struct ClusterSpace {
+  uint64_t capacity_bytes = 0;
+  uint64_t available_bytes = 0;
+  uint64_t objects = 0;
+  int answered = 0;  // OSDs that answered
+};
+
+ClusterSpace SpaceOf(ClusterClient* cluster) {
+  ClusterSpace space;
+  for (const auto& osd : cluster->osds()) {
+    Result<wire::StatsResponse> stats = osd->Stats({});
+    if (!stats.ok()) continue;
+    space.capacity_bytes += stats->capacity_bytes() / 2;
+    space.available_bytes += stats->available_bytes() / 2;
+    space.objects += stats->objects() / 2;
+    ++space.answered;
+  }
+  return space;
+}
+
 void OpStatfs(fuse_req_t req, fuse_ino_t) {
   OrthoFs* fs = Fs(req);
-  uint64_t capacity = 0, available = 0, objects = 0;
-  for (const auto& osd : fs->ns().cluster()->osds()) {
-    Result<wire::StatsResponse> stats = osd->Stats({});
-    if (!stats.ok()) continue;  // a down OSD contributes nothing
-    capacity += stats->capacity_bytes();
-    available += stats->available_bytes();
-    objects += stats->objects();
-  }
-  // Every byte is stored twice.
+  const ClusterSpace space = SpaceOf(fs->ns().cluster());
   const uint64_t block = fs->ns().object_size();
   struct statvfs sv {};
   sv.f_bsize = block;
   sv.f_frsize = block;
-  sv.f_blocks = capacity / 2 / block;
-  sv.f_bfree = available / 2 / block;
+  sv.f_blocks = space.capacity_bytes / block;
+  sv.f_bfree = space.available_bytes / block;
   sv.f_bavail = sv.f_bfree;
-  sv.f_files = objects / 2 + sv.f_bfree;
+  sv.f_files = space.objects + sv.f_bfree;
   sv.f_ffree = sv.f_bfree;
   sv.f_favail = sv.f_bfree;
   sv.f_namemax = kMaxNameLength;
   fuse_reply_statfs(req, &sv);
+}
+
+// fallocate(2). Plain allocation cannot reserve space on the OSDs (nothing central to reserve
+// it with, and unwritten objects are never stored): it refuses with ENOSPC what the OSDs cannot
+// hold now and otherwise only raises the size, like ftruncate. PUNCH_HOLE and ZERO_RANGE zero
+// the range on the OSDs (Namespace::ZeroData): objects inside it are deleted, so a punched
+// hole frees its space. Moving bytes (COLLAPSE_RANGE, INSERT_RANGE) would rewrite every object
+// behind the range: EOPNOTSUPP, as on most network file systems.
+void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, fuse_file_info*) {
+  constexpr int kSupported = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+  constexpr int kZeroing = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+  // Linux checks these before asking (and answers EOPNOTSUPP for the modes itself); a
+  // malformed request still gets no further.
+  if ((mode & ~kSupported) != 0) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  if ((mode & kZeroing) == kZeroing || off < 0 || len <= 0) {
+    return (void)fuse_reply_err(req, EINVAL);
+  }
+  if (len > std::numeric_limits<off_t>::max() - off) return (void)fuse_reply_err(req, EFBIG);
+  OrthoFs* fs = Fs(req);
+  // Linux clears set-ID bits at every fallocate, as at a write, but does not flag the request.
+  if (fs->MayHavePrivilegesToDrop(ino) && !CallerHas(req, CAP_FSETID)) {
+    if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
+      return ReplyError(req, st, "fallocate");
+    }
+  }
+  const uint64_t offset = static_cast<uint64_t>(off);
+  const uint64_t end = offset + static_cast<uint64_t>(len);
+  const bool keep_size = (mode & FALLOC_FL_KEEP_SIZE) != 0;
+  if ((mode & kZeroing) != 0) {
+    // This client's writes reach the OSDs first, so none lands after the zeroing (a refused
+    // write-back fails the fallocate, as it fails a close); what it cached of the file goes
+    // after (the generation bump also stops fetches under way).
+    if (Status st = fs->FlushFile(ino); !st.ok()) return ReplyError(req, st, "fallocate");
+    Status st = fs->ns().ZeroData(ino, offset, end);
+    fs->io().ForgetClean(ino);
+    // A new mtime (and the size, unless kept) on the INODE, also after a failure part-way:
+    // other clients' next open sees the change and drops what they cached (close-to-open).
+    fs->Wrote(ino, keep_size ? 0 : end);
+    if (Status published = fs->Publish(ino); st.ok()) st = published;
+    if (!st.ok()) {
+      fs->DistrustCachedBytes(ino);  // the kernel's pages of the range too
+      return ReplyError(req, st, "fallocate");
+    }
+    return (void)fuse_reply_err(req, 0);
+  }
+  if (!keep_size && end <= fs->OpenSize(ino).value_or(0)) return (void)fuse_reply_err(req, 0);
+  const ClusterSpace space = SpaceOf(fs->ns().cluster());
+  if (space.answered == 0) {
+    return ReplyError(req, Status::Unavailable("no OSD reports its free space"), "fallocate");
+  }
+  if (static_cast<uint64_t>(len) > space.available_bytes) return (void)fuse_reply_err(req, ENOSPC);
+  if (keep_size) return (void)fuse_reply_err(req, 0);
+  fs->Wrote(ino, end);
+  if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "fallocate");
+  fuse_reply_err(req, 0);
 }
 
 // File capabilities. libfuse mounts nosuid by default, so the kernel ignores them on exec. OrthoFS
@@ -1027,9 +1123,9 @@ void Counted(fuse_req_t req, Args... args) {
   kHandler(req, args...);
 }
 
-// No fallocate or copy_file_range: with FUSE_HANDLE_KILLPRIV_V2 Linux would leave dropping
-// set-ID bits to those handlers without flagging the requests (KillPrivV2). Without them it
-// falls back to plain writes, which are flagged.
+// No copy_file_range: with FUSE_HANDLE_KILLPRIV_V2 Linux would leave dropping set-ID bits to
+// that handler without flagging the request (KillPrivV2). Without it Linux falls back to plain
+// writes, which are flagged.
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops{};
   ops.init = OpInit;
@@ -1052,6 +1148,7 @@ fuse_lowlevel_ops MakeOps() {
   ops.flush = Counted<FuseOp::kFlush, OpFlush>;
   ops.release = Counted<FuseOp::kRelease, OpRelease>;
   ops.fsync = Counted<FuseOp::kFsync, OpFsync>;
+  ops.fallocate = Counted<FuseOp::kFallocate, OpFallocate>;
   ops.opendir = Counted<FuseOp::kOpendir, OpOpendir>;
   ops.readdir = Counted<FuseOp::kReaddir, OpReaddir>;
   ops.readdirplus = Counted<FuseOp::kReaddirplus, OpReaddirplus>;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -637,14 +638,12 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   return Unlinked{replaced->fno, dropped->inode.nlink == 0};
 }
 
-Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size) {
-  if (new_size >= old_size) return Status::Ok();  // growing: the gap reads as zeros
-  const uint64_t object_size = cluster_->map().object_size;
-  const uint64_t first_dropped = (new_size + object_size - 1) / object_size;
-  // Only objects that exist are deleted: a sparse 5 GiB file may hold one object. Both copy
+Result<std::set<uint64_t>> Namespace::StoredDataObjects(uint64_t fno, uint64_t first,
+                                                        uint64_t end) {
+  // Only objects that exist are listed: a sparse 5 GiB file may hold one object. Both copy
   // flags are listed, so an original whose replica write was lost is found too; with one OSD
   // down, the listing that reaches every object is enough.
-  std::set<uint64_t> doomed;
+  std::set<uint64_t> stored;
   int listed = 0;
   Status list_error;
   for (CopyFlag flag : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
@@ -656,25 +655,86 @@ Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_siz
     }
     ++listed;
     for (const auto& [meta, data] : *objects) {
-      if (meta.oid().offset() >= first_dropped) doomed.insert(meta.oid().offset());
+      const uint64_t index = meta.oid().offset();
+      if (index >= first && index < end) stored.insert(index);
     }
   }
   if (listed == 0) return list_error;
-  std::vector<Oid> doomed_objects;
-  for (uint64_t index : doomed) doomed_objects.push_back(DataOid(fno, index));
-  ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopiesOfEach(doomed_objects));
-  // The object holding the new end keeps only its first bytes.
-  if (new_size % object_size != 0) {
-    const uint64_t index = new_size / object_size;
-    const uint64_t keep = new_size % object_size;
-    Result<wire::ReadResponse> head = cluster_->ReadEitherCopy(DataOid(fno, index), 0, keep);
-    if (head.ok()) {
+  return stored;
+}
+
+Status Namespace::ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to) {
+  const Oid oid = DataOid(fno, index);
+  // A range to the object's end keeps only the bytes before it, so only those are read.
+  const bool cuts_tail = to >= cluster_->map().object_size;
+  Result<wire::ReadResponse> stored = cluster_->ReadEitherCopy(oid, 0, cuts_tail ? from : 0);
+  if (!stored.ok()) {
+    return stored.status().Is(StatusCode::kNotFound) ? Status::Ok() : stored.status();
+  }
+  std::string bytes = std::move(*stored->mutable_data());
+  if (!cuts_tail) {
+    if (from >= bytes.size()) return Status::Ok();  // beyond the stored bytes: zeros already
+    if (to < bytes.size()) {
+      std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from),
+                bytes.begin() + static_cast<std::ptrdiff_t>(to), '\0');
       ObjectWrite how;
       how.replace = true;
-      ORTHOFS_RETURN_IF_ERROR(cluster_->WriteBothCopies(DataOid(fno, index), head->data(), how));
-    } else if (!head.status().Is(StatusCode::kNotFound)) {
-      return head.status();
+      return cluster_->WriteBothCopies(oid, bytes, how);
     }
+  }
+  // The range reaches the stored end: the tail is cut off and reads as zeros.
+  bytes.resize(std::min<uint64_t>(from, bytes.size()));
+  if (bytes.empty()) return cluster_->DeleteBothCopies(oid);  // no empty object left behind
+  ObjectWrite how;
+  how.replace = true;
+  return cluster_->WriteBothCopies(oid, bytes, how);
+}
+
+Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size) {
+  if (new_size >= old_size) return Status::Ok();  // growing: the gap reads as zeros
+  const uint64_t object_size = cluster_->map().object_size;
+  const uint64_t first_dropped = (new_size + object_size - 1) / object_size;
+  Result<std::set<uint64_t>> doomed =
+      StoredDataObjects(fno, first_dropped, std::numeric_limits<uint64_t>::max());
+  if (!doomed.ok()) return doomed.status();
+  std::vector<Oid> doomed_objects;
+  for (uint64_t index : *doomed) doomed_objects.push_back(DataOid(fno, index));
+  ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopiesOfEach(doomed_objects));
+  // The object holding the new end keeps only its first bytes.
+  if (new_size % object_size == 0) return Status::Ok();
+  return ZeroObjectRange(fno, new_size / object_size, new_size % object_size, object_size);
+}
+
+Status Namespace::ZeroData(uint64_t fno, uint64_t offset, uint64_t end) {
+  if (end <= offset) return Status::Ok();
+  const uint64_t object_size = cluster_->map().object_size;
+  const uint64_t first_whole = (offset + object_size - 1) / object_size;
+  const uint64_t end_whole = end / object_size;  // objects [first_whole, end_whole) go whole
+  if (first_whole < end_whole) {
+    // A few objects are deleted by index (a missing one costs its two round trips and leaves
+    // nothing behind); more are listed first, which costs one scan per OSD however large the
+    // range is (discarding 1 TiB of a sparse image must not mean 8 million deletes).
+    std::vector<Oid> doomed_objects;
+    if (end_whole - first_whole <= kDeleteUnlistedUpTo) {
+      for (uint64_t index = first_whole; index < end_whole; ++index) {
+        doomed_objects.push_back(DataOid(fno, index));
+      }
+    } else {
+      Result<std::set<uint64_t>> doomed = StoredDataObjects(fno, first_whole, end_whole);
+      if (!doomed.ok()) return doomed.status();
+      for (uint64_t index : *doomed) doomed_objects.push_back(DataOid(fno, index));
+    }
+    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopiesOfEach(doomed_objects));
+  }
+  // The objects the range starts or ends inside keep their other bytes.
+  const uint64_t head = offset / object_size;
+  const uint64_t tail = (end - 1) / object_size;
+  if (offset % object_size != 0) {
+    const uint64_t to = head == tail ? end - head * object_size : object_size;
+    ORTHOFS_RETURN_IF_ERROR(ZeroObjectRange(fno, head, offset % object_size, to));
+  }
+  if (end % object_size != 0 && (head != tail || offset % object_size == 0)) {
+    ORTHOFS_RETURN_IF_ERROR(ZeroObjectRange(fno, tail, 0, end % object_size));
   }
   return Status::Ok();
 }

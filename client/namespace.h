@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,10 @@ class Namespace {
                           std::string_view new_name, RenameMode mode);
   // Applies the changes (truncation deletes or trims data objects) and stamps ctime.
   Result<InodeRef> SetAttr(uint64_t fno, const SetAttrRequest& changes);
+  // Zeros bytes [offset, end) of a file on the OSDs (fallocate's PUNCH_HOLE and ZERO_RANGE):
+  // objects inside the range are deleted, so they read as zeros and take no space; the objects
+  // the range starts or ends inside are rewritten. The size does not change.
+  Status ZeroData(uint64_t fno, uint64_t offset, uint64_t end);
   // Raises the size to at least `size` and sets mtime (after writes); never shrinks.
   Result<InodeRef> ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime);
   // Extended attributes (kept in the INODE object, changed by one conditional write).
@@ -165,6 +170,13 @@ class Namespace {
                      std::optional<Bucket> first = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
+  // ZeroData deletes up to this many whole objects without listing which exist.
+  static constexpr uint64_t kDeleteUnlistedUpTo = 16;
+  // Indexes [first, end) of the file's data objects that either copy has stored.
+  Result<std::set<uint64_t>> StoredDataObjects(uint64_t fno, uint64_t first, uint64_t end);
+  // Bytes [from, to) of one data object read as zeros afterwards (both copies rewritten; a
+  // range reaching the stored end cuts it off). A missing object is a hole already.
+  Status ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to);
   Status TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start = std::nullopt,
                         PendingCalls* replica_pending = nullptr);
 

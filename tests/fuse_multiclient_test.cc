@@ -291,6 +291,26 @@ TEST_F(FuseMulticlientTest, ShrunkByTheOtherClientReadsToTheNewEnd) {
   }
 }
 
+// A hole punched through one client reads as zeros through the other at its next open, though
+// that client had read (and cached) the old bytes: the punch publishes a new mtime at once,
+// before the puncher closes the file.
+TEST_F(FuseMulticlientTest, HolePunchedByTheOtherClientReadsAsZeros) {
+  const std::string content = RandomBytes(300000, 80);
+  CreateFile(A("f"), content);
+  ASSERT_TRUE(ReadFile(B("f")) == content);
+  Fd fd(open(A("f").c_str(), O_WRONLY));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  // Object 1 goes whole, objects 0 and 2 keep their other bytes.
+  ASSERT_EQ(fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1000, 298000), 0)
+      << std::strerror(errno);
+  WaitForCaches();
+  std::string expected = content;
+  std::fill(expected.begin() + 1000, expected.begin() + 299000, '\0');
+  const std::string got = ReadFile(B("f"));
+  EXPECT_TRUE(got == expected) << Mismatch(got, expected);
+  ASSERT_EQ(fd.Close(), 0);
+}
+
 // ---- 2. concurrent creates in one directory ----
 
 TEST_F(FuseMulticlientTest, ConcurrentCreatesInOneDirectoryFromBothClients) {

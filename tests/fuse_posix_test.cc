@@ -668,6 +668,124 @@ TEST_F(FusePosixTest, TruncateAtUnalignedSize) {
   EXPECT_EQ(back.substr(160000), "END");
 }
 
+// fallocate(2): plain allocation raises the size (the new bytes read as zeros and are not
+// stored) and refuses what the OSDs cannot hold; KEEP_SIZE leaves the size alone; moving bytes
+// is not supported.
+TEST_F(FusePosixTest, FallocateRaisesTheSizeAndRefusesWhatCannotFit) {
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), "head", 0));
+  ASSERT_EQ(fallocate(fd.get(), 0, 0, 300000), 0) << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
+  EXPECT_EQ(st.st_size, 300000);
+  ASSERT_EQ(fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, 4 * kMiB), 0) << std::strerror(errno);
+  ASSERT_EQ(fallocate(fd.get(), 0, 0, 1000), 0) << "inside the file: nothing to do";
+  // More than the three test OSDs' disks hold, both copies counted once.
+  EXPECT_EQ(Errno(fallocate(fd.get(), 0, 0, 1ll << 50)), "ENOSPC");
+  EXPECT_EQ(Errno(fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, 1ll << 50)), "ENOSPC");
+  EXPECT_EQ(Errno(fallocate(fd.get(), FALLOC_FL_COLLAPSE_RANGE, 0, kObjectSize)), "EOPNOTSUPP");
+  EXPECT_EQ(Errno(fallocate(fd.get(), FALLOC_FL_INSERT_RANGE, 0, kObjectSize)), "EOPNOTSUPP");
+  ASSERT_EQ(fd.Close(), 0);
+
+  EXPECT_EQ(FreshStat(P("f")).st_size, 300000) << "the allocated size is on the INODE";
+  const std::string back = ReadFile(P("f"));
+  ASSERT_EQ(back.size(), 300000u);
+  EXPECT_EQ(back.substr(0, 4), "head");
+  EXPECT_TRUE(back.substr(4) == std::string(299996, '\0'));
+  EXPECT_TRUE(AnyCopyExists(DataOid(st.st_ino, 0)));
+  EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, 1))) << "allocated objects are not stored";
+  EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, 2)));
+}
+
+// PUNCH_HOLE and ZERO_RANGE over unaligned ranges, straight after writes this client has not
+// written back yet: the range reads as zeros, the bytes around it stay, objects inside it are
+// deleted on both copies, and both copies of the objects cut at its ends hold the same bytes.
+TEST_F(FusePosixTest, PunchHoleAndZeroRangeReadAsZerosAndFreeObjects) {
+  const std::string data = RandomBytes(600000, 31);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), data, 0));
+  // [100000, 500000): objects 1 and 2 whole, the ends of object 0 and the start of object 3.
+  ASSERT_EQ(fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100000, 400000), 0)
+      << std::strerror(errno);
+  std::string expected = data;
+  std::fill(expected.begin() + 100000, expected.begin() + 500000, '\0');
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
+  EXPECT_EQ(st.st_size, 600000);
+  EXPECT_TRUE(ReadAt(fd.get(), 0, 600000) == expected) << "through the punching descriptor";
+  // Inside one object, then past the end of the file: ZERO_RANGE without KEEP_SIZE grows it.
+  ASSERT_EQ(fallocate(fd.get(), FALLOC_FL_ZERO_RANGE, 520000, 1000), 0) << std::strerror(errno);
+  ASSERT_EQ(fallocate(fd.get(), FALLOC_FL_ZERO_RANGE, 590000, 100000), 0) << std::strerror(errno);
+  std::fill(expected.begin() + 520000, expected.begin() + 521000, '\0');
+  expected.resize(590000);
+  expected.resize(690000, '\0');
+  ASSERT_EQ(fd.Close(), 0);
+
+  EXPECT_EQ(FreshStat(P("f")).st_size, 690000);
+  EXPECT_TRUE(ReadFile(P("f")) == expected);
+  EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, 1)));
+  EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, 2)));
+  for (uint64_t index : {0, 3, 4}) {
+    const Oid original = DataOid(st.st_ino, index);
+    auto a = cluster_->client().Read(original.WithFlag(CopyFlag::kOriginal));
+    auto b = cluster_->client().Read(original.WithFlag(CopyFlag::kReplica));
+    ASSERT_TRUE(a.ok()) << original.ToString() << ": " << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << original.ToString() << ": " << b.status().ToString();
+    EXPECT_TRUE(a->data() == b->data()) << "the copies of " << original.ToString() << " differ";
+    const uint64_t start = index * kObjectSize;
+    EXPECT_TRUE(a->data() == expected.substr(start, a->data().size())) << original.ToString();
+  }
+}
+
+// The ends of a punched range on object boundaries and inside one object; a range covering
+// every stored byte of an object deletes it; a range of more whole objects than ZeroData
+// deletes unlisted (16) goes by the file's listing.
+TEST_F(FusePosixTest, PunchHoleAtObjectBoundaries) {
+  constexpr uint64_t S = kObjectSize;
+  constexpr int kPunch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+  std::string expected = RandomBytes(24 * S, 41);
+  CreateFile(P("f"), expected);
+  Fd fd(open(P("f").c_str(), O_RDWR));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
+  auto punch = [&](uint64_t offset, uint64_t length) {
+    ASSERT_EQ(fallocate(fd.get(), kPunch, static_cast<off_t>(offset), static_cast<off_t>(length)),
+              0)
+        << offset << "+" << length << ": " << std::strerror(errno);
+    std::fill(expected.begin() + static_cast<std::ptrdiff_t>(offset),
+              expected.begin() + static_cast<std::ptrdiff_t>(offset + length), '\0');
+  };
+  punch(S / 2, S / 2);   // object 0's second half: cut off, not zero-filled
+  punch(S, 2 * S);       // objects 1 and 2 whole
+  punch(3 * S, 10);      // the start of object 3
+  punch(5 * S, 17 * S);  // objects 5 to 21: listed, then deleted
+  ASSERT_EQ(fd.Close(), 0);
+  EXPECT_TRUE(ReadFile(P("f")) == expected);
+  for (uint64_t index = 0; index < 24; ++index) {
+    const bool punched_whole = (index >= 1 && index <= 2) || (index >= 5 && index <= 21);
+    EXPECT_EQ(AnyCopyExists(DataOid(st.st_ino, index)), !punched_whole) << "object " << index;
+  }
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    auto head = cluster_->client().Read(DataOid(st.st_ino, 0).WithFlag(flag));
+    ASSERT_TRUE(head.ok()) << head.status().ToString();
+    EXPECT_EQ(head->data().size(), S / 2) << "the cut object keeps only its first half";
+  }
+
+  // The last object holds 100 bytes; zeroing 200 from its start leaves nothing to store.
+  CreateFile(P("g"), RandomBytes(S + 100, 43));
+  Fd g(open(P("g").c_str(), O_RDWR));
+  ASSERT_GE(g.get(), 0) << std::strerror(errno);
+  ASSERT_EQ(fstat(g.get(), &st), 0);
+  ASSERT_EQ(fallocate(g.get(), kPunch, S, 200), 0) << std::strerror(errno);
+  ASSERT_EQ(g.Close(), 0);
+  EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, 1))) << "no empty object left behind";
+  EXPECT_EQ(FreshStat(P("g")).st_size, static_cast<off_t>(S + 100));
+  EXPECT_TRUE(ReadFile(P("g")).substr(S) == std::string(100, '\0'));
+}
+
 // ---- attributes ----
 
 TEST_F(FusePosixTest, ChmodChangesPermissionBits) {
@@ -912,7 +1030,7 @@ TEST_F(FusePosixTest, ModificationByAnotherUserClearsSetIdBits) {
     const char* what;
     int flags;
     std::function<int(int)> use;  // on the descriptor: 0 or an errno
-    const char* content_after;
+    std::string content_after;
   };
   const Modification modifications[] = {
       {"write", O_WRONLY, [](int fd) { return pwrite(fd, "x", 1, 0) == 1 ? 0 : errno; },
@@ -921,6 +1039,13 @@ TEST_F(FusePosixTest, ModificationByAnotherUserClearsSetIdBits) {
       {"O_TRUNC", O_WRONLY | O_TRUNC, [](int) { return 0; }, ""},
       {"append", O_WRONLY | O_APPEND, [](int fd) { return write(fd, "tail", 4) == 4 ? 0 : errno; },
        "#!/bin/true\ntail"},
+      {"fallocate", O_WRONLY, [](int fd) { return fallocate(fd, 0, 0, 16) == 0 ? 0 : errno; },
+       std::string("#!/bin/true\n\0\0\0\0", 16)},
+      {"punch-hole", O_WRONLY,
+       [](int fd) {
+         return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 2) == 0 ? 0 : errno;
+       },
+       std::string("\0\0/bin/true\n", 12)},
   };
   int dir_fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
   ASSERT_GE(dir_fd, 0) << std::strerror(errno);
@@ -971,6 +1096,14 @@ TEST_F(FusePosixTest, SetIdBitsThatStayAndAChownThatClearsThem) {
     ASSERT_EQ(fd.Close(), 0);
   }
   EXPECT_EQ(FreshStat(P("prog")).st_mode & 07777, 06777u) << "after root's write";
+  {
+    Fd fd(open(P("prog").c_str(), O_WRONLY));
+    ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+    ASSERT_EQ(fallocate(fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2, 1), 0)
+        << std::strerror(errno);
+    ASSERT_EQ(fd.Close(), 0);
+  }
+  EXPECT_EQ(FreshStat(P("prog")).st_mode & 07777, 06777u) << "after root's fallocate";
 
   CreateFile(P("locked"), "abc");
   ASSERT_EQ(chmod(P("locked").c_str(), 02666), 0) << std::strerror(errno);
