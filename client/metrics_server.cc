@@ -39,7 +39,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& a
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
     return Status::InvalidArgument("metrics address '" + address + "' is not host:port");
   }
-  std::string host = address.substr(0, colon);
+  const std::string given_host = address.substr(0, colon);
+  std::string host = given_host;
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
@@ -67,7 +68,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& a
                   NI_NUMERICSERV);
       freeaddrinfo(found);
       return std::unique_ptr<MetricsServer>(
-          new MetricsServer(fd, std::atoi(service), std::move(render)));
+          new MetricsServer(fd, given_host, std::atoi(service), std::move(render)));
     }
     last_error = std::strerror(errno);
     close(fd);
@@ -76,8 +77,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& a
   return Status::Unavailable("cannot listen on metrics address " + address + ": " + last_error);
 }
 
-MetricsServer::MetricsServer(int listen_fd, int port, Render render)
-    : listen_fd_(listen_fd), port_(port), render_(std::move(render)) {
+MetricsServer::MetricsServer(int listen_fd, std::string host, int port, Render render)
+    : listen_fd_(listen_fd), host_(std::move(host)), port_(port), render_(std::move(render)) {
   if (pipe2(wake_fds_, O_CLOEXEC) != 0) wake_fds_[0] = wake_fds_[1] = -1;
   thread_ = std::thread([this] { Serve(); });
 }

@@ -24,13 +24,17 @@ class MetricsServer {
   MetricsServer& operator=(const MetricsServer&) = delete;
 
   int port() const { return port_; }
+  // Where it serves, with the port it bound ("http://127.0.0.1:41234/metrics" for
+  // "127.0.0.1:0"): what a log line should tell.
+  std::string url() const { return "http://" + host_ + ":" + std::to_string(port_) + "/metrics"; }
 
  private:
-  MetricsServer(int listen_fd, int port, Render render);
+  MetricsServer(int listen_fd, std::string host, int port, Render render);
   void Serve();
   void Answer(int fd);
 
   int listen_fd_;
+  std::string host_;  // as given, brackets of an IPv6 address included
   int port_;
   int wake_fds_[2] = {-1, -1};  // a byte written here ends Serve
   Render render_;

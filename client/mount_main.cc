@@ -1326,6 +1326,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     metrics = std::move(*started);
+    spdlog::info("metrics at {}", metrics->url());
   }
   fuse_lowlevel_ops ops = MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());

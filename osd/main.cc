@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
                                                  [&service] { return service.RenderMetrics(); });
     if (!started.ok()) return Fail(started.status().message());
     metrics = std::move(*started);
-    spdlog::info("metrics at http://{}/metrics", flags.metrics);
+    spdlog::info("metrics at {}", metrics->url());
   }
 
   grpc::ServerBuilder builder;
