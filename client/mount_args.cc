@@ -44,6 +44,20 @@ Status ParseReadAhead(const std::string& text, MountArgs* args) {
   return Status::Ok();
 }
 
+// Seconds, decimals allowed, at most an hour: a name another client creates stays unseen that
+// long.
+Status ParseNegativeTimeout(const std::string& text, MountArgs* args) {
+  double seconds = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !(seconds >= 0) ||
+      seconds > 3600) {
+    return Status::InvalidArgument("negative timeout '" + text +
+                                   "' is not a number of seconds in 0..3600");
+  }
+  args->negative_timeout = seconds;
+  return Status::Ok();
+}
+
 const std::set<std::string>& FstabOnlyWords() {
   // mount(8) and fstab vocabulary that means nothing to a FUSE session.
   static const std::set<std::string> words = {"defaults", "auto",  "noauto",  "user",  "nouser",
@@ -73,6 +87,8 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(opt.substr(14), args));
     } else if (opt.rfind("read_ahead=", 0) == 0) {
       ORTHOFS_RETURN_IF_ERROR(ParseReadAhead(opt.substr(11), args));
+    } else if (opt.rfind("negative_timeout=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseNegativeTimeout(opt.substr(17), args));
     } else if (opt.rfind("metrics=", 0) == 0) {
       args->metrics = opt.substr(8);
     } else if (opt.rfind("tls_dir=", 0) == 0) {
@@ -110,8 +126,9 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       return argv[++i];
     };
     if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "--cache-mb" ||
-        a == "--flush-threads" || a == "--read-ahead" || a == "--prefetch" || a == "--metrics" ||
-        a == "--tls-dir" || a == "--tls-ca" || a == "--tls-cert" || a == "--tls-key" || a == "-o") {
+        a == "--flush-threads" || a == "--read-ahead" || a == "--negative-timeout" ||
+        a == "--prefetch" || a == "--metrics" || a == "--tls-dir" || a == "--tls-ca" ||
+        a == "--tls-cert" || a == "--tls-key" || a == "-o") {
       Result<std::string> v = value(a);
       if (!v.ok()) return v.status();
       if (a == "--map") {
@@ -138,6 +155,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
         ORTHOFS_RETURN_IF_ERROR(ParseFlushThreads(*v, &args));
       } else if (a == "--read-ahead") {
         ORTHOFS_RETURN_IF_ERROR(ParseReadAhead(*v, &args));
+      } else if (a == "--negative-timeout") {
+        ORTHOFS_RETURN_IF_ERROR(ParseNegativeTimeout(*v, &args));
       } else {
         ORTHOFS_RETURN_IF_ERROR(TakeOptions(*v, &args));
       }

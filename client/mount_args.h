@@ -3,8 +3,8 @@
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
 // Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, read_ahead=,
-// prefetch=,
-// metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are taken out;
+// negative_timeout=, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are
+// taken out;
 // fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
 
@@ -24,6 +24,9 @@ struct MountArgs {
   uint64_t cache_mb = 0;       // the client object cache (write-back and reads); 0: DefaultCacheMb
   uint32_t flush_threads = 4;  // write-back threads
   uint32_t read_ahead = 16;    // objects fetched ahead of a sequential reader at most; 0: off
+  // Seconds the kernel may remember that a name does not exist (another client's new file stays
+  // unseen that long); 0: it asks every time.
+  double negative_timeout = 0;
   std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
   std::string metrics;            // serve Prometheus text at http://HOST:PORT/metrics
   TlsFlags tls;                   // identity "client" by default

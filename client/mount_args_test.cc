@@ -76,6 +76,16 @@ TEST(MountArgsTest, CacheOptions) {
   EXPECT_NE(ErrorOf({"--map", "m", "--read-ahead", "257", "/x"}).find("0..256"), std::string::npos);
   EXPECT_NE(ErrorOf({"m", "/x", "-o", "read_ahead=-1"}).find("read-ahead object count '-1'"),
             std::string::npos);
+  EXPECT_EQ(defaults.negative_timeout, 0.0);
+  EXPECT_EQ(Parse({"--map", "m", "--negative-timeout", "2.5", "/x"}).negative_timeout, 2.5);
+  EXPECT_EQ(Parse({"m", "/x", "-o", "negative_timeout=10,allow_other"}).negative_timeout, 10.0);
+  EXPECT_EQ(Parse({"m", "/x", "-o", "negative_timeout=0"}).negative_timeout, 0.0);
+  for (const char* bad : {"-1", "3601", "nan", "inf", "1s", ""}) {
+    EXPECT_NE(ErrorOf({"m", "/x", "-o", std::string("negative_timeout=") + bad})
+                  .find("negative timeout '" + std::string(bad) + "'"),
+              std::string::npos)
+        << bad;
+  }
 }
 
 TEST(MountArgsTest, DefaultCacheFollowsTheMachinesMemory) {

@@ -107,6 +107,8 @@ class OrthoFs {
         io_(cluster_.get(), fnso, io_options) {}
 
   Namespace& ns() { return ns_; }
+  double negative_timeout() const { return negative_timeout_; }
+  void set_negative_timeout(double seconds) { negative_timeout_ = seconds; }
   FileIo& io() { return io_; }
   KillPrivV2& killpriv() { return killpriv_; }
   void set_session(fuse_session* session) { session_ = session; }
@@ -506,6 +508,7 @@ class OrthoFs {
     cached_versions_.Forget(fno);
   }
 
+  double negative_timeout_ = 0;  // --negative-timeout; set before the session starts
   std::mutex mu_;
   std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
   std::map<uint64_t, OpenInode> open_;
@@ -619,7 +622,15 @@ void OpInit(void*, fuse_conn_info* conn) {
 void OpDestroy(void* userdata) { static_cast<OrthoFs*>(userdata)->FlushEverything(); }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Result<InodeRef> r = Fs(req)->ns().Lookup(parent, name);
+  bool name_absent = false;
+  Result<InodeRef> r = Fs(req)->ns().Lookup(parent, name, &name_absent);
+  if (name_absent && Fs(req)->negative_timeout() > 0) {
+    // --negative-timeout: the kernel remembers the name's absence (inode 0) and asks again
+    // only after that long; this client's own create, link or rename of it replaces that.
+    fuse_entry_param e{};
+    e.entry_timeout = Fs(req)->negative_timeout();
+    return (void)fuse_reply_entry(req, &e);
+  }
   if (!r.ok()) return ReplyError(req, r.status(), "lookup");
   Fs(req)->ReplyEntry(req, *r);
 }
@@ -833,6 +844,15 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
               fuse_file_info* fi) {
   Result<InodeRef> r =
       Fs(req)->ns().Create(parent, name, S_IFREG | (mode & 07777), 0, CallerOf(req));
+  if (r.status().Is(StatusCode::kAlreadyExists) && (fi->flags & O_EXCL) == 0) {
+    // Without O_EXCL an existing file is opened, not refused. Linux sent a create because it
+    // took the name for missing: a negative entry (--negative-timeout), or another client
+    // created it since the lookup. ESTALE makes Linux walk the path again with a fresh lookup
+    // (LOOKUP_REVAL) and open what it finds, checking permissions as for any open.
+    spdlog::debug("create {} in {}: made meanwhile elsewhere; the kernel looks again", name,
+                  parent);
+    return (void)fuse_reply_err(req, ESTALE);
+  }
   if (!r.ok()) return ReplyError(req, r.status(), "create");
   Fs(req)->Opened(*r, /*created=*/true);
   BypassPageCacheForAppends(fi);
@@ -1054,7 +1074,7 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
     fs->io().ForgetClean(ino);
     // A new mtime (and the size, unless kept) on the INODE, also after a failure part-way:
     // other clients' next open sees the change and drops what they cached (close-to-open).
-    fs->Wrote(ino, keep_size ? 0 : end);
+    fs->Wrote(ino, st.ok() && !keep_size ? end : 0);
     if (Status published = fs->Publish(ino); st.ok()) st = published;
     if (!st.ok()) {
       fs->DistrustCachedBytes(ino);  // the kernel's pages of the range too
@@ -1220,7 +1240,8 @@ std::string NewClientId() {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--read-ahead N]\n"
-               "       [--log-level LEVEL] [--prefetch MODE] [--metrics HOST:PORT]\n"
+               "       [--negative-timeout S] [--log-level LEVEL] [--prefetch MODE]\n"
+               "       [--metrics HOST:PORT]\n"
                "       [--tls-dir DIR | --insecure]\n"
                "       MOUNTPOINT [-f] [-d] [-o opts]\n"
                "       "
@@ -1232,8 +1253,13 @@ void Usage(const char* prog) {
                "  written bytes wait there for write-back at most 5 s), --flush-threads the\n"
                "  write-back threads (default 4), --read-ahead how many objects a sequential\n"
                "  reader gets fetched ahead at most (default 16, 0: none).\n"
+               "  --negative-timeout S lets the kernel remember for S seconds (up to 3600) that a\n"
+               "  name does not exist: repeated lookups of missing names (compilers' include\n"
+               "  paths) cost nothing, but a file another client creates stays unseen that long\n"
+               "  (default 0: asked every time).\n"
                "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=, cache_mb=,\n"
-               "  flush_threads=, read_ahead= and log_level= may also be given there.\n"
+               "  flush_threads=, read_ahead=, negative_timeout= and log_level= may also be\n"
+               "  given there.\n"
                "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
                "  --metrics HOST:PORT (-o metrics=) serves Prometheus text at /metrics.\n"
                "  Mutual TLS with --tls-dir DIR (default /etc/orthofs/tls: ca.crt, client.crt,\n"
@@ -1308,6 +1334,7 @@ int main(int argc, char** argv) {
   auto cluster = std::make_unique<ClusterClient>(*map, rpc);
   cluster->set_client_id(NewClientId());
   auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options);
+  fs->set_negative_timeout(cli.negative_timeout);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     ReportMount(&report_fd, false);

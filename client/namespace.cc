@@ -280,8 +280,9 @@ Result<Namespace::FoundEntry> Namespace::FindEntryToChange(uint64_t dir, std::st
   }
 }
 
-Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name) {
+Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name, bool* name_absent) {
   Result<DirEntry> entry = FindEntry(dir, name);
+  if (name_absent != nullptr) *name_absent = entry.status().Is(StatusCode::kNotFound);
   if (!entry.ok()) return entry.status();
   return GetInode(entry->fno);
 }
@@ -665,15 +666,16 @@ Result<std::set<uint64_t>> Namespace::StoredDataObjects(uint64_t fno, uint64_t f
 
 Status Namespace::ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to) {
   const Oid oid = DataOid(fno, index);
-  // A range to the object's end keeps only the bytes before it, so only those are read.
+  // A range to the object's end keeps only the bytes before it, so only those are read, and one
+  // more, which tells whether anything is stored past `from` at all.
   const bool cuts_tail = to >= cluster_->map().object_size;
-  Result<wire::ReadResponse> stored = cluster_->ReadEitherCopy(oid, 0, cuts_tail ? from : 0);
+  Result<wire::ReadResponse> stored = cluster_->ReadEitherCopy(oid, 0, cuts_tail ? from + 1 : 0);
   if (!stored.ok()) {
     return stored.status().Is(StatusCode::kNotFound) ? Status::Ok() : stored.status();
   }
   std::string bytes = std::move(*stored->mutable_data());
+  if (bytes.size() <= from) return Status::Ok();  // nothing stored in the range: zeros already
   if (!cuts_tail) {
-    if (from >= bytes.size()) return Status::Ok();  // beyond the stored bytes: zeros already
     if (to < bytes.size()) {
       std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from),
                 bytes.begin() + static_cast<std::ptrdiff_t>(to), '\0');
@@ -683,7 +685,7 @@ Status Namespace::ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, u
     }
   }
   // The range reaches the stored end: the tail is cut off and reads as zeros.
-  bytes.resize(std::min<uint64_t>(from, bytes.size()));
+  bytes.resize(from);
   if (bytes.empty()) return cluster_->DeleteBothCopies(oid);  // no empty object left behind
   ObjectWrite how;
   how.replace = true;

@@ -71,7 +71,9 @@ class Namespace {
   ClusterClient* cluster() { return cluster_; }
 
   Result<InodeRef> GetInode(uint64_t fno);
-  Result<InodeRef> Lookup(uint64_t dir, std::string_view name);
+  // `name_absent`, if given, is set when the directory has no such entry (not when the entry's
+  // INODE is gone: another client's rename or unlink between the two reads).
+  Result<InodeRef> Lookup(uint64_t dir, std::string_view name, bool* name_absent = nullptr);
   Result<std::vector<DirEntry>> ReadDir(uint64_t dir);
 
   // Regular files, FIFOs, device nodes and directories (mode carries the type).

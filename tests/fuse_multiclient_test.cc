@@ -311,6 +311,45 @@ TEST_F(FuseMulticlientTest, HolePunchedByTheOtherClientReadsAsZeros) {
   ASSERT_EQ(fd.Close(), 0);
 }
 
+// Without --negative-timeout a name another client creates is seen at once; with it, a client
+// that looked the name up before keeps it missing for that long, then sees it. Its own create of
+// a name it found missing works at once, and so does an open with O_CREAT (no O_EXCL) of a name
+// it takes for missing that another client made meanwhile: it opens that file.
+TEST_F(FuseMulticlientTest, NegativeTimeoutKeepsAMissingNameMissingThatLong) {
+  constexpr double kTimeout = 3;
+  TestMount c(cluster_, kFnso, {"-o", "negative_timeout=3"});
+  const std::string c_dir = c / name_;
+  struct stat st;
+  EXPECT_EQ(Errno(stat(B("new").c_str(), &st)), "ENOENT");
+  const auto before_lookup = std::chrono::steady_clock::now();
+  EXPECT_EQ(Errno(stat((c_dir + "/new").c_str(), &st)), "ENOENT");
+  CreateFile(A("new"), "made by A");
+  EXPECT_EQ(Errno(stat(B("new").c_str(), &st)), "OK") << "the default asks every time";
+  const std::string missing_for_c = Errno(stat((c_dir + "/new").c_str(), &st));
+  if (std::chrono::steady_clock::now() - before_lookup <
+      std::chrono::duration<double>(kTimeout)) {  // a machine this slow could not tell
+    EXPECT_EQ(missing_for_c, "ENOENT") << "C remembers the name missing";
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(kTimeout + 0.5));
+  EXPECT_EQ(Errno(stat((c_dir + "/new").c_str(), &st)), "OK") << "after the timeout";
+  EXPECT_EQ(ReadFile(c_dir + "/new"), "made by A");
+
+  EXPECT_EQ(Errno(stat((c_dir + "/own").c_str(), &st)), "ENOENT");
+  CreateFile(c_dir + "/own", "made by C");
+  EXPECT_EQ(ReadFile(c_dir + "/own"), "made by C");
+  EXPECT_EQ(ReadFile(A("own")), "made by C");
+
+  // ">>" on a name C takes for missing, which A has made since.
+  EXPECT_EQ(Errno(stat((c_dir + "/log").c_str(), &st)), "ENOENT");
+  CreateFile(A("log"), "A's line\n");
+  Fd fd(open((c_dir + "/log").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644));
+  ASSERT_GE(fd.get(), 0) << "open(O_CREAT) of a file made elsewhere: " << std::strerror(errno);
+  ASSERT_EQ(write(fd.get(), "C's line\n", 9), 9) << std::strerror(errno);
+  ASSERT_EQ(fd.Close(), 0);
+  EXPECT_EQ(ReadFile(A("log")), "A's line\nC's line\n");
+  EXPECT_EQ(Errno(open((c_dir + "/log").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644)), "EEXIST");
+}
+
 // ---- 2. concurrent creates in one directory ----
 
 TEST_F(FuseMulticlientTest, ConcurrentCreatesInOneDirectoryFromBothClients) {
