@@ -166,6 +166,33 @@ int RunLogLevel(const CommonFlags& common, const std::string& level,
   return failed == 0 ? kExitOk : kExitDegraded;
 }
 
+// ---- drop-caches ----
+
+// Every OSD (or those named) empties its caches of object bytes; exit 3 if one did not answer.
+int RunDropCaches(const CommonFlags& common, const std::vector<uint32_t>& only) {
+  auto cluster = Connect(common);
+  if (!cluster.ok()) return Error(cluster.status().message());
+  for (uint32_t id : only) {
+    if ((*cluster)->Osd(id) == nullptr) {
+      return Error("OSD " + std::to_string(id) + " is not in the map");
+    }
+  }
+  int failed = 0;
+  for (const auto& osd : (*cluster)->osds()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), osd->osd_id()) == only.end()) {
+      continue;
+    }
+    Result<wire::DropCachesResponse> r = osd->DropCaches({});
+    if (!r.ok()) {
+      ++failed;
+      std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
+    } else {
+      std::printf("osd %-3u dropped %s\n", osd->osd_id(), HumanBytes(r->dropped_bytes()).c_str());
+    }
+  }
+  return failed == 0 ? kExitOk : kExitDegraded;
+}
+
 // ---- repair ----
 
 // Every OSD replays its repair records now (each also does so in the background). Exit 3 when
@@ -828,6 +855,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   log_level->add_option("--osd", level_osds, "only these OSDs (default: all)");
 
+  std::vector<uint32_t> drop_osds;
+  CLI::App* drop_caches = app.add_subcommand(
+      "drop-caches",
+      "OSDs empty their caches of object bytes, so a benchmark reads cold (admin certificate; "
+      "the kernel's page cache: echo 3 > /proc/sys/vm/drop_caches)");
+  AddCommonFlags(drop_caches, &common);
+  drop_caches->add_option("--osd", drop_osds, "only these OSDs (default: all)");
+
   CLI::App* repair = app.add_subcommand(
       "repair",
       "every OSD brings the copies it holds repair records for up to date now (exit 3 if "
@@ -967,6 +1002,7 @@ int main(int argc, char** argv) {
   if (status->parsed()) return RunStatus(common, json);
   if (stats->parsed()) return RunStats(common, json, reset);
   if (log_level->parsed()) return RunLogLevel(common, level, level_osds);
+  if (drop_caches->parsed()) return RunDropCaches(common, drop_osds);
   if (repair->parsed()) return RunRepair(common, json);
   if (put->parsed()) return RunPut(common, oid_text, file, offset, copies, sync);
   if (get->parsed()) return RunGet(common, oid_text, out_path, offset, length);

@@ -136,6 +136,10 @@ Result<wire::LogLevelResponse> OsdClient::SetLogLevel(const wire::LogLevelReques
   return Call<wire::LogLevelRequest, wire::LogLevelResponse>(&wire::Osd::Stub::SetLogLevel, r);
 }
 
+Result<wire::DropCachesResponse> OsdClient::DropCaches(const wire::DropCachesRequest& r) {
+  return Call<wire::DropCachesRequest, wire::DropCachesResponse>(&wire::Osd::Stub::DropCaches, r);
+}
+
 void OsdClient::Observe(const grpc::Status& status) {
   // A call this process cancelled says nothing about the OSD.
   if (health_ == nullptr || status.error_code() == grpc::StatusCode::CANCELLED) return;

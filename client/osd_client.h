@@ -69,6 +69,7 @@ class OsdClient {
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
   Result<wire::RepairResponse> Repair(const wire::RepairRequest& request);
   Result<wire::LogLevelResponse> SetLogLevel(const wire::LogLevelRequest& request);
+  Result<wire::DropCachesResponse> DropCaches(const wire::DropCachesRequest& request);
   Result<wire::PrefetchNotifyResponse> PrefetchNotify(const wire::PrefetchNotifyRequest& request);
   Result<wire::MapResponse> GetMap(const wire::GetMapRequest& request);
   Result<wire::SetMapResponse> SetMap(const wire::SetMapRequest& request);

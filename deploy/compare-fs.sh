@@ -2,7 +2,8 @@
 # Real fio and bonnie++ on an OrthoFS mount and a local directory (or any two directories:
 # a GlusterFS or MooseFS mount works the same) in the same run, printed as one table.
 #   deploy/compare-fs.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100] [--remount MAP]
-#                        [--mount-flags "..."] [--bonnie-mb 1024] [--bonnie-files 16]
+#                        [--mount-flags "..."] [--admin-flags "..."]
+#                        [--bonnie-mb 1024] [--bonnie-files 16]
 #                        [--no-fio] [--no-bonnie] [--repeat 1]
 #                        [--names "orthofs local"]
 # fio: F files x S MiB (the paper's workload), synchronous I/O, round-robin across the files:
@@ -10,9 +11,11 @@
 # every read job. bonnie++ -s BONNIE_MB (-r half of it) -n BONNIE_FILES x 1024: block write,
 # rewrite, block read, random seeks, and file creates/stats/deletes per second (-f: without
 # the per-character tests, which measure the C library more than the file system).
-# --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job, so the
-# client's own object cache is cold too, not only the kernel's page cache; --mount-flags are
-# more orthofs-mount flags for it (e.g. --insecure for a plaintext cluster). --repeat N runs
+# --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job and empties
+# the OSDs' caches (orthofs drop-caches --map MAP), so the client's object cache and the OSDs'
+# are cold too, not only the kernel's page cache; --mount-flags are more orthofs-mount flags
+# for it (e.g. --insecure for a plaintext cluster), --admin-flags more orthofs flags (the admin
+# certificate: --tls-dir DIR; default $ORTHOFS_TLS_DIR or /etc/orthofs/tls; or --insecure). --repeat N runs
 # every fio job N times per directory and prints the median, then the lowest and highest run:
 # on a small machine one run of a job can differ from the next by 15 %. The two directories
 # take turns run by run (ABBA...), so that a machine whose speed drifts during the benchmark
@@ -21,11 +24,11 @@
 # file systems (FUSE, replication over loopback) lose more to it than a local directory does.
 # Needs root to drop caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
 set -euo pipefail
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 [ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 mount_dir=$1 local_dir=$2; shift 2
-files=5 size_mb=100 remount_map="" mount_flags="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
+files=5 size_mb=100 remount_map="" mount_flags="" admin_flags="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
 repeat=1
 names="orthofs local"
 bin=${ORTHOFS_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/bin}
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
     --size-mb) size_mb=${2:?}; shift 2 ;;
     --remount) remount_map=${2:?}; shift 2 ;;
     --mount-flags) mount_flags=${2?}; shift 2 ;;
+    --admin-flags) admin_flags=${2?}; shift 2 ;;
     --bonnie-mb) bonnie_mb=${2:?}; shift 2 ;;
     --bonnie-files) bonnie_files=${2:?}; shift 2 ;;
     --no-fio) do_fio=0; shift ;;
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -z "$mount_flags" ] || [ -n "$remount_map" ] || die "--mount-flags is for the remount: give --remount MAP too"
+[ -z "$admin_flags" ] || [ -n "$remount_map" ] || die "--admin-flags is for the remount: give --remount MAP too"
 for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files" "$repeat"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "sizes and counts must be positive numbers (got '$n')"
 done
@@ -56,13 +61,17 @@ read -r name_a name_b <<< "$names"
 [ -w /proc/sys/vm/drop_caches ] ||
   echo "compare-fs: not root: page caches are NOT dropped, reads may come from them" >&2
 
-# Empties every cache before a read: the kernel's, and with --remount the client's.
+# Empties every cache before a read: the kernel's, and with --remount the client's and the OSDs'.
 drop_caches() {
   if [ -n "$remount_map" ] && [ "$1" = "$mount_dir" ]; then
     fusermount3 -u "$mount_dir"
-    local -a flags
+    local -a flags admin
     read -r -a flags <<< "$mount_flags"
     "$bin/orthofs-mount" --map "$remount_map" "${flags[@]}" "$mount_dir"
+    # The OSDs' caches too: a read job that found its objects there would not read cold.
+    read -r -a admin <<< "$admin_flags"
+    "$bin/orthofs" drop-caches --map "$remount_map" "${admin[@]}" > /dev/null ||
+      die "cannot empty the OSDs' caches (orthofs drop-caches needs the admin certificate: --admin-flags)"
   fi
   sync
   [ ! -w /proc/sys/vm/drop_caches ] || echo 3 > /proc/sys/vm/drop_caches

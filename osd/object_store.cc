@@ -237,6 +237,13 @@ ObjectStore::ObjectStore(std::unique_ptr<rocksdb::DB> db,
   if (options_.disk_model) disk_ = std::make_unique<DiskModel>(*options_.disk_model);
 }
 
+uint64_t ObjectStore::DropBlockCache() {
+  if (!block_cache_) return 0;
+  const uint64_t held = block_cache_->GetUsage();
+  block_cache_->EraseUnRefEntries();
+  return held;
+}
+
 void ObjectStore::RequestCompaction() {
   {
     std::lock_guard lock(compaction_mu_);
@@ -409,7 +416,8 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   // Every write first looks its object up (version, ranged merge); for new objects the bloom
   // filter answers "absent" without reading data blocks.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  table.block_cache = rocksdb::NewLRUCache(options.block_cache_mb << 20);
+  std::shared_ptr<rocksdb::Cache> block_cache = rocksdb::NewLRUCache(options.block_cache_mb << 20);
+  table.block_cache = block_cache;
   db_options.blob_cache = table.block_cache;  // object bytes as before, one LRU for both
   // XXH3 for the block checksums of flushes and compactions: cheaper than even a hardware
   // CRC32C. (The write-ahead log has no choice: CRC32C, see osd/rocksdb_crc32c.cc.)
@@ -467,6 +475,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   std::unique_ptr<ObjectStore> store(
       new ObjectStore(std::move(db), std::move(handles), std::move(*log), options));
   store->flush_listener_ = flush_listener;
+  store->block_cache_ = std::move(block_cache);
   if (Status st = store->RestoreSegmentUsage(*usage); !st.ok()) return st;
   if (Status st = store->BackfillSummaries(dir); !st.ok()) {
     // Bare listings go through the records until a later open completes it.

@@ -6,6 +6,7 @@
 // Exact object and byte counts persist beside the data through a merge operator.
 #pragma once
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
@@ -179,6 +180,9 @@ class ObjectStore {
   // deletes). Requests made while one runs coalesce into the next. Without requests, segments
   // that are mostly garbage are collected every few seconds.
   void RequestCompaction();
+  // Empties RocksDB's block cache (what no reader holds right now): a benchmark's reads start
+  // cold. Returns the bytes it held before.
+  uint64_t DropBlockCache();
   uint64_t compactions() const { return compactions_.load(); }
   // Data log segments collected (emptied and deleted) so far.
   uint64_t segments_collected() const { return segments_collected_.load(); }
@@ -255,6 +259,7 @@ class ObjectStore {
   std::thread compaction_thread_;
   std::unique_ptr<DataLog> log_;
   std::shared_ptr<rocksdb::EventListener> flush_listener_;  // syncs log_ before flushes
+  std::shared_ptr<rocksdb::Cache> block_cache_;             // RocksDB's (DropBlockCache)
   rocksdb::ColumnFamilyHandle* segment_usage_ = nullptr;    // live bytes per log segment
   std::array<std::mutex, 64> key_stripes_;
   std::atomic<uint64_t> segments_collected_{0};

@@ -1245,6 +1245,20 @@ grpc::Status OsdService::SetLogLevel(grpc::ServerContext* context,
   return Finish(kSetLogLevel, Status::Ok());
 }
 
+grpc::Status OsdService::DropCaches(grpc::ServerContext* context, const wire::DropCachesRequest*,
+                                    wire::DropCachesResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kDropCaches]); !st.ok()) {
+    return Finish(kDropCaches, st);
+  }
+  const uint64_t cached = cache_.stats().bytes;
+  cache_.Clear();
+  const uint64_t dropped = cached + store_->DropBlockCache();
+  response->set_dropped_bytes(dropped);
+  spdlog::info("caches dropped ({} bytes; admin request)", dropped);
+  return Finish(kDropCaches, Status::Ok());
+}
+
 grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*,
                                 wire::HealthResponse* response) {
   ORTHOFS_ADMIT_REQUEST();

@@ -104,6 +104,8 @@ class OsdService final : public wire::Osd::Service {
                          grpc::ServerWriter<wire::WindowUpdate>*) override;
   grpc::Status SetLogLevel(grpc::ServerContext*, const wire::LogLevelRequest*,
                            wire::LogLevelResponse*) override;
+  grpc::Status DropCaches(grpc::ServerContext*, const wire::DropCachesRequest*,
+                          wire::DropCachesResponse*) override;
   grpc::Status GetMap(grpc::ServerContext*, const wire::GetMapRequest*,
                       wire::MapResponse*) override;
   grpc::Status SetMap(grpc::ServerContext*, const wire::SetMapRequest*,
@@ -180,13 +182,14 @@ class OsdService final : public wire::Osd::Service {
     kMigrate,
     kWriteMany,  // calls; each of their writes counts as a write too
     kReadMany,   // calls; each of their reads counts as a read too
+    kDropCaches,
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read",    "write",         "delete",          "stat",     "transact",
-      "list",    "sync",          "prefetch_notify", "prefetch", "subscribe",
-      "repair",  "set_log_level", "get_map",         "set_map",  "fetch",
-      "discard", "migrate",       "write_many",      "read_many"};
+      "read",    "write",         "delete",          "stat",      "transact",
+      "list",    "sync",          "prefetch_notify", "prefetch",  "subscribe",
+      "repair",  "set_log_level", "get_map",         "set_map",   "fetch",
+      "discard", "migrate",       "write_many",      "read_many", "drop_caches"};
 
   // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
   // `what` names the call in the message and the log.

@@ -25,8 +25,11 @@ out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --mount-flags 2>&1) &&
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --mount-flags --insecure 2>&1) &&
   fail "--mount-flags without --remount accepted"
 grep -q "give --remount" <<< "$out" || fail "no message: $out"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --admin-flags --insecure 2>&1) &&
+  fail "--admin-flags without --remount accepted"
+grep -q "give --remount" <<< "$out" || fail "no message: $out"
 
-step "fio and bonnie++ on both"
+step "fio and bonnie++ on both (with --remount: the OSDs' caches emptied before each read)"
 "$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 2 --size-mb 4 --bonnie-mb 32 \
   --bonnie-files 1 --remount "$ORTHOFS_MAP" --mount-flags "-o read_ahead=8,cache_mb=64" \
   > "$work/table.txt" || fail "compare-fs failed"
@@ -46,6 +49,10 @@ mount_pid=$(pgrep -f "orthofs-mount .*$mnt" | head -1)
 tr '\0' ' ' < "/proc/$mount_pid/cmdline" | grep -q -- "-o read_ahead=8,cache_mb=64" ||
   fail "--mount-flags not passed: $(tr '\0' ' ' < "/proc/$mount_pid/cmdline")"
 [ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
+for log in "$cluster"/osd-*.log; do
+  # One drop per read job (four) and one before bonnie++.
+  [ "$(grep -c "caches dropped" "$log")" -ge 5 ] || fail "the OSD caches were not emptied: $log"
+done
 step "--repeat: the median of the runs, then the lowest and highest of each side"
 "$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --files 2 --size-mb 2 --no-bonnie --repeat 3 \
   > "$work/repeat.txt" || fail "compare-fs --repeat failed"

@@ -101,6 +101,33 @@ TEST_F(OsdTest, RoundTripsObjectsOfEverySize) {
   }
 }
 
+// DropCaches empties the OSD's object cache: the next read of an object read before is a miss
+// served from the store, with the same bytes.
+TEST_F(OsdTest, DropCachesMakesTheNextReadAMiss) {
+  const Oid oid = Data(150, 0);
+  const std::string data = RandomBytes(cluster_->map().object_size, 150);
+  PutBoth(client(), oid, data);
+  OsdClient* osd = client().Osd(client().placement().OsdFor(oid));
+  auto counter = [&](const char* name) {
+    Result<wire::StatsResponse> stats = osd->Stats({});
+    EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+    return stats.ok() ? stats->counters().at(name) : 0;
+  };
+  EXPECT_EQ(ReadAll(client(), oid), data);
+  const uint64_t hits = counter("cache_hits");
+  EXPECT_EQ(ReadAll(client(), oid), data);
+  EXPECT_EQ(counter("cache_hits"), hits + 1) << "read twice: the second from the cache";
+  ASSERT_GE(counter("cache_bytes"), data.size());
+
+  Result<wire::DropCachesResponse> dropped = osd->DropCaches({});
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_GE(dropped->dropped_bytes(), data.size());
+  EXPECT_EQ(counter("cache_bytes"), 0u);
+  const uint64_t misses = counter("cache_misses");
+  EXPECT_EQ(ReadAll(client(), oid), data);
+  EXPECT_EQ(counter("cache_misses"), misses + 1) << "after drop-caches";
+}
+
 // Either copy answers a read: the original when it has the object, the replica when only it has
 // (an original that missed a change while partitioned away), NotFound only when neither has it.
 TEST_F(OsdTest, ReadEitherCopyFindsTheCopyThatHasTheObject) {

@@ -165,6 +165,7 @@ TEST_F(SecurityTest, RolesDecideWhoMayCallWhat) {
   EXPECT_NE(r.status().message().find("'client'"), std::string::npos) << r.status().ToString();
   EXPECT_TRUE(denied(client.Stats(reset).status()));
   EXPECT_TRUE(denied(client.SetLogLevel(debug).status()));
+  EXPECT_TRUE(denied(client.DropCaches({}).status()));
   EXPECT_TRUE(denied(client.PrefetchNotify(notify).status()));
   // Plain status is for everyone.
   EXPECT_TRUE(client.Stats({}).ok());
@@ -174,9 +175,11 @@ TEST_F(SecurityTest, RolesDecideWhoMayCallWhat) {
   EXPECT_FALSE(denied(peer.PrefetchNotify(notify).status()));  // refused for its content only
   EXPECT_TRUE(denied(peer.Stats(reset).status()));
   EXPECT_TRUE(denied(peer.SetLogLevel(debug).status()));
+  EXPECT_TRUE(denied(peer.DropCaches({}).status()));
 
   // The admin may do all of it.
   EXPECT_TRUE(admin.Repair(repair).ok());
+  EXPECT_TRUE(admin.DropCaches({}).ok());
   Result<wire::LogLevelResponse> level = admin.SetLogLevel(debug);
   ASSERT_TRUE(level.ok()) << level.status().ToString();
   EXPECT_EQ(level->previous(), "warning");  // TestCluster starts OSDs with --log-level warn
