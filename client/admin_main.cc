@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -138,38 +139,12 @@ int RunStatus(const CommonFlags& common, bool json) {
   return down == 0 ? kExitOk : kExitDegraded;
 }
 
-// ---- log-level ----
+// ---- log-level, drop-caches ----
 
-int RunLogLevel(const CommonFlags& common, const std::string& level,
-                const std::vector<uint32_t>& only) {
-  auto cluster = Connect(common);
-  if (!cluster.ok()) return Error(cluster.status().message());
-  for (uint32_t id : only) {
-    if ((*cluster)->Osd(id) == nullptr)
-      return Error("OSD " + std::to_string(id) + " is not in the map");
-  }
-  int failed = 0;
-  for (const auto& osd : (*cluster)->osds()) {
-    if (!only.empty() && std::find(only.begin(), only.end(), osd->osd_id()) == only.end()) {
-      continue;
-    }
-    wire::LogLevelRequest request;
-    request.set_level(level);
-    Result<wire::LogLevelResponse> r = osd->SetLogLevel(request);
-    if (!r.ok()) {
-      ++failed;
-      std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
-    } else {
-      std::printf("osd %-3u %s -> %s\n", osd->osd_id(), r->previous().c_str(), level.c_str());
-    }
-  }
-  return failed == 0 ? kExitOk : kExitDegraded;
-}
-
-// ---- drop-caches ----
-
-// Every OSD (or those named) empties its caches of object bytes; exit 3 if one did not answer.
-int RunDropCaches(const CommonFlags& common, const std::vector<uint32_t>& only) {
+// Calls `ask` on every OSD of the map, or on those in `only`; `ask` prints one line and returns
+// whether the OSD answered. Exit 3 if one did not.
+int ForEachChosenOsd(const CommonFlags& common, const std::vector<uint32_t>& only,
+                     const std::function<bool(OsdClient*)>& ask) {
   auto cluster = Connect(common);
   if (!cluster.ok()) return Error(cluster.status().message());
   for (uint32_t id : only) {
@@ -182,15 +157,37 @@ int RunDropCaches(const CommonFlags& common, const std::vector<uint32_t>& only) 
     if (!only.empty() && std::find(only.begin(), only.end(), osd->osd_id()) == only.end()) {
       continue;
     }
-    Result<wire::DropCachesResponse> r = osd->DropCaches({});
-    if (!r.ok()) {
-      ++failed;
-      std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
-    } else {
-      std::printf("osd %-3u dropped %s\n", osd->osd_id(), HumanBytes(r->dropped_bytes()).c_str());
-    }
+    if (!ask(osd)) ++failed;
   }
   return failed == 0 ? kExitOk : kExitDegraded;
+}
+
+int RunLogLevel(const CommonFlags& common, const std::string& level,
+                const std::vector<uint32_t>& only) {
+  return ForEachChosenOsd(common, only, [&level](OsdClient* osd) {
+    wire::LogLevelRequest request;
+    request.set_level(level);
+    Result<wire::LogLevelResponse> r = osd->SetLogLevel(request);
+    if (!r.ok()) {
+      std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
+      return false;
+    }
+    std::printf("osd %-3u %s -> %s\n", osd->osd_id(), r->previous().c_str(), level.c_str());
+    return true;
+  });
+}
+
+// Every OSD (or those named) empties its caches of object bytes.
+int RunDropCaches(const CommonFlags& common, const std::vector<uint32_t>& only) {
+  return ForEachChosenOsd(common, only, [](OsdClient* osd) {
+    Result<wire::DropCachesResponse> r = osd->DropCaches({});
+    if (!r.ok()) {
+      std::printf("osd %-3u %s\n", osd->osd_id(), r.status().ToString().c_str());
+      return false;
+    }
+    std::printf("osd %-3u dropped %s\n", osd->osd_id(), HumanBytes(r->dropped_bytes()).c_str());
+    return true;
+  });
 }
 
 // ---- repair ----
