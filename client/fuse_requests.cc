@@ -60,6 +60,8 @@ const char* FuseOpName(FuseOp op) {
       return "removexattr";
     case FuseOp::kFallocate:
       return "fallocate";
+    case FuseOp::kLseek:
+      return "lseek";
   }
   return "unknown";
 }

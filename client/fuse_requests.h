@@ -39,8 +39,9 @@ enum class FuseOp {
   kListxattr,
   kRemovexattr,
   kFallocate,
+  kLseek,
 };
-inline constexpr size_t kFuseOpCount = static_cast<size_t>(FuseOp::kFallocate) + 1;
+inline constexpr size_t kFuseOpCount = static_cast<size_t>(FuseOp::kLseek) + 1;
 
 // The operation's name as libfuse's fuse_lowlevel_ops calls it ("getattr").
 const char* FuseOpName(FuseOp op);

@@ -1082,16 +1082,43 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
     }
     return (void)fuse_reply_err(req, 0);
   }
-  if (!keep_size && end <= fs->OpenSize(ino).value_or(0)) return (void)fuse_reply_err(req, 0);
+  // Only bytes past the end are new: a range inside the file (preallocating a database's file
+  // in place) asks the OSDs nothing, however full they are.
+  const uint64_t size = fs->OpenSize(ino).value_or(0);
+  if (end <= size) return (void)fuse_reply_err(req, 0);
   const ClusterSpace space = SpaceOf(fs->ns().cluster());
   if (space.answered == 0) {
     return ReplyError(req, Status::Unavailable("no OSD reports its free space"), "fallocate");
   }
-  if (static_cast<uint64_t>(len) > space.available_bytes) return (void)fuse_reply_err(req, ENOSPC);
+  if (end - std::max(offset, size) > space.available_bytes) {
+    return (void)fuse_reply_err(req, ENOSPC);
+  }
   if (keep_size) return (void)fuse_reply_err(req, 0);
   fs->Wrote(ino, end);
   if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "fallocate");
   fuse_reply_err(req, 0);
+}
+
+// lseek(2)'s SEEK_DATA and SEEK_HOLE (Linux handles the other whences itself): holes are the
+// objects no OSD stores, so cp --sparse, tar -S and qemu-img skip them instead of reading zeros.
+// This client's unwritten bytes go to the OSDs first, as at a flush, so the listing sees them.
+void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
+  if (off < 0) return (void)fuse_reply_err(req, ENXIO);
+  OrthoFs* fs = Fs(req);
+  if (Status st = fs->FlushFile(ino); !st.ok()) return ReplyError(req, st, "lseek");
+  std::optional<uint64_t> size = fs->OpenSize(ino);
+  if (!size) {
+    Result<InodeRef> inode = fs->ns().GetInode(ino);
+    if (!inode.ok()) return ReplyError(req, inode.status(), "lseek");
+    size = fs->SizeOf(*inode);
+  }
+  Result<std::optional<uint64_t>> found =
+      fs->ns().Seek(ino, *size, static_cast<uint64_t>(off),
+                    whence == SEEK_DATA ? SeekTarget::kData : SeekTarget::kHole);
+  if (!found.ok()) return ReplyError(req, found.status(), "lseek");
+  if (!*found) return (void)fuse_reply_err(req, ENXIO);
+  fuse_reply_lseek(req, static_cast<off_t>(**found));
 }
 
 // File capabilities. libfuse mounts nosuid by default, so the kernel ignores them on exec. OrthoFS
@@ -1169,6 +1196,7 @@ fuse_lowlevel_ops MakeOps() {
   ops.release = Counted<FuseOp::kRelease, OpRelease>;
   ops.fsync = Counted<FuseOp::kFsync, OpFsync>;
   ops.fallocate = Counted<FuseOp::kFallocate, OpFallocate>;
+  ops.lseek = Counted<FuseOp::kLseek, OpLseek>;
   ops.opendir = Counted<FuseOp::kOpendir, OpOpendir>;
   ops.readdir = Counted<FuseOp::kReaddir, OpReaddir>;
   ops.readdirplus = Counted<FuseOp::kReaddirplus, OpReaddirplus>;

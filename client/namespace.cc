@@ -664,6 +664,16 @@ Result<std::set<uint64_t>> Namespace::StoredDataObjects(uint64_t fno, uint64_t f
   return stored;
 }
 
+Result<std::optional<uint64_t>> Namespace::Seek(uint64_t fno, uint64_t size, uint64_t offset,
+                                                SeekTarget target) {
+  if (offset >= size) return std::optional<uint64_t>();
+  const uint64_t object_size = cluster_->map().object_size;
+  Result<std::set<uint64_t>> stored =
+      StoredDataObjects(fno, offset / object_size, (size - 1) / object_size + 1);
+  if (!stored.ok()) return stored.status();
+  return SeekInObjects(*stored, object_size, size, offset, target);
+}
+
 Status Namespace::ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to) {
   const Oid oid = DataOid(fno, index);
   // A range to the object's end keeps only the bytes before it, so only those are read, and one

@@ -22,6 +22,7 @@
 #include "client/osd_client.h"
 #include "common/inode.h"
 #include "common/recent_reads.h"
+#include "common/sparse_seek.h"
 
 namespace orthofs {
 
@@ -93,6 +94,10 @@ class Namespace {
   // objects inside the range are deleted, so they read as zeros and take no space; the objects
   // the range starts or ends inside are rewritten. The size does not change.
   Status ZeroData(uint64_t fno, uint64_t offset, uint64_t end);
+  // lseek's SEEK_DATA or SEEK_HOLE from `offset` in a file of `size` bytes, by the objects the
+  // OSDs store (the caller writes back what it has not yet); nullopt means ENXIO.
+  Result<std::optional<uint64_t>> Seek(uint64_t fno, uint64_t size, uint64_t offset,
+                                       SeekTarget target);
   // Raises the size to at least `size` and sets mtime (after writes); never shrinks.
   Result<InodeRef> ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime);
   // Extended attributes (kept in the INODE object, changed by one conditional write).

@@ -684,6 +684,16 @@ TEST_F(FusePosixTest, FallocateRaisesTheSizeAndRefusesWhatCannotFit) {
   // More than the three test OSDs' disks hold, both copies counted once.
   EXPECT_EQ(Errno(fallocate(fd.get(), 0, 0, 1ll << 50)), "ENOSPC");
   EXPECT_EQ(Errno(fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, 1ll << 50)), "ENOSPC");
+  // Only the bytes past the end need room: a range inside a huge sparse file is allowed.
+  Fd huge(open(P("huge").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(huge.get(), 0) << std::strerror(errno);
+  ASSERT_EQ(ftruncate(huge.get(), 1ll << 50), 0) << std::strerror(errno);
+  EXPECT_EQ(fallocate(huge.get(), 0, 0, 1ll << 50), 0) << std::strerror(errno);
+  EXPECT_EQ(fallocate(huge.get(), FALLOC_FL_KEEP_SIZE, 1000, 1ll << 49), 0) << std::strerror(errno);
+  EXPECT_EQ(Errno(fallocate(huge.get(), 0, (1ll << 50) - 10, 1ll << 50)), "ENOSPC");
+  struct stat huge_st;
+  ASSERT_EQ(fstat(huge.get(), &huge_st), 0);
+  EXPECT_EQ(huge_st.st_size, 1ll << 50) << "a refused fallocate leaves the size";
   EXPECT_EQ(Errno(fallocate(fd.get(), FALLOC_FL_COLLAPSE_RANGE, 0, kObjectSize)), "EOPNOTSUPP");
   EXPECT_EQ(Errno(fallocate(fd.get(), FALLOC_FL_INSERT_RANGE, 0, kObjectSize)), "EOPNOTSUPP");
   ASSERT_EQ(fd.Close(), 0);
@@ -784,6 +794,60 @@ TEST_F(FusePosixTest, PunchHoleAtObjectBoundaries) {
   EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, 1))) << "no empty object left behind";
   EXPECT_EQ(FreshStat(P("g")).st_size, static_cast<off_t>(S + 100));
   EXPECT_TRUE(ReadFile(P("g")).substr(S) == std::string(100, '\0'));
+}
+
+// SEEK_DATA and SEEK_HOLE find the objects the OSDs store: before this client wrote them back
+// (the lseek writes them first), after a reopen, and after a punch; the end is a hole, and an
+// offset at or past it is ENXIO.
+TEST_F(FusePosixTest, SeekDataAndSeekHoleFollowStoredObjects) {
+  constexpr uint64_t S = kObjectSize;
+  const off_t size = static_cast<off_t>(20 * S + 100);
+  Fd fd(open(P("f").c_str(), O_CREAT | O_EXCL | O_RDWR, 0644));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd.get(), "head", 0));                        // object 0
+  ASSERT_TRUE(WriteFull(fd.get(), std::string(S, 'm'), 5 * S + 10));  // objects 5 and 6
+  ASSERT_TRUE(WriteFull(fd.get(), "tail", 20 * S + 96));              // object 20, the last
+  auto seek = [&](int fd_number, off_t offset, int whence) -> std::string {
+    const off_t at = lseek(fd_number, offset, whence);
+    return at < 0 ? ErrName(errno) : std::to_string(at);
+  };
+  auto expect_layout = [&](int fd_number, const std::string& when) {
+    SCOPED_TRACE(when);
+    EXPECT_EQ(seek(fd_number, 0, SEEK_DATA), "0");
+    EXPECT_EQ(seek(fd_number, 0, SEEK_HOLE), std::to_string(S));
+    EXPECT_EQ(seek(fd_number, static_cast<off_t>(S), SEEK_DATA), std::to_string(5 * S));
+    EXPECT_EQ(seek(fd_number, static_cast<off_t>(5 * S + 3), SEEK_DATA), std::to_string(5 * S + 3));
+    EXPECT_EQ(seek(fd_number, static_cast<off_t>(5 * S), SEEK_HOLE), std::to_string(7 * S));
+    EXPECT_EQ(seek(fd_number, static_cast<off_t>(9 * S + 1), SEEK_HOLE), std::to_string(9 * S + 1));
+    EXPECT_EQ(seek(fd_number, static_cast<off_t>(7 * S), SEEK_DATA), std::to_string(20 * S));
+    EXPECT_EQ(seek(fd_number, static_cast<off_t>(20 * S), SEEK_HOLE), std::to_string(size));
+    EXPECT_EQ(seek(fd_number, size - 1, SEEK_DATA), std::to_string(size - 1));
+    EXPECT_EQ(seek(fd_number, size, SEEK_DATA), "ENXIO");
+    EXPECT_EQ(seek(fd_number, size, SEEK_HOLE), "ENXIO");
+  };
+  expect_layout(fd.get(), "written, not yet written back");
+  ASSERT_EQ(fd.Close(), 0);
+  Fd again(open(P("f").c_str(), O_RDONLY));
+  ASSERT_GE(again.get(), 0) << std::strerror(errno);
+  expect_layout(again.get(), "reopened");
+  ASSERT_EQ(again.Close(), 0);
+
+  // A punched object is a hole; a file grown past its last object ends in one.
+  Fd rw(open(P("f").c_str(), O_RDWR));
+  ASSERT_GE(rw.get(), 0) << std::strerror(errno);
+  ASSERT_EQ(fallocate(rw.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, S), 0)
+      << std::strerror(errno);
+  EXPECT_EQ(seek(rw.get(), 0, SEEK_DATA), std::to_string(5 * S));
+  EXPECT_EQ(seek(rw.get(), 0, SEEK_HOLE), "0");
+  ASSERT_EQ(ftruncate(rw.get(), static_cast<off_t>(40 * S)), 0) << std::strerror(errno);
+  EXPECT_EQ(seek(rw.get(), static_cast<off_t>(20 * S + 1), SEEK_HOLE), std::to_string(21 * S));
+  EXPECT_EQ(seek(rw.get(), static_cast<off_t>(21 * S), SEEK_DATA), "ENXIO");
+  EXPECT_EQ(seek(rw.get(), -1, SEEK_DATA), "ENXIO");  // Linux refuses it before asking
+  ASSERT_EQ(rw.Close(), 0);
+
+  // cp --sparse=always copies the holes as holes and the bytes exactly.
+  ASSERT_EQ(std::system(("cp --sparse=always " + P("f") + " " + P("copy")).c_str()), 0);
+  EXPECT_TRUE(ReadFile(P("copy")) == ReadFile(P("f")));
 }
 
 // ---- attributes ----
