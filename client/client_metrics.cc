@@ -124,6 +124,9 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
       {false, "orthofs_client_osd_transport_failures_total",
        "Calls to the OSD that failed at the transport (unreachable, deadline)",
        [](const OsdClient& osd) { return osd.transport_failures(); }},
+      {false, "orthofs_client_osd_failed_probes_total",
+       "Health probes of the OSD, while down, that found it still unreachable or recovering",
+       [](const OsdClient& osd) { return osd.failed_probes(); }},
   };
   for (const PerOsdFamily& f : per_osd) {
     for (const auto& osd : cluster.osds()) {

@@ -1012,6 +1012,7 @@ struct ClusterSpace {
 ClusterSpace SpaceOf(ClusterClient* cluster) {
   ClusterSpace space;
   for (const auto& osd : cluster->osds()) {
+    if (osd->down()) continue;  // a hung OSD would hold df for the call's deadline
     Result<wire::StatsResponse> stats = osd->Stats({});
     if (!stats.ok()) continue;
     space.capacity_bytes += stats->capacity_bytes() / 2;

@@ -58,6 +58,54 @@ OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
       stub_(wire::Osd::NewStub(channel_)),
       encoded_write_many_(channel_) {}
 
+OsdClient::~OsdClient() {
+  std::unique_lock lock(probe_mu_);
+  if (probe_call_ != nullptr) probe_call_->TryCancel();
+  probe_done_.wait(lock, [this] { return !probing_; });
+}
+
+bool OsdClient::down() {
+  if (health_ == nullptr || !health_->IsDown(osd_id_)) return false;
+  if (health_->ClaimProbe(osd_id_, OsdHealth::Clock::now())) Probe();
+  return true;
+}
+
+void OsdClient::Probe() {
+  struct ProbeCall {
+    grpc::ClientContext context;
+    wire::HealthRequest request;
+    wire::HealthResponse response;
+  };
+  auto* call = new ProbeCall;
+  call->context.set_deadline(std::chrono::system_clock::now() + kProbeDeadline);
+  {
+    std::lock_guard lock(probe_mu_);
+    probing_ = true;
+    probe_call_ = &call->context;
+  }
+  stub_->async()->Health(&call->context, &call->request, &call->response,
+                         [this, call](grpc::Status status) {
+                           {
+                             std::lock_guard lock(probe_mu_);
+                             probe_call_ = nullptr;  // no longer cancellable: freed below
+                           }
+                           // A restarted OSD answers while it waits for its missed writes: still
+                           // down.
+                           if (status.ok() && !call->response.recovering()) {
+                             if (health_->RecordSuccess(osd_id_)) spdlog::info("{} is back", name_);
+                           } else {
+                             ++failed_probes_;
+                             health_->RecordProbeFailure(osd_id_, OsdHealth::Clock::now());
+                             spdlog::debug("{} still down: {}", name_,
+                                           status.ok() ? "recovering" : status.error_message());
+                           }
+                           delete call;
+                           std::lock_guard lock(probe_mu_);
+                           probing_ = false;
+                           probe_done_.notify_all();
+                         });
+}
+
 Status OsdClient::Cancelled() const {
   return Status::Unavailable(name_ + ": call cancelled: this process is shutting down");
 }
@@ -207,7 +255,7 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
   auto* call = new Call;
   call->request = std::move(request);
   call->done = std::move(done);
-  StartOrQueue([this, call, start, batched] {
+  StartOrQueue([this, call, start, batched](bool waited) {
     // The deadline counts from the start on the wire, not from the wait in the queue.
     call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
     call->context.set_wait_for_ready(options_.wait_for_ready);
@@ -220,6 +268,12 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
     };
     CallCanceller* canceller = options_.canceller.get();
     if (canceller != nullptr && !canceller->Add(&call->context)) return finish(Cancelled());
+    // Queued behind calls that found the OSD down: each would wait out its own deadline, one
+    // after another. The caller's failover (the other copy) takes it at once instead.
+    if (waited && down()) {
+      if (canceller != nullptr) canceller->Remove(&call->context);
+      return finish(Status::Unavailable(name_ + " is down: the call was not sent"));
+    }
     start(&call->context, call->request.get(), &call->response,
           [this, call, finish, batched](grpc::Status status) {
             if (options_.canceller != nullptr) options_.canceller->Remove(&call->context);
@@ -230,7 +284,7 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
   });
 }
 
-void OsdClient::StartOrQueue(std::function<void()> start) {
+void OsdClient::StartOrQueue(std::function<void(bool)> start) {
   {
     std::lock_guard lock(queue_mu_);
     if (in_flight_ >= kMaxAsyncInFlight) {
@@ -239,18 +293,19 @@ void OsdClient::StartOrQueue(std::function<void()> start) {
     }
     ++in_flight_;
   }
-  start();
+  start(false);
 }
 
 void OsdClient::CallFinished() {
-  std::deque<std::function<void()>> next;
+  std::deque<std::function<void(bool)>> next;
   {
     std::lock_guard lock(queue_mu_);
     if (waiting_.empty()) {
       --in_flight_;
       return;
     }
-    if (options_.canceller != nullptr && options_.canceller->cancelled()) {
+    if ((options_.canceller != nullptr && options_.canceller->cancelled()) ||
+        (health_ != nullptr && health_->IsDown(osd_id_))) {
       // Each of them fails at once and finishes here again: all in this loop, not one call
       // deeper per queued call.
       in_flight_ += static_cast<int>(waiting_.size()) - 1;
@@ -260,7 +315,7 @@ void OsdClient::CallFinished() {
       waiting_.pop_front();
     }
   }
-  for (std::function<void()>& start : next) start();
+  for (std::function<void(bool)>& start : next) start(true);
 }
 
 void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
@@ -1017,6 +1072,9 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     std::vector<std::pair<wire::ObjectMeta, std::string>> out;
     OsdClient* stale = nullptr;
     for (OsdClient* osd : targets) {
+      // The caller lists the other copies instead (StoredDataObjects, ListFileObjectsEitherCopy)
+      // rather than wait out the deadline of an OSD that hangs.
+      if (osd->down()) return Status::Unavailable(osd->name() + " is down");
       std::string token;
       do {
         wire::ListRequest request;

@@ -57,6 +57,7 @@ std::vector<std::pair<std::string, int>> SocketReadArguments();
 class OsdClient {
  public:
   OsdClient(const OsdInfo& osd, const RpcOptions& options);
+  ~OsdClient();  // cancels its probe
 
   Result<wire::ReadResponse> Read(const wire::ReadRequest& request);
   Result<wire::WriteResponse> Write(const wire::WriteRequest& request);
@@ -102,13 +103,16 @@ class OsdClient {
 
   // Every call's outcome is reported here (ClusterClient's view of which OSDs are down).
   void set_health(OsdHealth* health) { health_ = health; }
-  // Inside its backoff after a transport failure: the other copy serves instead.
-  // Calls that failed at the transport, and the times this OSD was marked down (metrics).
+  // Calls that failed at the transport, the times this OSD was marked down, and its failed
+  // probes (metrics).
   uint64_t transport_failures() const { return transport_failures_.load(); }
   uint64_t marked_down() const { return marked_down_.load(); }
-  bool down() const {
-    return health_ != nullptr && health_->IsDown(osd_id_, OsdHealth::Clock::now());
-  }
+  uint64_t failed_probes() const { return failed_probes_.load(); }
+  // Down after a transport failure until a call to it succeeds: the other copy serves
+  // instead. Asking sends the probe that brings it back when one is due (OsdHealth): a Health
+  // call with kProbeDeadline, so that an OSD that hangs holds no request for its deadline.
+  bool down();
+  static constexpr std::chrono::milliseconds kProbeDeadline{2000};
 
   // The batched calls. An OSD from before one (a rolling upgrade) refuses it as UNIMPLEMENTED;
   // that is remembered for RpcOptions::old_osd_recheck, so that batches meanwhile go out as
@@ -140,7 +144,8 @@ class OsdClient {
   // An OSD serves a bounded number of calls at once and refuses more (RESOURCE_EXHAUSTED):
   // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
   static constexpr int kMaxAsyncInFlight = 32;
-  void StartOrQueue(std::function<void()> start);
+  // `start` learns whether the call waited (an OSD marked down meanwhile gets none of those).
+  void StartOrQueue(std::function<void(bool waited)> start);
   // The outcome of a call its canceller refused or cancelled.
   Status Cancelled() const;
   // A failed call's status: Cancelled() once the canceller ran, else the OSD's answer.
@@ -148,6 +153,7 @@ class OsdClient {
   void CallFinished();
   void Observe(const grpc::Status& status);
   void ObserveFailure(const std::string& why);
+  void Probe();
 
   uint32_t osd_id_;
   std::string address_;
@@ -156,6 +162,11 @@ class OsdClient {
   OsdHealth* health_ = nullptr;
   std::atomic<uint64_t> transport_failures_{0};
   std::atomic<uint64_t> marked_down_{0};
+  std::atomic<uint64_t> failed_probes_{0};
+  std::mutex probe_mu_;
+  std::condition_variable probe_done_;
+  bool probing_ = false;                       // guarded by probe_mu_
+  grpc::ClientContext* probe_call_ = nullptr;  // guarded by probe_mu_: cancellable while set
   // Per BatchedCall: when the OSD last refused it as unknown (steady clock ticks; 0: never).
   std::atomic<int64_t> unknown_since_[2] = {0, 0};
   std::shared_ptr<grpc::Channel> channel_;
@@ -164,7 +175,7 @@ class OsdClient {
   grpc::TemplatedGenericStub<grpc::ByteBuffer, wire::WriteManyResponse> encoded_write_many_;
   std::mutex queue_mu_;
   int in_flight_ = 0;
-  std::deque<std::function<void()>> waiting_;
+  std::deque<std::function<void(bool)>> waiting_;
 };
 
 // Writes of single copies collected to go out together: ClusterClient::SendWrites sends one
@@ -262,7 +273,7 @@ class ClusterClient {
            status.message().find(kRecoveringMessage) != std::string::npos;
   }
   static constexpr std::string_view kRecoveringMessage = "is recovering";
-  std::vector<uint32_t> DownOsds() const { return health_.DownOsds(OsdHealth::Clock::now()); }
+  std::vector<uint32_t> DownOsds() const { return health_.DownOsds(); }
   // Writes that reached one copy only and left a repair record for the other.
   uint64_t degraded_writes() const { return degraded_writes_.load(); }
   // The current map's OSDs, in map order.

@@ -4,23 +4,25 @@
 
 namespace orthofs {
 
-bool OsdHealth::IsDown(uint32_t osd, Clock::time_point now) const {
+bool OsdHealth::IsDown(uint32_t osd) const {
   std::lock_guard lock(mu_);
   auto it = states_.find(osd);
-  return it != states_.end() && it->second.failures > 0 && now < it->second.down_until;
+  return it != states_.end() && it->second.failures > 0;
+}
+
+OsdHealth::Clock::duration OsdHealth::BackoffAfter(int failures) const {
+  Clock::duration backoff = options_.initial_backoff;
+  for (int i = 1; i < failures && backoff < options_.max_backoff; ++i) backoff *= 2;
+  return std::min(backoff, options_.max_backoff);
 }
 
 bool OsdHealth::RecordFailure(uint32_t osd, Clock::time_point now) {
   std::lock_guard lock(mu_);
   State& s = states_[osd];
-  // Failures of requests that were already in flight when the OSD went down do not lengthen
-  // the backoff: only a failure after it expired (a failed probe) does.
-  if (s.failures > 0 && now < s.down_until) return false;
-  Clock::duration backoff = options_.initial_backoff;
-  for (int i = 0; i < s.failures && backoff < options_.max_backoff; ++i) backoff *= 2;
-  backoff = std::min(backoff, options_.max_backoff);
-  ++s.failures;
-  s.down_until = now + backoff;
+  if (s.failures > 0) return false;
+  s.failures = 1;
+  s.probe_at = now + BackoffAfter(s.failures);
+  s.probing = false;
   return true;
 }
 
@@ -32,12 +34,33 @@ bool OsdHealth::RecordSuccess(uint32_t osd) {
   return true;
 }
 
-std::vector<uint32_t> OsdHealth::DownOsds(Clock::time_point now) const {
+bool OsdHealth::ClaimProbe(uint32_t osd, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  auto it = states_.find(osd);
+  if (it == states_.end() || it->second.failures == 0) return false;
+  State& s = it->second;
+  if (s.probing || now < s.probe_at) return false;
+  s.probing = true;
+  return true;
+}
+
+void OsdHealth::RecordProbeFailure(uint32_t osd, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  auto it = states_.find(osd);
+  // Up again meanwhile (another call succeeded): the probe's failure is older news.
+  if (it == states_.end() || it->second.failures == 0) return;
+  State& s = it->second;
+  ++s.failures;
+  s.probe_at = now + BackoffAfter(s.failures);
+  s.probing = false;
+}
+
+std::vector<uint32_t> OsdHealth::DownOsds() const {
   std::vector<uint32_t> down;
   {
     std::lock_guard lock(mu_);
     for (const auto& [osd, s] : states_) {
-      if (s.failures > 0 && now < s.down_until) down.push_back(osd);
+      if (s.failures > 0) down.push_back(osd);
     }
   }
   std::sort(down.begin(), down.end());

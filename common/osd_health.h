@@ -1,8 +1,10 @@
 // Which OSDs a client currently believes down. A transport failure (unreachable, deadline)
-// marks an OSD down for a backoff that doubles with each consecutive failure, up to a cap;
-// while down, requests go to the other copy instead of waiting for the OSD again. When the
-// backoff has passed the next request is let through as a probe: success brings the OSD back,
-// failure starts a longer backoff. Pure state, thread-safe; the caller passes the time.
+// marks an OSD down, and it stays down until a call to it succeeds: requests go to the other
+// copy meanwhile instead of waiting for it again. Requests are never the probe: an OSD that
+// hangs (stopped, blackholed) would hold each one for its whole deadline. Once a backoff has
+// passed, ClaimProbe lets exactly one caller send a cheap probe with a short deadline; its
+// failure starts a backoff twice as long, up to a cap. Pure state, thread-safe; the caller
+// passes the time.
 #pragma once
 
 #include <chrono>
@@ -18,30 +20,41 @@ class OsdHealth {
   using Clock = std::chrono::steady_clock;
   struct Options {
     Clock::duration initial_backoff = std::chrono::seconds(1);
-    // Short: while it lasts, writes skip the OSD (repair records cover them) even if it is back.
+    // Short: while the OSD is down, writes skip it (repair records cover them) even if it is
+    // back, until a probe says so.
     Clock::duration max_backoff = std::chrono::seconds(5);
   };
 
   OsdHealth() : OsdHealth(Options{}) {}
   explicit OsdHealth(const Options& options) : options_(options) {}
 
-  // True while `osd` is inside its backoff.
-  bool IsDown(uint32_t osd, Clock::time_point now) const;
+  // True from a transport failure until a success.
+  bool IsDown(uint32_t osd) const;
   // A request to `osd` failed at the transport. Returns true when this marked it down (it was
-  // up, or its probe failed), so the caller logs each transition once.
+  // up), so the caller logs each transition once; failures while down (requests already in
+  // flight) change nothing.
   bool RecordFailure(uint32_t osd, Clock::time_point now);
-  // A request to `osd` succeeded. Returns true when it was down before.
+  // A request or probe to `osd` succeeded. Returns true when it was down before.
   bool RecordSuccess(uint32_t osd);
-  // The OSDs inside their backoff, in id order.
-  std::vector<uint32_t> DownOsds(Clock::time_point now) const;
-  // Consecutive failures of `osd` (0 when up).
+  // True for exactly one caller once `osd` is down and its backoff has passed: that caller
+  // sends a probe and reports it with RecordSuccess or RecordProbeFailure.
+  bool ClaimProbe(uint32_t osd, Clock::time_point now);
+  // The claimed probe failed: the next one waits twice as long as the last (up to the cap).
+  void RecordProbeFailure(uint32_t osd, Clock::time_point now);
+  // The OSDs that are down, in id order.
+  std::vector<uint32_t> DownOsds() const;
+  // Consecutive failures of `osd`: the one that marked it down plus its failed probes (0 when
+  // up).
   int failures(uint32_t osd) const;
 
  private:
   struct State {
     int failures = 0;
-    Clock::time_point down_until{};
+    Clock::time_point probe_at{};  // no probe before
+    bool probing = false;
   };
+  Clock::duration BackoffAfter(int failures) const;
+
   Options options_;
   mutable std::mutex mu_;
   std::unordered_map<uint32_t, State> states_;

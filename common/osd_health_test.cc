@@ -16,60 +16,88 @@ class OsdHealthTest : public ::testing::Test {
 };
 
 TEST_F(OsdHealthTest, UnknownOsdsAreUp) {
-  EXPECT_FALSE(health_.IsDown(3, At(0)));
-  EXPECT_TRUE(health_.DownOsds(At(0)).empty());
+  EXPECT_FALSE(health_.IsDown(3));
+  EXPECT_TRUE(health_.DownOsds().empty());
   EXPECT_EQ(health_.failures(3), 0);
   EXPECT_FALSE(health_.RecordSuccess(3));
+  EXPECT_FALSE(health_.ClaimProbe(3, At(100000))) << "nothing to probe";
 }
 
-TEST_F(OsdHealthTest, AFailureMarksDownForTheInitialBackoff) {
+TEST_F(OsdHealthTest, AFailureMarksDownUntilASuccess) {
   EXPECT_TRUE(health_.RecordFailure(2, At(0)));
-  EXPECT_TRUE(health_.IsDown(2, At(0)));
-  EXPECT_TRUE(health_.IsDown(2, At(999)));
-  EXPECT_FALSE(health_.IsDown(2, At(1000)));  // the next request probes
-  EXPECT_FALSE(health_.IsDown(1, At(0)));     // others unaffected
-  EXPECT_EQ(health_.DownOsds(At(10)), std::vector<uint32_t>{2});
+  EXPECT_TRUE(health_.IsDown(2));
+  EXPECT_FALSE(health_.IsDown(1));  // others unaffected
+  EXPECT_EQ(health_.DownOsds(), std::vector<uint32_t>{2});
+  // Past the backoff it stays down: only a probe's (or any call's) success brings it back.
+  EXPECT_TRUE(health_.ClaimProbe(2, At(5000)));
+  EXPECT_TRUE(health_.IsDown(2));
+  EXPECT_TRUE(health_.RecordSuccess(2));
+  EXPECT_FALSE(health_.IsDown(2));
+  EXPECT_TRUE(health_.DownOsds().empty());
 }
 
-TEST_F(OsdHealthTest, FailuresInsideTheBackoffDoNotExtendIt) {
+TEST_F(OsdHealthTest, FailuresWhileDownChangeNothing) {
   // Requests already in flight when the OSD died fail one after another.
   EXPECT_TRUE(health_.RecordFailure(2, At(0)));
   EXPECT_FALSE(health_.RecordFailure(2, At(500)));
-  EXPECT_FALSE(health_.RecordFailure(2, At(900)));
+  EXPECT_FALSE(health_.RecordFailure(2, At(1500)));
   EXPECT_EQ(health_.failures(2), 1);
-  EXPECT_FALSE(health_.IsDown(2, At(1000)));
+  EXPECT_TRUE(health_.ClaimProbe(2, At(1000))) << "the first backoff, not restarted by them";
+}
+
+TEST_F(OsdHealthTest, OneProbeAtATimeAfterTheBackoff) {
+  health_.RecordFailure(5, At(0));
+  EXPECT_FALSE(health_.ClaimProbe(5, At(999)));
+  EXPECT_TRUE(health_.ClaimProbe(5, At(1000)));
+  EXPECT_FALSE(health_.ClaimProbe(5, At(1000))) << "one is in flight";
+  EXPECT_FALSE(health_.ClaimProbe(5, At(60000)));
+  health_.RecordProbeFailure(5, At(3000));
+  EXPECT_FALSE(health_.ClaimProbe(5, At(4999)));
+  EXPECT_TRUE(health_.ClaimProbe(5, At(5000))) << "2 s after the failed probe";
 }
 
 TEST_F(OsdHealthTest, FailedProbesDoubleTheBackoffUpToTheCap) {
+  health_.RecordFailure(7, At(0));
   int now = 0;
   const int expected_backoffs_ms[] = {1000, 2000, 4000, 8000, 8000, 8000};
   for (int backoff : expected_backoffs_ms) {
-    EXPECT_TRUE(health_.RecordFailure(7, At(now)));
-    EXPECT_TRUE(health_.IsDown(7, At(now + backoff - 1))) << backoff;
-    EXPECT_FALSE(health_.IsDown(7, At(now + backoff))) << backoff;
+    EXPECT_FALSE(health_.ClaimProbe(7, At(now + backoff - 1))) << backoff;
+    EXPECT_TRUE(health_.ClaimProbe(7, At(now + backoff))) << backoff;
     now += backoff;
+    health_.RecordProbeFailure(7, At(now));
   }
-  EXPECT_EQ(health_.failures(7), 6);
+  EXPECT_EQ(health_.failures(7), 7);
+  EXPECT_TRUE(health_.IsDown(7));
 }
 
 TEST_F(OsdHealthTest, SuccessBringsItBackAndResetsTheBackoff) {
   health_.RecordFailure(4, At(0));
-  health_.RecordFailure(4, At(1000));  // failed probe: 2 s now
-  EXPECT_TRUE(health_.RecordSuccess(4));
-  EXPECT_FALSE(health_.IsDown(4, At(1001)));
+  ASSERT_TRUE(health_.ClaimProbe(4, At(1000)));
+  health_.RecordProbeFailure(4, At(1000));  // 2 s now
+  EXPECT_TRUE(health_.RecordSuccess(4));    // another call got through
+  EXPECT_FALSE(health_.IsDown(4));
   EXPECT_EQ(health_.failures(4), 0);
   EXPECT_FALSE(health_.RecordSuccess(4));  // already up: no transition
   EXPECT_TRUE(health_.RecordFailure(4, At(5000)));
-  EXPECT_FALSE(health_.IsDown(4, At(6000)));  // back to the initial backoff
+  EXPECT_TRUE(health_.ClaimProbe(4, At(6000)));  // back to the initial backoff
 }
 
-TEST_F(OsdHealthTest, DownOsdsListsOnlyThoseInsideTheirBackoff) {
+TEST_F(OsdHealthTest, AProbeFailingAfterTheOsdCameBackChangesNothing) {
+  health_.RecordFailure(6, At(0));
+  ASSERT_TRUE(health_.ClaimProbe(6, At(1000)));
+  EXPECT_TRUE(health_.RecordSuccess(6));  // a request answered while the probe was out
+  health_.RecordProbeFailure(6, At(2000));
+  EXPECT_FALSE(health_.IsDown(6));
+  EXPECT_EQ(health_.failures(6), 0);
+}
+
+TEST_F(OsdHealthTest, DownOsdsListsEveryOsdDownInIdOrder) {
   health_.RecordFailure(9, At(0));
   health_.RecordFailure(1, At(0));
   health_.RecordFailure(5, At(600));
-  EXPECT_EQ(health_.DownOsds(At(700)), (std::vector<uint32_t>{1, 5, 9}));
-  EXPECT_EQ(health_.DownOsds(At(1100)), std::vector<uint32_t>{5});
-  EXPECT_TRUE(health_.DownOsds(At(1600)).empty());
+  EXPECT_EQ(health_.DownOsds(), (std::vector<uint32_t>{1, 5, 9}));
+  health_.RecordSuccess(1);
+  EXPECT_EQ(health_.DownOsds(), (std::vector<uint32_t>{5, 9}));
 }
 
 }  // namespace

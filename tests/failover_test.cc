@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/mount_args.h"
@@ -189,6 +191,67 @@ TEST(FailoverTest, MetadataChangesWhileAnOsdIsDown) {
   for (const std::string& name : b_before) EXPECT_EQ(ReadFile(again / ("b/" + name)), name);
   CommandResult fsck = cluster.Orthofs("fsck", {"--fnso", "1", "--dry-run"});
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
+// An OSD that hangs (SIGSTOP: its sockets stay open and nothing answers) costs one deadline,
+// to the requests in flight when it stopped. Later ones go to the other copy at once, however
+// many backoffs pass, and only Health probes (with their own short deadline) ask the OSD until
+// it answers again; then both copies are written again.
+TEST(FailoverTest, AHungOsdCostsOneDeadlineNotOnePerBackoff) {
+  TestCluster cluster(TestClusterOptions{.osds = 4});
+  ClusterClient client(cluster.map(), cluster.Rpc("admin", std::chrono::milliseconds(500)));
+  constexpr uint32_t kVictim = 1;
+  std::vector<Oid> oids;  // originals on the victim, replicas elsewhere (orthogonal layout)
+  for (uint64_t fno = 100; oids.size() < 6; ++fno) {
+    if (client.placement().OsdFor(DataOid(fno, 0)) == kVictim) oids.push_back(DataOid(fno, 0));
+  }
+  const std::string data = RandomBytes(4096, 5);
+  // Before the cluster's destructor, which stops its OSDs with SIGTERM.
+  struct Resume {
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{cluster.Pid(kVictim)};
+  ASSERT_EQ(kill(resume.pid, SIGSTOP), 0) << std::strerror(errno);
+  OsdClient* victim = client.Osd(kVictim);
+
+  ASSERT_TRUE(client.WriteBothCopies(oids[0], data).ok());  // waits out one deadline
+  EXPECT_EQ(victim->transport_failures(), 1u);
+  EXPECT_TRUE(victim->down());
+  for (size_t i = 1; i < 4; ++i) {
+    // Past the backoff (1 s, then 2): before, the next request went to the OSD as the probe.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    Status written = client.WriteBothCopies(oids[i], data);
+    ASSERT_TRUE(written.ok()) << written.ToString();
+    Result<wire::ReadResponse> read = client.ReadEitherCopy(oids[i]);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_TRUE(read->data() == data);
+  }
+  EXPECT_EQ(victim->transport_failures(), 1u) << "a request waited for the hung OSD again";
+  EXPECT_EQ(victim->marked_down(), 1u);
+  EXPECT_GE(victim->failed_probes(), 1u);
+  EXPECT_GE(client.degraded_writes(), 4u);
+
+  ASSERT_EQ(kill(resume.pid, SIGCONT), 0) << std::strerror(errno);
+  // Asking sends the probes; the backoff is at most 5 s.
+  for (int i = 0; i < 300 && victim->down(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(victim->down()) << "no probe got through after SIGCONT";
+  const uint64_t degraded = client.degraded_writes();
+  ASSERT_TRUE(client.WriteBothCopies(oids[4], data).ok());
+  EXPECT_EQ(client.degraded_writes(), degraded) << "both copies written, no repair record";
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> copy = client.Read(oids[4].WithFlag(flag));
+    ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+    EXPECT_TRUE(copy->data() == data);
+  }
+  // The writes it missed come back from the repair records.
+  EXPECT_EQ(RunRepair(cluster), 0);
+  for (size_t i = 0; i < 4; ++i) {
+    Result<wire::ReadResponse> original = client.Read(oids[i]);
+    ASSERT_TRUE(original.ok()) << oids[i].ToString() << ": " << original.status().ToString();
+    EXPECT_TRUE(original->data() == data) << oids[i].ToString();
+  }
 }
 
 // A close whose size cannot be published (both copies of the file's INODE unreachable) reports
