@@ -28,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <stop_token>
 #include <thread>
 
@@ -1011,14 +1012,20 @@ struct ClusterSpace {
 
 ClusterSpace SpaceOf(ClusterClient* cluster) {
   ClusterSpace space;
-  for (const auto& osd : cluster->osds()) {
-    if (osd->down()) continue;  // a hung OSD would hold df for the call's deadline
-    Result<wire::StatsResponse> stats = osd->Stats({});
-    if (!stats.ok()) continue;
-    space.capacity_bytes += stats->capacity_bytes() / 2;
-    space.available_bytes += stats->available_bytes() / 2;
-    space.objects += stats->objects() / 2;
-    ++space.answered;
+  // OSDs believed down are asked only when no other answers: one that hangs would hold df for
+  // the call's deadline.
+  std::set<uint32_t> asked;
+  for (bool ask_down : {false, true}) {
+    for (const auto& osd : cluster->osds()) {
+      if (osd->down() != ask_down || !asked.insert(osd->osd_id()).second) continue;
+      Result<wire::StatsResponse> stats = osd->Stats({});
+      if (!stats.ok()) continue;
+      space.capacity_bytes += stats->capacity_bytes() / 2;
+      space.available_bytes += stats->available_bytes() / 2;
+      space.objects += stats->objects() / 2;
+      ++space.answered;
+    }
+    if (space.answered > 0) break;
   }
   return space;
 }

@@ -647,7 +647,13 @@ Result<std::set<uint64_t>> Namespace::StoredDataObjects(uint64_t fno, uint64_t f
   std::set<uint64_t> stored;
   int listed = 0;
   Status list_error;
+  // A listing through an OSD believed down is skipped while the other reaches only OSDs that
+  // answer: one that hangs would hold it for the call's deadline.
+  const bool reaches_down[2] = {cluster_->ListingReachesDownOsd(CopyFlag::kReplica, fnso_, fno),
+                                cluster_->ListingReachesDownOsd(CopyFlag::kOriginal, fnso_, fno)};
   for (CopyFlag flag : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
+    const int i = flag == CopyFlag::kReplica ? 0 : 1;
+    if (reaches_down[i] && !reaches_down[1 - i]) continue;
     auto objects = cluster_->ListFileObjects(flag, fnso_, fno, ObjectType::kData, 0, false);
     if (!objects.ok()) {
       if (!ClusterClient::IsOsdFailure(objects.status())) return objects.status();

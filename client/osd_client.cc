@@ -66,44 +66,63 @@ OsdClient::~OsdClient() {
 
 bool OsdClient::down() {
   if (health_ == nullptr || !health_->IsDown(osd_id_)) return false;
-  if (health_->ClaimProbe(osd_id_, OsdHealth::Clock::now())) Probe();
+  if (const uint64_t outage = health_->ClaimProbe(osd_id_, OsdHealth::Clock::now())) {
+    Probe(outage);
+  }
   return true;
 }
 
-void OsdClient::Probe() {
-  struct ProbeCall {
-    grpc::ClientContext context;
-    wire::HealthRequest request;
-    wire::HealthResponse response;
-  };
+std::chrono::milliseconds OsdClient::Deadline() {
+  // Sent although the OSD is believed down: the caller had no better choice (metadata's
+  // careful order tries the original first; both copies down). One that hangs should not hold
+  // it for the whole deadline: a probe's is enough for an OSD that answers.
+  return down() ? std::min(options_.deadline, kProbeDeadline) : options_.deadline;
+}
+
+struct OsdClient::ProbeCall {
+  uint64_t outage = 0;
+  grpc::ClientContext context;
+  wire::HealthRequest request;
+  wire::HealthResponse response;
+};
+
+void OsdClient::Probe(uint64_t outage) {
   auto* call = new ProbeCall;
+  call->outage = outage;
   call->context.set_deadline(std::chrono::system_clock::now() + kProbeDeadline);
+  call->context.set_wait_for_ready(true);  // a channel reconnecting gets the whole deadline
   {
     std::lock_guard lock(probe_mu_);
     probing_ = true;
     probe_call_ = &call->context;
   }
   stub_->async()->Health(&call->context, &call->request, &call->response,
-                         [this, call](grpc::Status status) {
-                           {
-                             std::lock_guard lock(probe_mu_);
-                             probe_call_ = nullptr;  // no longer cancellable: freed below
-                           }
-                           // A restarted OSD answers while it waits for its missed writes: still
-                           // down.
-                           if (status.ok() && !call->response.recovering()) {
-                             if (health_->RecordSuccess(osd_id_)) spdlog::info("{} is back", name_);
-                           } else {
-                             ++failed_probes_;
-                             health_->RecordProbeFailure(osd_id_, OsdHealth::Clock::now());
-                             spdlog::debug("{} still down: {}", name_,
-                                           status.ok() ? "recovering" : status.error_message());
-                           }
-                           delete call;
-                           std::lock_guard lock(probe_mu_);
-                           probing_ = false;
-                           probe_done_.notify_all();
-                         });
+                         [this, call](grpc::Status status) { ProbeFinished(call, status); });
+}
+
+void OsdClient::ProbeFinished(ProbeCall* call, const grpc::Status& status) {
+  {
+    std::lock_guard lock(probe_mu_);
+    probe_call_ = nullptr;  // no longer cancellable: freed below
+  }
+  // As Observe judges calls: only the transport, or a restarted OSD still waiting for its
+  // missed writes, keeps it down. Busy (RESOURCE_EXHAUSTED) is alive.
+  const bool unreachable = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                           status.error_code() == grpc::StatusCode::CANCELLED;
+  const bool recovering = status.ok() && call->response.recovering();
+  const uint64_t outage = call->outage;
+  delete call;
+  if (!unreachable && !recovering) {
+    if (health_->RecordProbeAnswered(osd_id_, outage)) spdlog::info("{} is back", name_);
+  } else {
+    ++failed_probes_;
+    health_->RecordProbeFailure(osd_id_, OsdHealth::Clock::now());
+    spdlog::debug("{} still down: {}", name_, recovering ? "recovering" : status.error_message());
+  }
+  std::lock_guard lock(probe_mu_);
+  probing_ = false;
+  probe_done_.notify_all();
 }
 
 Status OsdClient::Cancelled() const {
@@ -118,7 +137,7 @@ Status OsdClient::FailureOf(const grpc::Status& status) const {
 template <typename Request, typename Response, typename Method>
 Result<Response> OsdClient::Call(Method method, const Request& request) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  context.set_deadline(std::chrono::system_clock::now() + Deadline());
   context.set_wait_for_ready(options_.wait_for_ready);
   CallCanceller* canceller = options_.canceller.get();
   if (canceller != nullptr && !canceller->Add(&context)) return Cancelled();
@@ -255,9 +274,9 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
   auto* call = new Call;
   call->request = std::move(request);
   call->done = std::move(done);
-  StartOrQueue([this, call, start, batched](bool waited) {
+  StartOrQueue([this, call, start, batched](const Status* refused) {
     // The deadline counts from the start on the wire, not from the wait in the queue.
-    call->context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+    call->context.set_deadline(std::chrono::system_clock::now() + Deadline());
     call->context.set_wait_for_ready(options_.wait_for_ready);
     // `done` runs last: once it has, the owner may destroy this client.
     auto finish = [this, call](Result<Response> result) {
@@ -266,14 +285,9 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
       CallFinished();
       done(std::move(result));
     };
+    if (refused != nullptr) return finish(*refused);
     CallCanceller* canceller = options_.canceller.get();
     if (canceller != nullptr && !canceller->Add(&call->context)) return finish(Cancelled());
-    // Queued behind calls that found the OSD down: each would wait out its own deadline, one
-    // after another. The caller's failover (the other copy) takes it at once instead.
-    if (waited && down()) {
-      if (canceller != nullptr) canceller->Remove(&call->context);
-      return finish(Status::Unavailable(name_ + " is down: the call was not sent"));
-    }
     start(&call->context, call->request.get(), &call->response,
           [this, call, finish, batched](grpc::Status status) {
             if (options_.canceller != nullptr) options_.canceller->Remove(&call->context);
@@ -284,7 +298,7 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
   });
 }
 
-void OsdClient::StartOrQueue(std::function<void(bool)> start) {
+void OsdClient::StartOrQueue(std::function<void(const Status*)> start) {
   {
     std::lock_guard lock(queue_mu_);
     if (in_flight_ >= kMaxAsyncInFlight) {
@@ -293,29 +307,38 @@ void OsdClient::StartOrQueue(std::function<void(bool)> start) {
     }
     ++in_flight_;
   }
-  start(false);
+  start(nullptr);
 }
 
 void OsdClient::CallFinished() {
-  std::deque<std::function<void(bool)>> next;
+  std::function<void(const Status*)> next;
+  std::deque<std::function<void(const Status*)>> refused;
+  Status refusal;
   {
     std::lock_guard lock(queue_mu_);
     if (waiting_.empty()) {
       --in_flight_;
       return;
     }
-    if ((options_.canceller != nullptr && options_.canceller->cancelled()) ||
-        (health_ != nullptr && health_->IsDown(osd_id_))) {
-      // Each of them fails at once and finishes here again: all in this loop, not one call
-      // deeper per queued call.
+    if (options_.canceller != nullptr && options_.canceller->cancelled()) {
+      refusal = Cancelled();
+    } else if (health_ != nullptr && health_->IsDown(osd_id_)) {
+      // Queued behind calls that found the OSD down (hung: each would wait out its own
+      // deadline, one after another): the callers' failover takes them at once instead.
+      refusal = Status::Unavailable(name_ + " is down: the call was not sent");
+    }
+    if (!refusal.ok()) {
+      // Each fails at once and finishes here again: all in this loop, not one call deeper per
+      // queued call. None is sent, even if the OSD is back a moment later.
       in_flight_ += static_cast<int>(waiting_.size()) - 1;
-      next.swap(waiting_);
+      refused.swap(waiting_);
     } else {
-      next.push_back(std::move(waiting_.front()));  // the slot passes to the next call
+      next = std::move(waiting_.front());  // the slot passes to the next call
       waiting_.pop_front();
     }
   }
-  for (std::function<void(bool)>& start : next) start(true);
+  if (next) return next(nullptr);
+  for (std::function<void(const Status*)>& start : refused) start(&refusal);
 }
 
 void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
@@ -1011,6 +1034,14 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
                                        std::optional<uint64_t> expected_version) {
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
+  // A data object's original believed down is not waited for, as in WriteBothCopiesAsync (one
+  // that hangs would hold every delete of a truncate for the deadline): the replica with a
+  // repair record. Metadata keeps the careful order below (a belief can outlive the outage).
+  if (original.type == ObjectType::kData && !expected_version && CopyIsDown(original_copy) &&
+      !CopyIsDown(replica_copy)) {
+    Status replica = DeleteCopy(replica_copy, std::nullopt, std::nullopt, true).status();
+    if (replica.ok() || !IsOsdFailure(replica)) return replica;
+  }
   {  // the original first, as in WriteOriginalThenReplica
     Result<wire::DeleteResponse> gone = DeleteCopy(original_copy, expected_version, std::nullopt);
     if (gone.ok()) {
@@ -1072,9 +1103,6 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     std::vector<std::pair<wire::ObjectMeta, std::string>> out;
     OsdClient* stale = nullptr;
     for (OsdClient* osd : targets) {
-      // The caller lists the other copies instead (StoredDataObjects, ListFileObjectsEitherCopy)
-      // rather than wait out the deadline of an OSD that hangs.
-      if (osd->down()) return Status::Unavailable(osd->name() + " is down");
       std::string token;
       do {
         wire::ListRequest request;
@@ -1117,9 +1145,26 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
 Result<std::vector<std::pair<wire::ObjectMeta, std::string>>>
 ClusterClient::ListFileObjectsEitherCopy(uint32_t fnso, uint64_t fno, ObjectType type,
                                          uint32_t limit, bool with_data) {
+  // Not through an OSD believed down while the replica OSD is up: one that hangs would hold
+  // the listing for the call's deadline.
+  if (!ListingReachesDownOsd(CopyFlag::kReplica, fnso, fno) &&
+      ListingReachesDownOsd(CopyFlag::kOriginal, fnso, fno)) {
+    return ListFileObjects(CopyFlag::kReplica, fnso, fno, type, limit, with_data);
+  }
   auto originals = ListFileObjects(CopyFlag::kOriginal, fnso, fno, type, limit, with_data);
   if (originals.ok() || !IsOsdFailure(originals.status())) return originals;
   return ListFileObjects(CopyFlag::kReplica, fnso, fno, type, limit, with_data);
+}
+
+bool ClusterClient::ListingReachesDownOsd(CopyFlag flag, uint32_t fnso, uint64_t fno) {
+  const MapState* s = state();
+  const uint32_t replica_osd = s->placement.ReplicaOsdFor(fnso, fno);
+  for (OsdClient* osd : s->osds) {
+    // Replicas of a file all live on one OSD; originals are spread over the others.
+    const bool listed = (osd->osd_id() == replica_osd) == (flag == CopyFlag::kReplica);
+    if (listed && osd->down()) return true;
+  }
+  return false;
 }
 
 Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,

@@ -144,8 +144,9 @@ class OsdClient {
   // An OSD serves a bounded number of calls at once and refuses more (RESOURCE_EXHAUSTED):
   // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
   static constexpr int kMaxAsyncInFlight = 32;
-  // `start` learns whether the call waited (an OSD marked down meanwhile gets none of those).
-  void StartOrQueue(std::function<void(bool waited)> start);
+  // `start` sends the call, or gets the status to fail it with unsent (queued while the OSD
+  // went down, or the canceller ran).
+  void StartOrQueue(std::function<void(const Status* refused)> start);
   // The outcome of a call its canceller refused or cancelled.
   Status Cancelled() const;
   // A failed call's status: Cancelled() once the canceller ran, else the OSD's answer.
@@ -153,7 +154,11 @@ class OsdClient {
   void CallFinished();
   void Observe(const grpc::Status& status);
   void ObserveFailure(const std::string& why);
-  void Probe();
+  // A call's deadline: options_.deadline, or kProbeDeadline for an OSD believed down.
+  std::chrono::milliseconds Deadline();
+  struct ProbeCall;
+  void Probe(uint64_t outage);
+  void ProbeFinished(ProbeCall* call, const grpc::Status& status);
 
   uint32_t osd_id_;
   std::string address_;
@@ -175,7 +180,7 @@ class OsdClient {
   grpc::TemplatedGenericStub<grpc::ByteBuffer, wire::WriteManyResponse> encoded_write_many_;
   std::mutex queue_mu_;
   int in_flight_ = 0;
-  std::deque<std::function<void(bool)>> waiting_;
+  std::deque<std::function<void(const Status*)>> waiting_;
 };
 
 // Writes of single copies collected to go out together: ClusterClient::SendWrites sends one
@@ -361,6 +366,8 @@ class ClusterClient {
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
       CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0,
       bool with_data = true);
+  // True when ListFileObjects(flag, ...) would ask an OSD this client believes down.
+  bool ListingReachesDownOsd(CopyFlag flag, uint32_t fnso, uint64_t fno);
   // The same for the originals, or for the replicas when an OSD holding originals is down
   // (they are all on the replica OSD, which the orthogonal layout keeps apart).
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjectsEitherCopy(

@@ -21,8 +21,8 @@ bool OsdHealth::RecordFailure(uint32_t osd, Clock::time_point now) {
   State& s = states_[osd];
   if (s.failures > 0) return false;
   s.failures = 1;
+  ++s.outage;
   s.probe_at = now + BackoffAfter(s.failures);
-  s.probing = false;
   return true;
 }
 
@@ -30,29 +30,37 @@ bool OsdHealth::RecordSuccess(uint32_t osd) {
   std::lock_guard lock(mu_);
   auto it = states_.find(osd);
   if (it == states_.end() || it->second.failures == 0) return false;
-  it->second = State{};
+  it->second.failures = 0;
   return true;
 }
 
-bool OsdHealth::ClaimProbe(uint32_t osd, Clock::time_point now) {
+bool OsdHealth::RecordProbeAnswered(uint32_t osd, uint64_t outage) {
+  std::lock_guard lock(mu_);
+  State& s = states_[osd];
+  s.probing = false;
+  if (s.failures == 0 || s.outage != outage) return false;
+  s.failures = 0;
+  return true;
+}
+
+uint64_t OsdHealth::ClaimProbe(uint32_t osd, Clock::time_point now) {
   std::lock_guard lock(mu_);
   auto it = states_.find(osd);
-  if (it == states_.end() || it->second.failures == 0) return false;
+  if (it == states_.end() || it->second.failures == 0) return 0;
   State& s = it->second;
-  if (s.probing || now < s.probe_at) return false;
+  if (s.probing || now < s.probe_at) return 0;
   s.probing = true;
-  return true;
+  return s.outage;
 }
 
 void OsdHealth::RecordProbeFailure(uint32_t osd, Clock::time_point now) {
   std::lock_guard lock(mu_);
-  auto it = states_.find(osd);
+  State& s = states_[osd];
+  s.probing = false;
   // Up again meanwhile (another call succeeded): the probe's failure is older news.
-  if (it == states_.end() || it->second.failures == 0) return;
-  State& s = it->second;
+  if (s.failures == 0) return;
   ++s.failures;
   s.probe_at = now + BackoffAfter(s.failures);
-  s.probing = false;
 }
 
 std::vector<uint32_t> OsdHealth::DownOsds() const {

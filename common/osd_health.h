@@ -34,11 +34,16 @@ class OsdHealth {
   // up), so the caller logs each transition once; failures while down (requests already in
   // flight) change nothing.
   bool RecordFailure(uint32_t osd, Clock::time_point now);
-  // A request or probe to `osd` succeeded. Returns true when it was down before.
+  // A request to `osd` succeeded. Returns true when it was down before.
   bool RecordSuccess(uint32_t osd);
   // True for exactly one caller once `osd` is down and its backoff has passed: that caller
-  // sends a probe and reports it with RecordSuccess or RecordProbeFailure.
-  bool ClaimProbe(uint32_t osd, Clock::time_point now);
+  // sends a probe and reports it with RecordProbeAnswered or RecordProbeFailure. Never two
+  // probes of one OSD at once, even if it comes back and goes down again meanwhile.
+  // Returns the outage the probe is about (0: no probe now).
+  uint64_t ClaimProbe(uint32_t osd, Clock::time_point now);
+  // The claimed probe of `outage` was answered: as RecordSuccess, unless the OSD went down
+  // again since (an answer from before a newer failure proves nothing about it).
+  bool RecordProbeAnswered(uint32_t osd, uint64_t outage);
   // The claimed probe failed: the next one waits twice as long as the last (up to the cap).
   void RecordProbeFailure(uint32_t osd, Clock::time_point now);
   // The OSDs that are down, in id order.
@@ -51,7 +56,8 @@ class OsdHealth {
   struct State {
     int failures = 0;
     Clock::time_point probe_at{};  // no probe before
-    bool probing = false;
+    bool probing = false;          // cleared only by the probe's own report
+    uint64_t outage = 0;           // counts the times it was marked down
   };
   Clock::duration BackoffAfter(int failures) const;
 

@@ -29,11 +29,38 @@ TEST_F(OsdHealthTest, AFailureMarksDownUntilASuccess) {
   EXPECT_FALSE(health_.IsDown(1));  // others unaffected
   EXPECT_EQ(health_.DownOsds(), std::vector<uint32_t>{2});
   // Past the backoff it stays down: only a probe's (or any call's) success brings it back.
-  EXPECT_TRUE(health_.ClaimProbe(2, At(5000)));
+  const uint64_t outage = health_.ClaimProbe(2, At(5000));
+  EXPECT_NE(outage, 0u);
   EXPECT_TRUE(health_.IsDown(2));
-  EXPECT_TRUE(health_.RecordSuccess(2));
+  EXPECT_TRUE(health_.RecordProbeAnswered(2, outage));
   EXPECT_FALSE(health_.IsDown(2));
   EXPECT_TRUE(health_.DownOsds().empty());
+}
+
+TEST_F(OsdHealthTest, NeverTwoProbesAtOnce) {
+  health_.RecordFailure(3, At(0));
+  ASSERT_TRUE(health_.ClaimProbe(3, At(1000)));
+  // Back through another call, and down again, while the probe is still out.
+  EXPECT_TRUE(health_.RecordSuccess(3));
+  EXPECT_TRUE(health_.RecordFailure(3, At(1500)));
+  EXPECT_FALSE(health_.ClaimProbe(3, At(9000))) << "the first probe has not reported";
+  health_.RecordProbeFailure(3, At(9000));
+  EXPECT_EQ(health_.failures(3), 2) << "its failure counts against the new outage";
+  EXPECT_TRUE(health_.ClaimProbe(3, At(11000)));
+}
+
+TEST_F(OsdHealthTest, AnAnswerFromBeforeANewerOutageDoesNotEndIt) {
+  health_.RecordFailure(8, At(0));
+  const uint64_t first = health_.ClaimProbe(8, At(1000));
+  ASSERT_NE(first, 0u);
+  health_.RecordSuccess(8);
+  health_.RecordFailure(8, At(1200));
+  EXPECT_FALSE(health_.RecordProbeAnswered(8, first));
+  EXPECT_TRUE(health_.IsDown(8));
+  const uint64_t second = health_.ClaimProbe(8, At(2200));
+  EXPECT_GT(second, first);
+  EXPECT_TRUE(health_.RecordProbeAnswered(8, second));
+  EXPECT_FALSE(health_.IsDown(8));
 }
 
 TEST_F(OsdHealthTest, FailuresWhileDownChangeNothing) {

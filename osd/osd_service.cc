@@ -792,9 +792,12 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
     return Finish(kDelete, st);
   }
   // During a rebalance a gained DATA copy leaves a tombstone too: were the key simply gone, a
-  // later miss would ask the previous owner, which may still hold the old copy.
-  const bool tombstone =
-      oid->type != ObjectType::kData || view.PreviousOwnerOf(*oid, osd_id_).has_value();
+  // later miss would ask the previous owner, which may still hold the old copy. So does a DATA
+  // copy deleted for the other one, which missed it: the next write here must get a version
+  // above the other copy's, or its replay there would be a no-op and leave the old bytes.
+  const bool tombstone = oid->type != ObjectType::kData ||
+                         view.PreviousOwnerOf(*oid, osd_id_).has_value() ||
+                         request->record_repair();
   const uint64_t new_version =
       request->has_set_version() ? request->set_version() : stored_version + 1;
   const uint64_t old_length = existed ? current->length : 0;
