@@ -1046,13 +1046,18 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     Result<wire::DeleteResponse> gone = DeleteCopy(original_copy, expected_version, std::nullopt);
     if (gone.ok()) {
       // A metadata replica gets the original's tombstone version, so a late replica write from
-      // another client (older by version) cannot bring the deleted object back.
-      std::optional<uint64_t> tombstone;
-      if (gone->version() > 0) tombstone = gone->version();
-      Status replica = DeleteCopy(replica_copy, std::nullopt, tombstone).status();
+      // another client (older by version) cannot bring the deleted object back. A data replica
+      // is simply removed: no tombstone for every object ever deleted.
+      std::optional<uint64_t> deleted_at;
+      if (gone->version() > 0) deleted_at = gone->version();
+      const bool data = original.type == ObjectType::kData;
+      Status replica =
+          DeleteCopy(replica_copy, std::nullopt, data ? std::nullopt : deleted_at).status();
       if (replica.ok() || !IsOsdFailure(replica)) return replica;
-      // The replica's OSD is down: the original (deleted already) records the repair.
-      return DeleteCopy(original_copy, std::nullopt, tombstone, true).status();
+      // The replica's OSD is down: the original (deleted already) records the repair and keeps
+      // a tombstone at the deletion's version, so that a rewrite there goes on above the
+      // replica's version and its replay is not a no-op.
+      return DeleteCopy(original_copy, std::nullopt, deleted_at, true).status();
     }
     if (!IsOsdFailure(gone.status())) return gone.status();
   }

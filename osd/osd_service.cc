@@ -795,9 +795,11 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   // later miss would ask the previous owner, which may still hold the old copy. So does a DATA
   // copy deleted for the other one, which missed it: the next write here must get a version
   // above the other copy's, or its replay there would be a no-op and leave the old bytes.
+  // And so does a replayed deletion (set_version), which makes this copy equal to one that
+  // holds a tombstone at that version.
   const bool tombstone = oid->type != ObjectType::kData ||
                          view.PreviousOwnerOf(*oid, osd_id_).has_value() ||
-                         request->record_repair();
+                         request->record_repair() || request->has_set_version();
   const uint64_t new_version =
       request->has_set_version() ? request->set_version() : stored_version + 1;
   const uint64_t old_length = existed ? current->length : 0;
@@ -814,7 +816,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   cache_.Erase(key);
   locks_.Committed(key);
   response->set_existed(existed);
-  response->set_version(tombstone ? new_version : 0);
+  // The deletion's version, tombstone or not: a client whose delete of the other copy fails
+  // passes it back with the repair record (ClusterClient::DeleteBothCopies).
+  response->set_version(new_version);
   return Finish(kDelete, Status::Ok());
 }
 

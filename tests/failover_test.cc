@@ -262,40 +262,46 @@ TEST(FailoverTest, AHungOsdCostsOneDeadlineNotOnePerBackoff) {
   }
 }
 
-// A file truncated (O_TRUNC) and written again while the OSD of some of its originals is down:
-// the replica's delete leaves a tombstone, so the rewrite's version passes the original's and
-// the replay after the restart replaces the old bytes there. (It used to be a no-op, the new
-// version being no newer: the original kept the old bytes, and reads prefer originals.)
-TEST(FailoverTest, TruncateAndRewriteWhileAnOriginalIsDown) {
+// A file truncated (O_TRUNC) and written again while one OSD of its copies is down: the copy
+// deleted for the missed one keeps a tombstone, so the rewrite's version passes the missed
+// copy's and the replay after the restart replaces the old bytes there. (It used to be a no-op,
+// the new version being no newer: the missed copy kept the old bytes, and with originals that
+// is what reads return.) Once with an OSD of originals down, once with the file's replica OSD.
+TEST(FailoverTest, TruncateAndRewriteWhileACopyIsDown) {
   TestCluster cluster(TestClusterOptions{.osds = 4});
   constexpr uint64_t kObjects = 6;
-  const std::string before = RandomBytes(kObjects * kObjectSize, 21);
-  const std::string after = RandomBytes(kObjects * kObjectSize, 22);
-  uint64_t fno = 0;
-  uint32_t victim = 0;
-  {
-    TestMount mount(&cluster, kFnso);
-    CreateFile(mount / "f", before);
-    fno = FreshStat(mount / "f").st_ino;
-    victim = cluster.client().placement().OsdFor(DataOid(fno, 0));
-    cluster.Stop(victim, SIGKILL);
-    Fd fd(open((mount / "f").c_str(), O_WRONLY | O_TRUNC));
-    ASSERT_GE(fd.get(), 0) << std::strerror(errno);
-    ASSERT_TRUE(WriteFull(fd.get(), after, 0));
-    ASSERT_EQ(fd.Close(), 0) << std::strerror(errno);
-  }
-  cluster.Start(victim);
-  EXPECT_EQ(RunRepair(cluster), 0);
-  for (uint64_t i = 0; i < kObjects; ++i) {
-    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-      const Oid oid = DataOid(fno, i, flag);
-      Result<wire::ReadResponse> copy = cluster.client().Read(oid);
-      ASSERT_TRUE(copy.ok()) << oid.ToString() << ": " << copy.status().ToString();
-      EXPECT_TRUE(copy->data() == after.substr(i * kObjectSize, kObjectSize)) << oid.ToString();
+  for (CopyFlag down_copy : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    const bool replica = down_copy == CopyFlag::kReplica;
+    SCOPED_TRACE(replica ? "the replica OSD down" : "an OSD of originals down");
+    const std::string name = replica ? "replica-down" : "original-down";
+    const std::string before = RandomBytes(kObjects * kObjectSize, replica ? 23 : 21);
+    const std::string after = RandomBytes(kObjects * kObjectSize, replica ? 24 : 22);
+    uint64_t fno = 0;
+    uint32_t victim = 0;
+    {
+      TestMount mount(&cluster, kFnso);
+      CreateFile(mount / name, before);
+      fno = FreshStat(mount / name).st_ino;
+      victim = cluster.client().placement().OsdFor(DataOid(fno, 0, down_copy));
+      cluster.Stop(victim, SIGKILL);
+      Fd fd(open((mount / name).c_str(), O_WRONLY | O_TRUNC));
+      ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+      ASSERT_TRUE(WriteFull(fd.get(), after, 0));
+      ASSERT_EQ(fd.Close(), 0) << std::strerror(errno);
     }
+    cluster.Start(victim);
+    EXPECT_EQ(RunRepair(cluster), 0);
+    for (uint64_t i = 0; i < kObjects; ++i) {
+      for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        const Oid oid = DataOid(fno, i, flag);
+        Result<wire::ReadResponse> copy = cluster.client().Read(oid);
+        ASSERT_TRUE(copy.ok()) << oid.ToString() << ": " << copy.status().ToString();
+        EXPECT_TRUE(copy->data() == after.substr(i * kObjectSize, kObjectSize)) << oid.ToString();
+      }
+    }
+    TestMount again(&cluster, kFnso);
+    ExpectSameBytes(ReadFile(again / name), after);
   }
-  TestMount again(&cluster, kFnso);
-  ExpectSameBytes(ReadFile(again / "f"), after);
 }
 
 // A close whose size cannot be published (both copies of the file's INODE unreachable) reports
