@@ -1095,16 +1095,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
   for (int attempt = 0;; ++attempt) {
     const MapState* s = state();
     const uint64_t epoch = s->placement.map().epoch;
-    // Replicas of a file all live on one OSD; originals are spread over the others.
-    const uint32_t replica_osd = s->placement.ReplicaOsdFor(fnso, fno);
-    std::vector<OsdClient*> targets;
-    if (flag == CopyFlag::kReplica) {
-      targets.push_back(s->Osd(replica_osd));
-    } else {
-      for (OsdClient* osd : s->osds) {
-        if (osd->osd_id() != replica_osd) targets.push_back(osd);
-      }
-    }
+    const std::vector<OsdClient*> targets = s->ListingTargets(flag, fnso, fno);
     std::vector<std::pair<wire::ObjectMeta, std::string>> out;
     OsdClient* stale = nullptr;
     for (OsdClient* osd : targets) {
@@ -1162,14 +1153,21 @@ ClusterClient::ListFileObjectsEitherCopy(uint32_t fnso, uint64_t fno, ObjectType
 }
 
 bool ClusterClient::ListingReachesDownOsd(CopyFlag flag, uint32_t fnso, uint64_t fno) {
-  const MapState* s = state();
-  const uint32_t replica_osd = s->placement.ReplicaOsdFor(fnso, fno);
-  for (OsdClient* osd : s->osds) {
-    // Replicas of a file all live on one OSD; originals are spread over the others.
-    const bool listed = (osd->osd_id() == replica_osd) == (flag == CopyFlag::kReplica);
-    if (listed && osd->down()) return true;
+  for (OsdClient* osd : state()->ListingTargets(flag, fnso, fno)) {
+    if (osd->down()) return true;
   }
   return false;
+}
+
+std::vector<OsdClient*> ClusterClient::MapState::ListingTargets(CopyFlag flag, uint32_t fnso,
+                                                                uint64_t fno) const {
+  // Replicas of a file all live on one OSD; originals are spread over the others.
+  const uint32_t replica_osd = placement.ReplicaOsdFor(fnso, fno);
+  std::vector<OsdClient*> targets;
+  for (OsdClient* osd : osds) {
+    if ((osd->osd_id() == replica_osd) == (flag == CopyFlag::kReplica)) targets.push_back(osd);
+  }
+  return targets;
 }
 
 Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,

@@ -396,6 +396,8 @@ class ClusterClient {
     Placement placement;
     std::vector<OsdClient*> osds;
     OsdClient* Osd(uint32_t osd_id) const;
+    // The OSDs a listing of one file's copies with `flag` asks.
+    std::vector<OsdClient*> ListingTargets(CopyFlag flag, uint32_t fnso, uint64_t fno) const;
   };
   const MapState* state() const { return state_.load(std::memory_order_acquire); }
   // Caller holds map_mu_ (or is the constructor).
