@@ -197,6 +197,7 @@ int RunDropCaches(const CommonFlags& common, const std::vector<uint32_t>& only) 
 int RunRepair(const CommonFlags& common, bool json) {
   auto cluster = Connect(common);
   if (!cluster.ok()) return Error(cluster.status().message());
+  (void)(*cluster)->CatchUpWithCluster();  // none answering: each Repair below says so
   nlohmann::json out = nlohmann::json::array();
   uint64_t repaired = 0, left = 0;
   int unanswered = 0;

@@ -470,6 +470,17 @@ void ClusterClient::FollowMapChange(OsdClient* from, uint64_t seen_epoch) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
+Result<wire::MapResponse> ClusterClient::CatchUpWithCluster() {
+  for (OsdClient* osd : osds()) {
+    Result<wire::MapResponse> answer = osd->GetMap(wire::GetMapRequest());
+    if (!answer.ok()) continue;  // a down OSD: the next one tells
+    Result<ClusterMap> running = ParseClusterMap(answer->map());
+    if (running.ok() && running->epoch > map().epoch) FollowMapChange(osd, map().epoch);
+    return answer;
+  }
+  return Status::Unavailable("no OSD of map epoch " + std::to_string(map().epoch) + " answered");
+}
+
 template <typename Request, typename Response>
 Result<Response> ClusterClient::SendForCopy(const Oid& oid, Request request,
                                             Result<Response> (OsdClient::*call)(const Request&)) {
@@ -1051,9 +1062,13 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       std::optional<uint64_t> deleted_at;
       if (gone->version() > 0) deleted_at = gone->version();
       const bool data = original.type == ObjectType::kData;
-      Status replica =
-          DeleteCopy(replica_copy, std::nullopt, data ? std::nullopt : deleted_at).status();
-      if (replica.ok() || !IsOsdFailure(replica)) return replica;
+      Result<wire::DeleteResponse> replica =
+          DeleteCopy(replica_copy, std::nullopt, data ? std::nullopt : deleted_at);
+      if (replica.ok()) {
+        return data ? MatchDataTombstones(original_copy, *gone, replica_copy, *replica)
+                    : Status::Ok();
+      }
+      if (!IsOsdFailure(replica.status())) return replica.status();
       // The replica's OSD is down: the original (deleted already) records the repair and keeps
       // a tombstone at the deletion's version, so that a rewrite there goes on above the
       // replica's version and its replay is not a no-op.
@@ -1063,6 +1078,23 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
   }
   // The original's OSD is down: the replica (same version) is the commit point.
   return DeleteCopy(replica_copy, expected_version, std::nullopt, true).status();
+}
+
+Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,
+                                          const Oid& other,
+                                          const wire::DeleteResponse& other_deleted) {
+  auto kept = [](const wire::DeleteResponse& r) { return r.tombstone() ? r.version() : 0; };
+  const uint64_t one_kept = kept(one_deleted);
+  const uint64_t other_kept = kept(other_deleted);
+  if (one_kept == other_kept) return Status::Ok();
+  const bool one_behind = one_kept < other_kept;
+  const Oid& behind = one_behind ? one : other;
+  const Oid& ahead = one_behind ? other : one;
+  const uint64_t version = std::max(one_kept, other_kept);
+  Status matched = DeleteCopy(behind, std::nullopt, version).status();
+  if (matched.ok() || !IsOsdFailure(matched)) return matched;
+  // The copy behind is down now: the one ahead replays its deletion there when it is back.
+  return DeleteCopy(ahead, std::nullopt, version, true).status();
 }
 
 Status ClusterClient::DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight) {

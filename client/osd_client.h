@@ -253,6 +253,10 @@ class ClusterClient {
   // After `from` refused a request placed with `seen_epoch` as stale: switch to its map if it
   // is later, or wait a moment for it to catch up if it is behind. Safe to call concurrently.
   void FollowMapChange(OsdClient* from, uint64_t seen_epoch);
+  // Switches to the map the first OSD that answers runs, when it is later than ours: for tools
+  // that call every OSD with their map's epoch, started from a map file written before a change.
+  // Returns that OSD's answer (Unavailable when none answers).
+  Result<wire::MapResponse> CatchUpWithCluster();
   const RpcOptions& rpc_options() const { return options_; }
   // Called (holding the client's map lock: it must not call back into map changes) after
   // every switch to a new map; nullptr clears it.
@@ -374,6 +378,12 @@ class ClusterClient {
       uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0, bool with_data = true);
 
  private:
+  // Data copies count their versions apart, and a replay or scrub compares them: where the
+  // delete of one copy kept a tombstone (DeleteResponse.tombstone: a rebalance moves it, say)
+  // and the other's did not, or a lower one, the other gets the same, so that the next write
+  // gives both one version. The copy behind being down, the one ahead records a repair for it.
+  Status MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,
+                             const Oid& other, const wire::DeleteResponse& other_deleted);
   // A write of `data` (also its checksum, when it replaces the object); without the bytes
   // themselves when !with_data (they travel apart, SharedWrite).
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how,

@@ -120,22 +120,18 @@ Status ListUnowned(OsdClient* osd, uint32_t osd_id, const Placement& placement, 
 }  // namespace
 
 Status RequireSettledCluster(ClusterClient* cluster, const std::string& what) {
-  for (OsdClient* osd : cluster->osds()) {
-    Result<wire::MapResponse> answer = osd->GetMap(wire::GetMapRequest());
-    if (!answer.ok()) continue;  // a down OSD: the next one tells
-    Result<ClusterMap> map = ParseClusterMap(answer->map());
-    if (!map.ok()) return map.status();
-    if (!answer->previous_map().empty()) {
-      return Status::Unavailable(what +
-                                 " cannot judge copies while the cluster rebalances to "
-                                 "map epoch " +
-                                 std::to_string(map->epoch) +
-                                 ": run it after orthofs rebalance has finished");
-    }
-    if (map->epoch > cluster->map().epoch) cluster->FollowMapChange(osd, cluster->map().epoch);
-    return Status::Ok();
+  Result<wire::MapResponse> answer = cluster->CatchUpWithCluster();
+  if (!answer.ok()) return Status::Ok();  // nobody answers: the tool's own calls will say so
+  Result<ClusterMap> map = ParseClusterMap(answer->map());
+  if (!map.ok()) return map.status();
+  if (!answer->previous_map().empty()) {
+    return Status::Unavailable(what +
+                               " cannot judge copies while the cluster rebalances to "
+                               "map epoch " +
+                               std::to_string(map->epoch) +
+                               ": run it after orthofs rebalance has finished");
   }
-  return Status::Ok();  // nobody answers: the tool's own calls will say so
+  return Status::Ok();
 }
 
 Result<RebalanceReport> Rebalance(ClusterClient* admin, const ClusterMap& new_map,

@@ -782,6 +782,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
                                                    std::to_string(request->expected_version())));
   }
   response->set_version(stored_version);
+  response->set_tombstone(!existed && stored_version > 0);
   if ((request->has_set_version() && request->set_version() <= stored_version) ||
       (!existed && !request->has_set_version())) {
     // A newer state is already here, or nothing to remove and no version to record; the other
@@ -819,6 +820,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   // The deletion's version, tombstone or not: a client whose delete of the other copy fails
   // passes it back with the repair record (ClusterClient::DeleteBothCopies).
   response->set_version(new_version);
+  response->set_tombstone(tombstone);
   return Finish(kDelete, Status::Ok());
 }
 

@@ -19,6 +19,7 @@
 namespace orthofs {
 namespace {
 
+using testing::CommandResult;
 using testing::TestCluster;
 
 constexpr uint32_t kFnso = 1;
@@ -57,12 +58,18 @@ void SetMapEverywhere(TestCluster& cluster, const ClusterMap& map,
   }
 }
 
+// The next map: OSD 0 takes half of the hash space, so copies move without new processes.
+ClusterMap Reweighted(const ClusterMap& map) {
+  ClusterMap next = map;
+  next.epoch = map.epoch + 1;
+  next.osds[0].weight = 3;
+  return next;
+}
+
 TEST(MapChangeTest, ClientsFollowAndCopiesMoveExactlyOnce) {
   TestCluster cluster;
   const ClusterMap old_map = cluster.map();
-  ClusterMap new_map = old_map;
-  new_map.epoch = old_map.epoch + 1;
-  new_map.osds[0].weight = 3;  // OSD 0 takes half of the hash space
+  const ClusterMap new_map = Reweighted(old_map);
   const Placement before(old_map);
   const Placement after(new_map);
 
@@ -241,9 +248,7 @@ void WriteCopy(TestCluster& cluster, const Placement& placement, const Oid& copy
 TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   TestCluster cluster;
   const ClusterMap old_map = cluster.map();
-  ClusterMap new_map = old_map;
-  new_map.epoch = old_map.epoch + 1;
-  new_map.osds[0].weight = 3;
+  const ClusterMap new_map = Reweighted(old_map);
   const Placement before(old_map);
   const Placement after(new_map);
   ClusterClient writer(old_map, cluster.Rpc("client"));
@@ -339,6 +344,72 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   Result<wire::ReadResponse> repaired = fresh.Read(staying);
   ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
   EXPECT_EQ(repaired->data(), Bytes(staying.fno, 0, 1));
+}
+
+// A data object deleted while one of its copies moves, then written again: both copies go on
+// from one version. The moving copy keeps a tombstone against its old holder, and the other
+// copy, plainly deleted, gets the same one; else the moving copy's versions ran ahead, and when
+// it later missed a write, the other copy's replay there, being no newer, was a no-op and left
+// it the old bytes. Once with the original moving, once with the replica.
+TEST(MapChangeTest, ACopyDeletedWhileItMovesGoesOnInStepWithTheOther) {
+  TestCluster cluster;
+  const ClusterMap old_map = cluster.map();
+  const ClusterMap new_map = Reweighted(old_map);
+  const Placement before(old_map);
+  const Placement after(new_map);
+  auto moves = [&](const Oid& copy) { return before.OsdFor(copy) != after.OsdFor(copy); };
+  Oid original_moves;
+  Oid replica_moves;
+  for (uint64_t fno = 100; (original_moves.fno == 0 || replica_moves.fno == 0) && fno < 5000;
+       ++fno) {
+    const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
+    const bool replica = moves(oid.WithFlag(CopyFlag::kReplica));
+    if (moves(oid) && !replica && original_moves.fno == 0) original_moves = oid;
+    if (!moves(oid) && replica && replica_moves.fno == 0) replica_moves = oid;
+  }
+  ASSERT_NE(original_moves.fno, 0u);
+  ASSERT_NE(replica_moves.fno, 0u);
+  {
+    ClusterClient writer(old_map, cluster.Rpc("client"));
+    for (const Oid& oid : {original_moves, replica_moves}) {
+      for (int round = 0; round < 2; ++round) {  // versions 1 and 2
+        ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, round), {.replace = true}).ok());
+      }
+    }
+  }
+  SetMapEverywhere(cluster, new_map, old_map);
+
+  for (const Oid& oid : {original_moves, replica_moves}) {
+    const CopyFlag moving = oid == original_moves ? CopyFlag::kOriginal : CopyFlag::kReplica;
+    SCOPED_TRACE(moving == CopyFlag::kOriginal ? "the original moves" : "the replica moves");
+    const uint32_t new_owner = after.OsdFor(oid.WithFlag(moving));
+    {
+      ClusterClient writer(old_map, cluster.Rpc("client"));
+      ASSERT_TRUE(writer.DeleteBothCopies(oid).ok());
+      ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, 3), {.replace = true}).ok());
+      std::set<uint64_t> versions;
+      for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        Result<wire::ReadResponse> read = writer.Read(oid.WithFlag(flag));
+        ASSERT_TRUE(read.ok()) << read.status().ToString();
+        versions.insert(read->meta().version());
+      }
+      EXPECT_EQ(versions.size(), 1u)
+          << "the copies count apart: " << *versions.begin() << " and " << *versions.rbegin();
+      // The moving copy misses a write; the other copy's replay brings it up to date.
+      cluster.Stop(new_owner, SIGKILL);
+      ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, 4), {.replace = true}).ok());
+    }
+    cluster.Start(new_owner);
+    const CommandResult repair = cluster.Orthofs("repair");
+    EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+    ClusterClient reader(new_map, cluster.Rpc("client"));
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      Result<wire::ReadResponse> read = reader.Read(oid.WithFlag(flag));
+      ASSERT_TRUE(read.ok()) << read.status().ToString();
+      EXPECT_TRUE(read->data() == Bytes(oid.fno, 0, 4))
+          << oid.WithFlag(flag).ToString() << " holds " << read->data().substr(0, 25);
+    }
+  }
 }
 
 // An OSD refuses a map that cannot follow its own, and nothing changes.
