@@ -7,6 +7,7 @@
 #include <chrono>
 #include <limits>
 #include <set>
+#include <span>
 #include <thread>
 
 namespace orthofs {
@@ -639,34 +640,39 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   return Unlinked{replaced->fno, dropped->inode.nlink == 0};
 }
 
-Result<std::set<uint64_t>> Namespace::StoredDataObjects(uint64_t fno, uint64_t first,
-                                                        uint64_t end) {
+Result<std::set<uint64_t>> Namespace::StoredDataObjects(
+    uint64_t fno, uint64_t first, uint64_t end,
+    const std::function<bool(const std::set<uint64_t>&)>& enough) {
   // Only objects that exist are listed: a sparse 5 GiB file may hold one object. Both copy
   // flags are listed, so an original whose replica write was lost is found too; with one OSD
   // down, the listing that reaches every object is enough.
-  std::set<uint64_t> stored;
-  int listed = 0;
-  Status list_error;
   // A listing through an OSD believed down is skipped while the other reaches only OSDs that
   // answer: one that hangs would hold it for the call's deadline.
   const bool reaches_down[2] = {cluster_->ListingReachesDownOsd(CopyFlag::kReplica, fnso_, fno),
                                 cluster_->ListingReachesDownOsd(CopyFlag::kOriginal, fnso_, fno)};
+  std::vector<CopyFlag> flags;
   for (CopyFlag flag : {CopyFlag::kReplica, CopyFlag::kOriginal}) {
     const int i = flag == CopyFlag::kReplica ? 0 : 1;
-    if (reaches_down[i] && !reaches_down[1 - i]) continue;
-    auto objects = cluster_->ListFileObjects(flag, fnso_, fno, ObjectType::kData, 0, false);
-    if (!objects.ok()) {
-      if (!ClusterClient::IsOsdFailure(objects.status())) return objects.status();
-      list_error = objects.status();
-      continue;
-    }
-    ++listed;
-    for (const auto& [meta, data] : *objects) {
-      const uint64_t index = meta.oid().offset();
-      if (index >= first && index < end) stored.insert(index);
-    }
+    if (!reaches_down[i] || reaches_down[1 - i]) flags.push_back(flag);
   }
-  if (listed == 0) return list_error;
+  std::set<uint64_t> stored;
+  auto collect = [&](uint64_t index) {
+    if (index >= end) return false;
+    if (index < first) return true;  // an OSD without from_offset lists from the start
+    stored.insert(index);
+    return !(enough && enough(stored));
+  };
+  auto list = [&](std::span<const CopyFlag> listed) {
+    stored.clear();
+    return cluster_->VisitStoredObjects(listed, fnso_, fno, ObjectType::kData, first, collect);
+  };
+  Status listed = list(flags);
+  // An OSD down: one copy flag's listing alone reaches every object.
+  for (size_t i = 0; i < flags.size() && flags.size() > 1 && ClusterClient::IsOsdFailure(listed);
+       ++i) {
+    listed = list(std::span(&flags[i], 1));
+  }
+  if (!listed.ok()) return listed;
   return stored;
 }
 
@@ -674,8 +680,12 @@ Result<std::optional<uint64_t>> Namespace::Seek(uint64_t fno, uint64_t size, uin
                                                 SeekTarget target) {
   if (offset >= size) return std::optional<uint64_t>();
   const uint64_t object_size = cluster_->map().object_size;
-  Result<std::set<uint64_t>> stored =
-      StoredDataObjects(fno, offset / object_size, (size - 1) / object_size + 1);
+  const uint64_t first = offset / object_size;
+  // Listed only as far as the answer needs: lseek near a large file's end, or at its start
+  // when data is there, does not list all of it.
+  Result<std::set<uint64_t>> stored = StoredDataObjects(
+      fno, first, (size - 1) / object_size + 1,
+      [&](const std::set<uint64_t>& so_far) { return SeekDecided(so_far, first, target); });
   if (!stored.ok()) return stored.status();
   return SeekInObjects(*stored, object_size, size, offset, target);
 }

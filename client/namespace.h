@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -179,8 +180,11 @@ class Namespace {
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
   // ZeroData deletes up to this many whole objects without listing which exist.
   static constexpr uint64_t kDeleteUnlistedUpTo = 16;
-  // Indexes [first, end) of the file's data objects that either copy has stored.
-  Result<std::set<uint64_t>> StoredDataObjects(uint64_t fno, uint64_t first, uint64_t end);
+  // Indexes [first, end) of the file's data objects that either copy has stored; listed in
+  // ascending order, and only until `enough` says those so far suffice, when it is given.
+  Result<std::set<uint64_t>> StoredDataObjects(
+      uint64_t fno, uint64_t first, uint64_t end,
+      const std::function<bool(const std::set<uint64_t>&)>& enough = {});
   // Bytes [from, to) of one data object read as zeros afterwards (both copies rewritten; a
   // range reaching the stored end cuts it off). A missing object is a hole already.
   Status ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to);

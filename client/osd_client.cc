@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <future>
 #include <map>
 #include <optional>
@@ -1167,6 +1168,73 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
       return a.first.oid().offset() < b.first.oid().offset();
     });
     return out;
+  }
+}
+
+Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32_t fnso,
+                                         uint64_t fno, ObjectType type, uint64_t from,
+                                         const std::function<bool(uint64_t offset)>& visit) {
+  // One OSD's listing of one copy flag, read a page at a time.
+  struct Cursor {
+    OsdClient* osd;
+    CopyFlag flag;
+    std::deque<uint64_t> offsets;  // listed, not visited yet
+    std::string token;
+    uint32_t pages = 0;
+    bool done = false;
+  };
+  constexpr uint32_t kFirstPage = 16;
+  for (int attempt = 0;; ++attempt) {
+    const MapState* s = state();
+    const uint64_t epoch = s->placement.map().epoch;
+    std::vector<Cursor> cursors;
+    for (CopyFlag flag : flags) {
+      for (OsdClient* osd : s->ListingTargets(flag, fnso, fno)) cursors.push_back({osd, flag});
+    }
+    OsdClient* stale = nullptr;
+    auto next_page = [&](Cursor& c) -> Status {
+      wire::ListRequest request;
+      request.set_epoch(epoch);
+      request.set_flag(static_cast<wire::CopyFlag>(c.flag));
+      request.set_fnso(fnso);
+      request.set_fno(fno);
+      request.set_type(static_cast<wire::ObjectType>(type));
+      request.set_summaries_only(true);
+      request.set_page_token(c.token);
+      if (c.pages == 0) request.set_from_offset(from);
+      request.set_limit(std::min(kFirstPage << std::min(c.pages, 10u), kMaxListLimit));
+      ++c.pages;
+      Result<wire::ListResponse> page = c.osd->List(request);
+      if (!page.ok()) {
+        if (page.status().Is(StatusCode::kStaleEpoch)) stale = c.osd;
+        return page.status();
+      }
+      for (const wire::ObjectMeta& meta : page->objects()) c.offsets.push_back(meta.oid().offset());
+      c.token = page->next_page_token();
+      c.done = c.token.empty();
+      return Status::Ok();
+    };
+    Status failed;
+    for (;;) {
+      Cursor* lowest = nullptr;
+      for (Cursor& c : cursors) {
+        while (failed.ok() && c.offsets.empty() && !c.done) failed = next_page(c);
+        if (!failed.ok()) break;
+        if (!c.offsets.empty() &&
+            (lowest == nullptr || c.offsets.front() < lowest->offsets.front())) {
+          lowest = &c;
+        }
+      }
+      if (!failed.ok() || lowest == nullptr) break;
+      const uint64_t offset = lowest->offsets.front();
+      lowest->offsets.pop_front();
+      if (!visit(offset)) return Status::Ok();
+    }
+    if (stale != nullptr && attempt < kMaxMapRetries) {  // list again under the new map
+      FollowMapChange(stale, epoch);
+      continue;
+    }
+    return failed;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -370,6 +371,14 @@ class ClusterClient {
   Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
       CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0,
       bool with_data = true);
+  // The offsets of one file's stored objects of `type` at `from` or after, from the listings
+  // of `flags` merged in ascending order (an object both copies hold comes twice), until
+  // `visit` returns false. Pages start small and grow, so a visit that stops at the first
+  // objects costs one short call per OSD listed. After a map change the visits start again
+  // from `from`.
+  Status VisitStoredObjects(std::span<const CopyFlag> flags, uint32_t fnso, uint64_t fno,
+                            ObjectType type, uint64_t from,
+                            const std::function<bool(uint64_t offset)>& visit);
   // True when ListFileObjects(flag, ...) would ask an OSD this client believes down.
   bool ListingReachesDownOsd(CopyFlag flag, uint32_t fnso, uint64_t fno);
   // The same for the originals, or for the replicas when an OSD holding originals is down

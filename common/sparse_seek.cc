@@ -1,6 +1,7 @@
 #include "common/sparse_seek.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace orthofs {
 
@@ -20,6 +21,15 @@ std::optional<uint64_t> SeekInObjects(const std::set<uint64_t>& stored, uint64_t
   for (; it != stored.end() && *it == hole; ++it) ++hole;
   if (hole > (size - 1) / object_size) return size;  // data to the end: the end is the hole
   return std::max(offset, hole * object_size);
+}
+
+bool SeekDecided(const std::set<uint64_t>& stored, uint64_t first, SeekTarget target) {
+  auto it = stored.lower_bound(first);
+  if (it == stored.end()) return false;
+  if (target == SeekTarget::kData) return true;
+  // No gap while the indexes from `first` to the largest are all there.
+  const uint64_t listed = static_cast<uint64_t>(std::distance(it, stored.end()));
+  return *stored.rbegin() - first + 1 != listed;
 }
 
 }  // namespace orthofs

@@ -18,4 +18,10 @@ enum class SeekTarget { kData, kHole };
 std::optional<uint64_t> SeekInObjects(const std::set<uint64_t>& stored, uint64_t object_size,
                                       uint64_t size, uint64_t offset, SeekTarget target);
 
+// Whether `stored`, the stored indexes from `first` up to its largest (all of them: a file's
+// objects listed in ascending order, stopped early), already decides the answer at `first`:
+// SEEK_DATA once it holds any index, SEEK_HOLE once it holds one past a gap. A listing stops
+// there instead of reading the rest of a large file.
+bool SeekDecided(const std::set<uint64_t>& stored, uint64_t first, SeekTarget target);
+
 }  // namespace orthofs

@@ -70,5 +70,34 @@ TEST(SparseSeekTest, HugeOffsetsDoNotOverflow) {
   EXPECT_EQ(SeekInObjects(stored, S, kMax, kMax - 1, kData), kMax - 1);
 }
 
+// A listing in ascending order stops as soon as what it has read decides the answer, and
+// gives the same answer as the whole listing would.
+TEST(SparseSeekTest, AListingStopsOnceTheAnswerIsDecided) {
+  EXPECT_FALSE(SeekDecided({}, 4, kData));
+  EXPECT_FALSE(SeekDecided({}, 4, kHole));
+  EXPECT_FALSE(SeekDecided({1, 2}, 4, kData));  // before `first`: not listed from there
+  EXPECT_TRUE(SeekDecided({9}, 4, kData));
+  EXPECT_TRUE(SeekDecided({9}, 4, kHole));         // 4..8 are holes
+  EXPECT_FALSE(SeekDecided({4, 5, 6}, 4, kHole));  // 7 may still come
+  EXPECT_TRUE(SeekDecided({4, 5, 7}, 4, kHole));
+  EXPECT_FALSE(SeekDecided({2, 3, 4, 5}, 4, kHole));  // indexes before `first` do not count
+
+  // Fed one index at a time, it stops where the answer over the whole set is already known.
+  const std::set<uint64_t> whole = {0, 1, 2, 6, 7, 8, 9, 20};
+  for (uint64_t first : {0, 3, 6, 9, 10, 20}) {
+    for (SeekTarget target : {kData, kHole}) {
+      std::set<uint64_t> read;
+      for (uint64_t index : whole) {
+        if (index < first) continue;
+        read.insert(index);
+        if (SeekDecided(read, first, target)) break;
+      }
+      EXPECT_EQ(SeekInObjects(read, S, 30 * S, first * S, target),
+                SeekInObjects(whole, S, 30 * S, first * S, target))
+          << "first " << first << (target == kData ? " data" : " hole");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace orthofs

@@ -977,6 +977,8 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
     }
     prefix = FileTypeKeyPrefix(flag, request->fnso(), request->fno(),
                                static_cast<ObjectType>(request->type()));
+  } else if (request->has_from_offset()) {
+    return Finish(kList, Status::InvalidArgument("listing from an offset needs a type"));
   } else if (request->has_fno()) {
     if (!request->has_fnso()) {
       return Finish(kList, Status::InvalidArgument("listing by fno needs fnso"));
@@ -1037,15 +1039,22 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
     last_key = key;
     return true;
   };
+  // The first key listed: the prefix's first, or the object at from_offset (the key ends with
+  // the offset, big-endian).
+  const std::string begin =
+      request->has_from_offset()
+          ? EncodeStoreKey(Oid{request->fnso(), request->fno(), request->from_offset(),
+                               static_cast<ObjectType>(request->type()), flag})
+          : prefix;
   Status st;
   if (request->summaries_only() && !request->with_data()) {
-    st = store_->ScanSummaries(prefix, PrefixSuccessor(prefix), token,
+    st = store_->ScanSummaries(begin, PrefixSuccessor(prefix), token,
                                [&](const std::string& key, const ObjectRecordSummary& object) {
                                  return add(key, object, nullptr);
                                });
   } else {
     st = store_->Scan(
-        prefix, PrefixSuccessor(prefix), token,
+        begin, PrefixSuccessor(prefix), token,
         [&](const std::string& key, const StoredObject& object) {
           return add(key, object.summary(), request->with_data() ? &object.data : nullptr);
         },
@@ -1072,6 +1081,7 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
   if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
   if (!st.ok()) return Finish(kList, st);
   if (more) response->set_next_page_token(last_key);
+  objects_listed_ += static_cast<uint64_t>(response->objects_size());
   return Finish(kList, Status::Ok());
 }
 
@@ -1135,6 +1145,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["store_log_garbage_bytes"] = store_->data_log_garbage_bytes();
   counters["store_log_segments_collected"] = store_->segments_collected();
   counters["bytes_out"] = bytes_out_.load();
+  counters["objects_listed"] = objects_listed_.load();
   ObjectCacheStats cache = cache_.stats();
   counters["cache_hits"] = cache.hits;
   counters["cache_misses"] = cache.misses;

@@ -340,8 +340,9 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> bytes_in_{0};
   std::atomic<uint64_t> bytes_out_{0};
-  std::atomic<uint64_t> osd_bytes_in_{0};  // prefetch traffic from other OSDs
-  PrefetchEngine prefetch_;                // after cache_ and locks_, which it uses
+  std::atomic<uint64_t> objects_listed_{0};  // List answers' objects: what listings cost
+  std::atomic<uint64_t> osd_bytes_in_{0};    // prefetch traffic from other OSDs
+  PrefetchEngine prefetch_;                  // after cache_ and locks_, which it uses
   std::atomic<uint64_t> repair_records_written_{0};
   RepairWorker repair_;  // after store_ and locks_, which it uses
   std::atomic<bool> recovering_{false};

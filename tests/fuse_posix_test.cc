@@ -567,8 +567,8 @@ TEST_F(FusePosixTest, FileLargerThanFourGiB) {
   EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, (at - 4 * kGiB) / kObjectSize)));
 }
 
-// RPCs of one kind ("delete_calls", "read_calls") served by the whole cluster so far.
-uint64_t ClusterCalls(ClusterClient& client, const std::string& counter) {
+// A counter ("delete_calls", "objects_listed") summed over the whole cluster so far.
+uint64_t ClusterCounter(ClusterClient& client, const std::string& counter) {
   uint64_t total = 0;
   for (const auto& osd : client.osds()) {
     Result<wire::StatsResponse> stats = osd->Stats({});
@@ -589,11 +589,11 @@ TEST_F(FusePosixTest, RemovingAHugeSparseFileDeletesOnlyStoredObjects) {
   ASSERT_EQ(fstat(fd, &st), 0);
   ASSERT_EQ(close(fd), 0);
   ASSERT_TRUE(AnyCopyExists(DataOid(st.st_ino, at / kObjectSize)));
-  const uint64_t deletes_before = ClusterCalls(cluster_->client(), "delete_calls");
+  const uint64_t deletes_before = ClusterCounter(cluster_->client(), "delete_calls");
   ASSERT_EQ(unlink(P("big").c_str()), 0) << std::strerror(errno);
   EXPECT_TRUE(EventuallyGone(InodeOid(st.st_ino)));
   // Both copies of the data object and the inode, plus the directory entry: well under 20.
-  EXPECT_LT(ClusterCalls(cluster_->client(), "delete_calls") - deletes_before, 20u)
+  EXPECT_LT(ClusterCounter(cluster_->client(), "delete_calls") - deletes_before, 20u)
       << "unlink of a sparse 5 GiB file holding one object";
   EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, at / kObjectSize)));
 }
@@ -848,6 +848,28 @@ TEST_F(FusePosixTest, SeekDataAndSeekHoleFollowStoredObjects) {
   // cp --sparse=always copies the holes as holes and the bytes exactly.
   ASSERT_EQ(std::system(("cp --sparse=always " + P("f") + " " + P("copy")).c_str()), 0);
   EXPECT_TRUE(ReadFile(P("copy")) == ReadFile(P("f")));
+}
+
+// lseek lists a file's objects only as far as its answer needs: SEEK_DATA at a dense file's
+// start, or SEEK_HOLE in its last object, lists a few of them, not all (both copies' listings
+// of this file hold 400).
+TEST_F(FusePosixTest, SeekListsOnlyWhatItsAnswerNeeds) {
+  constexpr uint64_t S = kObjectSize;
+  constexpr uint64_t kObjects = 200;
+  CreateFile(P("f"), std::string(kObjects * S, 'd'));
+  Fd fd(open(P("f").c_str(), O_RDONLY));
+  ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+  auto listed = [] { return ClusterCounter(cluster_->client(), "objects_listed"); };
+  const off_t end = static_cast<off_t>(kObjects * S);
+  uint64_t before = listed();
+  EXPECT_EQ(lseek(fd.get(), 0, SEEK_DATA), 0);
+  EXPECT_LT(listed() - before, kObjects / 2);
+  before = listed();
+  EXPECT_EQ(lseek(fd.get(), end - static_cast<off_t>(S) + 5, SEEK_HOLE), end);
+  EXPECT_LT(listed() - before, 10u);
+  before = listed();
+  EXPECT_EQ(lseek(fd.get(), 0, SEEK_HOLE), end);  // no hole: every object is listed
+  EXPECT_GE(listed() - before, kObjects);
 }
 
 // ---- attributes ----
@@ -1272,9 +1294,9 @@ TEST_F(FusePosixTest, SmallWritesCostNoMetadataReads) {
   const std::string f = P("small-writes");
   Fd fd(open(f.c_str(), O_CREAT | O_WRONLY, 0644));
   ASSERT_GE(fd.get(), 0);
-  const uint64_t reads_before = ClusterCalls(cluster_->client(), "read_calls");
+  const uint64_t reads_before = ClusterCounter(cluster_->client(), "read_calls");
   for (int i = 0; i < 2000; ++i) ASSERT_EQ(write(fd.get(), "x", 1), 1);
-  EXPECT_LT(ClusterCalls(cluster_->client(), "read_calls") - reads_before, 20u);
+  EXPECT_LT(ClusterCounter(cluster_->client(), "read_calls") - reads_before, 20u);
   EXPECT_EQ(Errno(getxattr(f.c_str(), "security.capability", nullptr, 0)), "ENODATA");
   // A well-formed capability set (the kernel checks the format before asking the file system).
   vfs_cap_data caps{};

@@ -409,16 +409,20 @@ TEST_F(OsdTest, ListPagesThroughOneFilesReplicasInOffsetOrder) {
         client().Write(Data(fno, i, CopyFlag::kReplica), "r" + std::to_string(i), how).ok());
   }
   OsdClient* osd = client().Osd(client().placement().ReplicaOsdFor(1, fno));
-  std::vector<uint64_t> offsets;
-  std::string token;
-  int pages = 0;
-  do {
+  auto listing = [&] {  // the file's data replicas
     wire::ListRequest request;
     request.set_epoch(client().map().epoch);
     request.set_flag(wire::REPLICA);
     request.set_fnso(1);
     request.set_fno(fno);
     request.set_type(wire::DATA);
+    return request;
+  };
+  std::vector<uint64_t> offsets;
+  std::string token;
+  int pages = 0;
+  do {
+    wire::ListRequest request = listing();
     request.set_limit(10);
     request.set_page_token(token);
     Result<wire::ListResponse> page = osd->List(request);
@@ -434,6 +438,30 @@ TEST_F(OsdTest, ListPagesThroughOneFilesReplicasInOffsetOrder) {
   EXPECT_EQ(pages, 3);
   ASSERT_EQ(offsets.size(), static_cast<size_t>(kObjects));
   for (int i = 0; i < kObjects; ++i) EXPECT_EQ(offsets[i], static_cast<uint64_t>(i));
+
+  // From an offset on, and its pages go on from there too.
+  wire::ListRequest from = listing();
+  from.set_from_offset(17);
+  from.set_limit(5);
+  Result<wire::ListResponse> first = osd->List(from);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->objects_size(), 5);
+  EXPECT_EQ(first->objects(0).oid().offset(), 17u);
+  EXPECT_EQ(first->objects(4).oid().offset(), 21u);
+  from.set_page_token(first->next_page_token());
+  Result<wire::ListResponse> rest = osd->List(from);
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  ASSERT_EQ(rest->objects_size(), 3);
+  EXPECT_EQ(rest->objects(0).oid().offset(), 22u);
+  EXPECT_TRUE(rest->next_page_token().empty());
+  from.clear_page_token();
+  from.set_from_offset(kObjects);
+  Result<wire::ListResponse> past = osd->List(from);
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  EXPECT_EQ(past->objects_size(), 0);
+  from.clear_type();
+  Result<wire::ListResponse> untyped = osd->List(from);
+  EXPECT_TRUE(untyped.status().Is(StatusCode::kInvalidArgument)) << untyped.status().ToString();
 
   wire::ListRequest bad;
   bad.set_epoch(client().map().epoch);
