@@ -10,6 +10,8 @@
 #include <span>
 #include <thread>
 
+#include "common/limits.h"
+
 namespace orthofs {
 namespace {
 
@@ -664,7 +666,9 @@ Result<std::set<uint64_t>> Namespace::StoredDataObjects(
   };
   auto list = [&](std::span<const CopyFlag> listed) {
     stored.clear();
-    return cluster_->VisitStoredObjects(listed, fnso_, fno, ObjectType::kData, first, collect);
+    // Small first pages when the listing may stop early (an lseek at data stops at once).
+    return cluster_->VisitStoredObjects(listed, fnso_, fno, ObjectType::kData, first,
+                                        enough ? 16 : kMaxListLimit, collect);
   };
   Status listed = list(flags);
   // An OSD down: one copy flag's listing alone reaches every object.

@@ -1173,6 +1173,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
 
 Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32_t fnso,
                                          uint64_t fno, ObjectType type, uint64_t from,
+                                         uint32_t first_page,
                                          const std::function<bool(uint64_t offset)>& visit) {
   // One OSD's listing of one copy flag, read a page at a time.
   struct Cursor {
@@ -1180,16 +1181,17 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
     CopyFlag flag;
     std::deque<uint64_t> offsets;  // listed, not visited yet
     std::string token;
-    uint32_t pages = 0;
+    uint32_t page;  // the next page's limit
     bool done = false;
   };
-  constexpr uint32_t kFirstPage = 16;
   for (int attempt = 0;; ++attempt) {
     const MapState* s = state();
     const uint64_t epoch = s->placement.map().epoch;
     std::vector<Cursor> cursors;
     for (CopyFlag flag : flags) {
-      for (OsdClient* osd : s->ListingTargets(flag, fnso, fno)) cursors.push_back({osd, flag});
+      for (OsdClient* osd : s->ListingTargets(flag, fnso, fno)) {
+        cursors.push_back({.osd = osd, .flag = flag, .page = std::max(first_page, 1u)});
+      }
     }
     OsdClient* stale = nullptr;
     auto next_page = [&](Cursor& c) -> Status {
@@ -1201,9 +1203,9 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
       request.set_type(static_cast<wire::ObjectType>(type));
       request.set_summaries_only(true);
       request.set_page_token(c.token);
-      if (c.pages == 0) request.set_from_offset(from);
-      request.set_limit(std::min(kFirstPage << std::min(c.pages, 10u), kMaxListLimit));
-      ++c.pages;
+      if (c.token.empty()) request.set_from_offset(from);
+      request.set_limit(c.page);
+      c.page = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{c.page} * 8, kMaxListLimit));
       Result<wire::ListResponse> page = c.osd->List(request);
       if (!page.ok()) {
         if (page.status().Is(StatusCode::kStaleEpoch)) stale = c.osd;

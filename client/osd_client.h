@@ -373,11 +373,11 @@ class ClusterClient {
       bool with_data = true);
   // The offsets of one file's stored objects of `type` at `from` or after, from the listings
   // of `flags` merged in ascending order (an object both copies hold comes twice), until
-  // `visit` returns false. Pages start small and grow, so a visit that stops at the first
-  // objects costs one short call per OSD listed. After a map change the visits start again
-  // from `from`.
+  // `visit` returns false. Each OSD's first page holds `first_page` objects and later ones
+  // 8 times more: small when the visit may stop at the first objects. After a map change the
+  // visits start again from `from`.
   Status VisitStoredObjects(std::span<const CopyFlag> flags, uint32_t fnso, uint64_t fno,
-                            ObjectType type, uint64_t from,
+                            ObjectType type, uint64_t from, uint32_t first_page,
                             const std::function<bool(uint64_t offset)>& visit);
   // True when ListFileObjects(flag, ...) would ask an OSD this client believes down.
   bool ListingReachesDownOsd(CopyFlag flag, uint32_t fnso, uint64_t fno);

@@ -27,8 +27,10 @@ bool SeekDecided(const std::set<uint64_t>& stored, uint64_t first, SeekTarget ta
   auto it = stored.lower_bound(first);
   if (it == stored.end()) return false;
   if (target == SeekTarget::kData) return true;
-  // No gap while the indexes from `first` to the largest are all there.
-  const uint64_t listed = static_cast<uint64_t>(std::distance(it, stored.end()));
+  // No gap while the indexes from `first` to the largest are all there. (Counted from the
+  // front, which holds no index below `first` when listed from there: called per index read,
+  // this must not walk them all.)
+  const uint64_t listed = stored.size() - static_cast<uint64_t>(std::distance(stored.begin(), it));
   return *stored.rbegin() - first + 1 != listed;
 }
 
