@@ -660,7 +660,6 @@ Result<std::set<uint64_t>> Namespace::StoredDataObjects(
   std::set<uint64_t> stored;
   auto collect = [&](uint64_t index) {
     if (index >= end) return false;
-    if (index < first) return true;  // an OSD without from_offset lists from the start
     stored.insert(index);
     return !(enough && enough(stored));
   };
@@ -671,10 +670,14 @@ Result<std::set<uint64_t>> Namespace::StoredDataObjects(
                                         enough ? 16 : kMaxListLimit, collect);
   };
   Status listed = list(flags);
-  // An OSD down: one copy flag's listing alone reaches every object.
-  for (size_t i = 0; i < flags.size() && flags.size() > 1 && ClusterClient::IsOsdFailure(listed);
-       ++i) {
-    listed = list(std::span(&flags[i], 1));
+  if (flags.size() > 1 && ClusterClient::IsOsdFailure(listed)) {
+    // The OSD that failed is believed down now: the copy flag whose listing avoids it alone
+    // reaches every object.
+    for (CopyFlag flag : flags) {
+      if (cluster_->ListingReachesDownOsd(flag, fnso_, fno)) continue;
+      listed = list(std::span(&flag, 1));
+      break;
+    }
   }
   if (!listed.ok()) return listed;
   return stored;

@@ -472,14 +472,26 @@ void ClusterClient::FollowMapChange(OsdClient* from, uint64_t seen_epoch) {
 }
 
 Result<wire::MapResponse> ClusterClient::CatchUpWithCluster() {
+  // Every OSD is asked: one restarted during a map change may still run the older map.
+  std::optional<wire::MapResponse> latest;
+  OsdClient* latest_osd = nullptr;
+  uint64_t latest_epoch = 0;
   for (OsdClient* osd : osds()) {
     Result<wire::MapResponse> answer = osd->GetMap(wire::GetMapRequest());
-    if (!answer.ok()) continue;  // a down OSD: the next one tells
+    if (!answer.ok()) continue;  // a down OSD: the others tell
     Result<ClusterMap> running = ParseClusterMap(answer->map());
-    if (running.ok() && running->epoch > map().epoch) FollowMapChange(osd, map().epoch);
-    return answer;
+    const uint64_t epoch = running.ok() ? running->epoch : 0;
+    if (!latest || epoch > latest_epoch) {
+      latest = std::move(*answer);
+      latest_osd = osd;
+      latest_epoch = epoch;
+    }
   }
-  return Status::Unavailable("no OSD of map epoch " + std::to_string(map().epoch) + " answered");
+  if (!latest) {
+    return Status::Unavailable("no OSD of map epoch " + std::to_string(map().epoch) + " answered");
+  }
+  if (latest_epoch > map().epoch) FollowMapChange(latest_osd, map().epoch);
+  return *latest;
 }
 
 template <typename Request, typename Response>
@@ -1059,7 +1071,8 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     if (gone.ok()) {
       // A metadata replica gets the original's tombstone version, so a late replica write from
       // another client (older by version) cannot bring the deleted object back. A data replica
-      // is simply removed: no tombstone for every object ever deleted.
+      // is simply removed (no tombstone for every object ever deleted), unless one copy kept a
+      // tombstone anyway (MatchDataTombstones).
       std::optional<uint64_t> deleted_at;
       if (gone->version() > 0) deleted_at = gone->version();
       const bool data = original.type == ObjectType::kData;
@@ -1092,9 +1105,13 @@ Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResp
   const Oid& behind = one_behind ? one : other;
   const Oid& ahead = one_behind ? other : one;
   const uint64_t version = std::max(one_kept, other_kept);
-  Status matched = DeleteCopy(behind, std::nullopt, version).status();
-  if (matched.ok() || !IsOsdFailure(matched)) return matched;
-  // The copy behind is down now: the one ahead replays its deletion there when it is back.
+  // Only while the copy behind is still deleted: a write that landed there since must stay.
+  Status matched = DeleteCopy(behind, 0, version).status();
+  if (matched.ok() || (!IsOsdFailure(matched) && !matched.Is(StatusCode::kVersionMismatch))) {
+    return matched;
+  }
+  // The copy behind is down now, or written again: a repair record on the one ahead makes it
+  // equal to that copy (its deletion, or the write that reached it too) when it runs.
   return DeleteCopy(ahead, std::nullopt, version, true).status();
 }
 
@@ -1184,6 +1201,7 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
     uint32_t page;  // the next page's limit
     bool done = false;
   };
+  uint64_t resume = from;  // after a map change: the last offset visited (visits are ascending)
   for (int attempt = 0;; ++attempt) {
     const MapState* s = state();
     const uint64_t epoch = s->placement.map().epoch;
@@ -1203,7 +1221,7 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
       request.set_type(static_cast<wire::ObjectType>(type));
       request.set_summaries_only(true);
       request.set_page_token(c.token);
-      if (c.token.empty()) request.set_from_offset(from);
+      if (c.token.empty()) request.set_from_offset(resume);
       request.set_limit(c.page);
       c.page = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{c.page} * 8, kMaxListLimit));
       Result<wire::ListResponse> page = c.osd->List(request);
@@ -1211,7 +1229,13 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
         if (page.status().Is(StatusCode::kStaleEpoch)) stale = c.osd;
         return page.status();
       }
-      for (const wire::ObjectMeta& meta : page->objects()) c.offsets.push_back(meta.oid().offset());
+      for (const wire::ObjectMeta& meta : page->objects()) {
+        // An OSD without from_offset lists from the file's first object.
+        if (meta.oid().offset() >= resume) c.offsets.push_back(meta.oid().offset());
+      }
+      if (!page->next_page_token().empty() && page->next_page_token() == c.token) {
+        return Status::Internal(c.osd->name() + " repeated a listing's page token");
+      }
       c.token = page->next_page_token();
       c.done = c.token.empty();
       return Status::Ok();
@@ -1230,6 +1254,7 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
       if (!failed.ok() || lowest == nullptr) break;
       const uint64_t offset = lowest->offsets.front();
       lowest->offsets.pop_front();
+      resume = offset;
       if (!visit(offset)) return Status::Ok();
     }
     if (stale != nullptr && attempt < kMaxMapRetries) {  // list again under the new map

@@ -254,9 +254,9 @@ class ClusterClient {
   // After `from` refused a request placed with `seen_epoch` as stale: switch to its map if it
   // is later, or wait a moment for it to catch up if it is behind. Safe to call concurrently.
   void FollowMapChange(OsdClient* from, uint64_t seen_epoch);
-  // Switches to the map the first OSD that answers runs, when it is later than ours: for tools
-  // that call every OSD with their map's epoch, started from a map file written before a change.
-  // Returns that OSD's answer (Unavailable when none answers).
+  // Switches to the latest map the OSDs run, when it is later than ours: for tools that call
+  // every OSD with their map's epoch, started from a map file written before a change. Returns
+  // the answer naming that map (Unavailable when no OSD answers).
   Result<wire::MapResponse> CatchUpWithCluster();
   const RpcOptions& rpc_options() const { return options_; }
   // Called (holding the client's map lock: it must not call back into map changes) after
@@ -358,7 +358,8 @@ class ClusterClient {
   // OSDs known down are skipped: their copies' other halves carry repair records.
   Status SyncAll();
   // Deletes both copies (missing copies are fine): the original, conditionally if asked (the
-  // commit point), then the replica, which keeps the original's tombstone version.
+  // commit point), then the replica, which keeps the original's tombstone version (metadata;
+  // data copies keep tombstones only as MatchDataTombstones says).
   Status DeleteBothCopies(const Oid& original,
                           std::optional<uint64_t> expected_version = std::nullopt);
   // DeleteBothCopies for each object, unconditionally, `in_flight` objects at a time (a file's
@@ -375,7 +376,7 @@ class ClusterClient {
   // of `flags` merged in ascending order (an object both copies hold comes twice), until
   // `visit` returns false. Each OSD's first page holds `first_page` objects and later ones
   // 8 times more: small when the visit may stop at the first objects. After a map change the
-  // visits start again from `from`.
+  // listing goes on from the last offset visited, which may come again.
   Status VisitStoredObjects(std::span<const CopyFlag> flags, uint32_t fnso, uint64_t fno,
                             ObjectType type, uint64_t from, uint32_t first_page,
                             const std::function<bool(uint64_t offset)>& visit);
