@@ -201,10 +201,21 @@ int RunRepair(const CommonFlags& common, bool json) {
   nlohmann::json out = nlohmann::json::array();
   uint64_t repaired = 0, left = 0;
   int unanswered = 0;
-  for (const auto& osd : (*cluster)->osds()) {
+  // A copy: following a later map below replaces the client's list.
+  const std::vector<OsdClient*> osds = (*cluster)->osds();
+  for (OsdClient* osd : osds) {
     wire::RepairRequest request;
     request.set_epoch((*cluster)->map().epoch);
     Result<wire::RepairResponse> r = osd->Repair(request);
+    // An OSD still on the older map (a rebalance cut short after some OSDs took the new one)
+    // catches up when asked with the later epoch, and one on a later map hands it over.
+    for (int attempt = 0; !r.ok() && r.status().Is(StatusCode::kStaleEpoch) &&
+                          attempt < ClusterClient::kMaxMapRetries;
+         ++attempt) {
+      (*cluster)->FollowMapChange(osd, request.epoch());
+      request.set_epoch((*cluster)->map().epoch);
+      r = osd->Repair(request);
+    }
     nlohmann::json row = {{"id", osd->osd_id()}};
     if (!r.ok()) {
       ++unanswered;

@@ -254,6 +254,9 @@ class ClusterClient {
   // After `from` refused a request placed with `seen_epoch` as stale: switch to its map if it
   // is later, or wait a moment for it to catch up if it is behind. Safe to call concurrently.
   void FollowMapChange(OsdClient* from, uint64_t seen_epoch);
+  // How often a request refused as stale is sent again (FollowMapChange in between): 10 s for
+  // an OSD to catch up.
+  static constexpr int kMaxMapRetries = 200;
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call
   // every OSD with their map's epoch, started from a map file written before a change. Returns
   // the answer naming that map (Unavailable when no OSD answers).
@@ -435,7 +438,6 @@ class ClusterClient {
                         void (OsdClient::*call)(std::shared_ptr<const Request>,
                                                 std::function<void(Result<Response>)>),
                         std::function<void(Result<Response>)> done, int attempt = 0);
-  static constexpr int kMaxMapRetries = 200;  // 10 s for an OSD to catch up
 
   const RpcOptions options_;
   OsdHealth health_;

@@ -412,6 +412,29 @@ TEST(MapChangeTest, ACopyDeletedWhileItMovesGoesOnInStepWithTheOther) {
   }
 }
 
+// orthofs repair, started from a map file older than the cluster's map, while one OSD still
+// runs that older map (a rebalance cut short after the others took the new one): it follows
+// the latest map any OSD runs, the OSD left behind catches up when asked, and every OSD
+// answers.
+TEST(MapChangeTest, RepairFollowsTheLatestMapAnOsdRuns) {
+  TestCluster cluster;
+  const ClusterMap old_map = cluster.map();
+  const ClusterMap new_map = Reweighted(old_map);
+  for (uint32_t id : {1u, 2u}) {  // OSD 0, the first asked, keeps the old map
+    wire::SetMapRequest request;
+    request.set_map(FormatClusterMap(new_map));
+    request.set_previous_map(FormatClusterMap(old_map));
+    Result<wire::SetMapResponse> set = cluster.client().Osd(id)->SetMap(request);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+  }
+  const CommandResult repair = cluster.Orthofs("repair");
+  EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+  EXPECT_NE(repair.out.find("0 OSDs did not answer"), std::string::npos) << repair.out;
+  Result<wire::MapResponse> caught_up = cluster.client().Osd(0)->GetMap({});
+  ASSERT_TRUE(caught_up.ok()) << caught_up.status().ToString();
+  EXPECT_EQ(caught_up->map(), FormatClusterMap(new_map));
+}
+
 // An OSD refuses a map that cannot follow its own, and nothing changes.
 TEST(MapChangeTest, BadMapsAreRefused) {
   TestCluster cluster;
