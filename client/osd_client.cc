@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <future>
+#include <latch>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -347,6 +348,15 @@ void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
   CallAsync<wire::ReadRequest, wire::ReadResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->Read(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
+void OsdClient::ListAsync(std::shared_ptr<const wire::ListRequest> request,
+                          std::function<void(Result<wire::ListResponse>)> done) {
+  CallAsync<wire::ListRequest, wire::ListResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->List(context, req, resp, std::move(on_done));
       },
       std::move(request), std::move(done));
 }
@@ -1212,7 +1222,7 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
       }
     }
     OsdClient* stale = nullptr;
-    auto next_page = [&](Cursor& c) -> Status {
+    auto page_request = [&](Cursor& c) {
       wire::ListRequest request;
       request.set_epoch(epoch);
       request.set_flag(static_cast<wire::CopyFlag>(c.flag));
@@ -1224,7 +1234,9 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
       if (c.token.empty()) request.set_from_offset(resume);
       request.set_limit(c.page);
       c.page = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{c.page} * 8, kMaxListLimit));
-      Result<wire::ListResponse> page = c.osd->List(request);
+      return request;
+    };
+    auto take_page = [&](Cursor& c, Result<wire::ListResponse> page) -> Status {
       if (!page.ok()) {
         if (page.status().Is(StatusCode::kStaleEpoch)) stale = c.osd;
         return page.status();
@@ -1241,10 +1253,30 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
       return Status::Ok();
     };
     Status failed;
-    for (;;) {
+    {
+      // Every OSD's first page at once: a seek often needs no other, and one after the other
+      // they cost a round trip per OSD.
+      std::vector<std::optional<Result<wire::ListResponse>>> first(cursors.size());
+      std::latch answered(static_cast<std::ptrdiff_t>(cursors.size()));
+      for (size_t i = 0; i < cursors.size(); ++i) {
+        cursors[i].osd->ListAsync(
+            std::make_shared<const wire::ListRequest>(page_request(cursors[i])),
+            [&first, &answered, i](Result<wire::ListResponse> page) {
+              first[i] = std::move(page);
+              answered.count_down();
+            });
+      }
+      answered.wait();
+      for (size_t i = 0; i < cursors.size() && failed.ok(); ++i) {
+        failed = take_page(cursors[i], std::move(*first[i]));
+      }
+    }
+    while (failed.ok()) {
       Cursor* lowest = nullptr;
       for (Cursor& c : cursors) {
-        while (failed.ok() && c.offsets.empty() && !c.done) failed = next_page(c);
+        while (failed.ok() && c.offsets.empty() && !c.done) {
+          failed = take_page(c, c.osd->List(page_request(c)));
+        }
         if (!failed.ok()) break;
         if (!c.offsets.empty() &&
             (lowest == nullptr || c.offsets.front() < lowest->offsets.front())) {

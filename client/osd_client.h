@@ -93,6 +93,8 @@ class OsdClient {
                              std::function<void(Result<wire::WriteManyResponse>)> done);
   void ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> request,
                      std::function<void(Result<wire::ReadManyResponse>)> done);
+  void ListAsync(std::shared_ptr<const wire::ListRequest> request,
+                 std::function<void(Result<wire::ListResponse>)> done);
   // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
   void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
                            std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
