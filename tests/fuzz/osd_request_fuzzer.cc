@@ -192,7 +192,7 @@ void CheckStatus(Rpc rpc, const grpc::Status& st) {
   }
 }
 
-void Require(bool condition, const char* what) {
+void Require(bool condition, const std::string& what) {
   if (!condition) Fail(what);
 }
 
@@ -218,7 +218,8 @@ void CheckWriteMany(const wire::WriteManyRequest& q, const wire::WriteManyRespon
       Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
       Require(code != StatusCode::kInternal && code != StatusCode::kCorruption &&
                   code != StatusCode::kIoError && code != StatusCode::kUnavailable,
-              "write-many failed a write inside the OSD");
+              "write-many failed a write inside the OSD: " + result.error_code() + ": " +
+                  result.error_message());
     }
     Require(result.response().meta().length() <= kObjectSize,
             "write-many grew an object past the object size");
