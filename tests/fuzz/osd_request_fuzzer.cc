@@ -22,8 +22,11 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <unordered_set>
 
 #include "client/wire.h"
+#include "common/checksum.h"
 #include "common/cluster_map.h"
 #include "common/placement.h"
 #include "osd/object_store.h"
@@ -95,6 +98,10 @@ struct FuzzOsd {
   std::unique_ptr<OsdService> service;
   uint64_t requests = 0;
   uint64_t mutation_budget = kMutationBudget;  // cor and spa
+  // Objects a replacing write sent with a checksum its bytes fail, as if damaged on the way.
+  // The OSD stores the client's checksum (end to end), so a later read of such an object from
+  // the store is rightly Corruption, and so is a ranged write that must merge into it.
+  std::unordered_set<std::string> sent_damaged;
 
   void Open() {
     std::filesystem::remove_all(dir);
@@ -116,6 +123,7 @@ struct FuzzOsd {
     options.catch_up_from_peers = false;
     service = std::make_unique<OsdService>(map, std::nullopt, store.get(), options);
     requests = 0;
+    sent_damaged.clear();
   }
 
   void Close() {
@@ -177,14 +185,47 @@ void Cleanup() {
   }
 }
 
+void NoteDamagedWrite(FuzzOsd* osd, const wire::WriteRequest& write) {
+  if (!write.replace() || !write.has_checksum() ||
+      ObjectChecksum(write.data()) == write.checksum()) {
+    return;
+  }
+  if (Result<Oid> oid = FromWire(write.oid()); oid.ok()) osd->sent_damaged.insert(oid->ToString());
+}
+
+// Whether a request names, in any Oid field however deep, an object sent damaged.
+bool NamesDamaged(const FuzzOsd& osd, const google::protobuf::Message& message) {
+  if (osd.sent_damaged.empty()) return false;
+  if (message.GetDescriptor() == wire::Oid::descriptor()) {
+    Result<Oid> oid = FromWire(static_cast<const wire::Oid&>(message));
+    return oid.ok() && osd.sent_damaged.contains(oid->ToString());
+  }
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (!field->is_repeated()) {
+      if (NamesDamaged(osd, reflection->GetMessage(message, field))) return true;
+      continue;
+    }
+    for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+      if (NamesDamaged(osd, reflection->GetRepeatedMessage(message, field, i))) return true;
+    }
+  }
+  return false;
+}
+
 // A refusal carries its OrthoFS code in the details (proto/orthofs.proto), and no request,
-// however malformed, may make the OSD report its own failure.
-void CheckStatus(Rpc rpc, const grpc::Status& st) {
+// however malformed, may make the OSD report its own failure. The one exception: Corruption
+// for a request naming an object the fuzzer sent damaged (`names_damaged`).
+void CheckStatus(Rpc rpc, const grpc::Status& st, bool names_damaged) {
   if (st.ok()) return;
   const StatusCode code = StatusCodeFromName(st.error_details());
   if (st.error_details().empty() || code == StatusCode::kOk) {
     Fail("rpc " + std::to_string(rpc) + " refused without an OrthoFS code: " + st.error_message());
   }
+  if (code == StatusCode::kCorruption && names_damaged) return;
   if (code == StatusCode::kInternal || code == StatusCode::kCorruption ||
       code == StatusCode::kIoError || code == StatusCode::kUnavailable) {
     Fail("rpc " + std::to_string(rpc) + " failed inside the OSD: " + st.error_details() + ": " +
@@ -198,25 +239,29 @@ void Require(bool condition, const std::string& what) {
 
 // Decodes the request as gRPC would; undecodable bytes never reach the handler.
 template <typename Request, typename Response, typename Check>
-void Call(OsdService* service,
+void Call(FuzzOsd* osd,
           grpc::Status (OsdService::*handler)(grpc::ServerContext*, const Request*, Response*),
           Rpc rpc, const uint8_t* data, size_t size, Check check) {
   Request request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return;
+  if constexpr (std::is_same_v<Request, wire::WriteRequest>) NoteDamagedWrite(osd, request);
   Response response;
   // No handler but Subscribe (not fuzzed: it streams) touches the ServerContext.
-  const grpc::Status st = (service->*handler)(nullptr, &request, &response);
-  CheckStatus(rpc, st);
-  if (st.ok()) check(request, response);
+  const grpc::Status st = (osd->service.get()->*handler)(nullptr, &request, &response);
+  CheckStatus(rpc, st, NamesDamaged(*osd, request));
+  if (st.ok()) check(*osd, request, response);
 }
 
-void CheckWriteMany(const wire::WriteManyRequest& q, const wire::WriteManyResponse& r) {
+void CheckWriteMany(const FuzzOsd& osd, const wire::WriteManyRequest& q,
+                    const wire::WriteManyResponse& r) {
   Require(r.results_size() == q.writes_size(), "write-many answered for other writes");
-  for (const wire::WriteManyResult& result : r.results()) {
+  for (int i = 0; i < r.results_size(); ++i) {
+    const wire::WriteManyResult& result = r.results(i);
     if (!result.error_code().empty()) {
       const StatusCode code = StatusCodeFromName(result.error_code());
       Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
-      Require(code != StatusCode::kInternal && code != StatusCode::kCorruption &&
+      Require(code != StatusCode::kInternal &&
+                  (code != StatusCode::kCorruption || NamesDamaged(osd, q.writes(i))) &&
                   code != StatusCode::kIoError && code != StatusCode::kUnavailable,
               "write-many failed a write inside the OSD: " + result.error_code() + ": " +
                   result.error_message());
@@ -228,7 +273,7 @@ void CheckWriteMany(const wire::WriteManyRequest& q, const wire::WriteManyRespon
 
 // gRPC hands WriteMany's request bytes to the OSD unparsed, and the OSD parses them itself
 // (osd/write_many_request.h): whatever it accepts, protobuf must parse to the same writes.
-void CallWriteManyFromWire(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
+void CallWriteManyFromWire(FuzzOsd* osd, Rpc rpc, const uint8_t* data, size_t size) {
   // As gRPC hands it over: in slices. Whole or in pieces of 1-61 bytes, by the input's size.
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   const size_t piece = size % 3 == 0 ? std::max<size_t>(size, 1) : 1 + size % 61;
@@ -252,73 +297,93 @@ void CallWriteManyFromWire(OsdService* s, Rpc rpc, const uint8_t* data, size_t s
     Require((*parsed)[i].fields.SerializeAsString() == expected.SerializeAsString(),
             "ParseWriteMany found other fields");
   }
+  for (const wire::WriteRequest& write : request.writes()) NoteDamagedWrite(osd, write);
   wire::WriteManyResponse response;
-  const grpc::Status st = s->WriteManyFromWire(message, &response);
-  CheckStatus(rpc, st);
-  if (st.ok()) CheckWriteMany(request, response);
+  const grpc::Status st = osd->service->WriteManyFromWire(message, &response);
+  CheckStatus(rpc, st, NamesDamaged(*osd, request));
+  if (st.ok()) CheckWriteMany(*osd, request, response);
 }
 
-void Dispatch(OsdService* s, Rpc rpc, const uint8_t* data, size_t size) {
+void Dispatch(FuzzOsd* s, Rpc rpc, const uint8_t* data, size_t size) {
   switch (rpc) {
     case kRead:
-      return Call(s, &OsdService::Read, rpc, data, size, [](const auto&, const auto& r) {
-        Require(r.data().size() <= kObjectSize && r.meta().length() <= kObjectSize,
-                "read returned more than an object");
-      });
+      return Call(s, &OsdService::Read, rpc, data, size,
+                  [](const auto&, const auto&, const auto& r) {
+                    Require(r.data().size() <= kObjectSize && r.meta().length() <= kObjectSize,
+                            "read returned more than an object");
+                  });
     case kWrite:
-      return Call(s, &OsdService::Write, rpc, data, size, [](const auto&, const auto& r) {
-        Require(r.meta().length() <= kObjectSize, "write grew an object past the object size");
-      });
+      return Call(
+          s, &OsdService::Write, rpc, data, size, [](const auto&, const auto&, const auto& r) {
+            Require(r.meta().length() <= kObjectSize, "write grew an object past the object size");
+          });
     case kDelete:
-      return Call(s, &OsdService::Delete, rpc, data, size, [](const auto&, const auto&) {});
+      return Call(s, &OsdService::Delete, rpc, data, size,
+                  [](const auto&, const auto&, const auto&) {});
     case kStat:
-      return Call(s, &OsdService::Stat, rpc, data, size, [](const auto&, const auto& r) {
-        Require(r.meta().length() <= kObjectSize, "stat of an object past the object size");
-      });
+      return Call(
+          s, &OsdService::Stat, rpc, data, size, [](const auto&, const auto&, const auto& r) {
+            Require(r.meta().length() <= kObjectSize, "stat of an object past the object size");
+          });
     case kTransact:
-      return Call(s, &OsdService::Transact, rpc, data, size, [](const auto& q, const auto& r) {
-        Require(r.versions_size() == q.ops_size(), "transaction answered for other ops");
-      });
+      return Call(
+          s, &OsdService::Transact, rpc, data, size, [](const auto&, const auto& q, const auto& r) {
+            Require(r.versions_size() == q.ops_size(), "transaction answered for other ops");
+          });
     case kList:
-      return Call(s, &OsdService::List, rpc, data, size, [](const auto& q, const auto& r) {
-        Require(r.objects_size() <= static_cast<int>(kMaxListLimit), "list page over the limit");
-        Require(!q.with_data() || r.data_size() == r.objects_size(), "list data does not match");
-      });
+      return Call(s, &OsdService::List, rpc, data, size,
+                  [](const auto&, const auto& q, const auto& r) {
+                    Require(r.objects_size() <= static_cast<int>(kMaxListLimit),
+                            "list page over the limit");
+                    Require(!q.with_data() || r.data_size() == r.objects_size(),
+                            "list data does not match");
+                  });
     case kSync:
-      return Call(s, &OsdService::Sync, rpc, data, size, [](const auto&, const auto&) {});
+      return Call(s, &OsdService::Sync, rpc, data, size,
+                  [](const auto&, const auto&, const auto&) {});
     case kStats:
-      return Call(s, &OsdService::Stats, rpc, data, size, [](const auto&, const auto& r) {
-        Require(r.osd_id() == kSelf && r.epoch() == kEpoch, "stats of another OSD");
-      });
+      return Call(s, &OsdService::Stats, rpc, data, size,
+                  [](const auto&, const auto&, const auto& r) {
+                    Require(r.osd_id() == kSelf && r.epoch() == kEpoch, "stats of another OSD");
+                  });
     case kHealth:
-      return Call(s, &OsdService::Health, rpc, data, size, [](const auto&, const auto& r) {
-        Require(r.osd_id() == kSelf && r.epoch() == kEpoch, "health of another OSD");
-      });
+      return Call(s, &OsdService::Health, rpc, data, size,
+                  [](const auto&, const auto&, const auto& r) {
+                    Require(r.osd_id() == kSelf && r.epoch() == kEpoch, "health of another OSD");
+                  });
     case kPrefetchNotify:
-      return Call(s, &OsdService::PrefetchNotify, rpc, data, size, [](const auto&, const auto&) {});
+      return Call(s, &OsdService::PrefetchNotify, rpc, data, size,
+                  [](const auto&, const auto&, const auto&) {});
     case kPrefetch:
-      return Call(s, &OsdService::Prefetch, rpc, data, size, [](const auto& q, const auto& r) {
-        Require(r.loaded() == static_cast<uint32_t>(q.oids_size()), "prefetch miscounted");
-      });
+      return Call(
+          s, &OsdService::Prefetch, rpc, data, size, [](const auto&, const auto& q, const auto& r) {
+            Require(r.loaded() == static_cast<uint32_t>(q.oids_size()), "prefetch miscounted");
+          });
     case kRepair:
-      return Call(s, &OsdService::Repair, rpc, data, size, [](const auto&, const auto& r) {
-        Require(r.repaired() <= r.records() && r.remaining() <= r.records(),
-                "repair counted more copies than it had records");
-      });
+      return Call(s, &OsdService::Repair, rpc, data, size,
+                  [](const auto&, const auto&, const auto& r) {
+                    Require(r.repaired() <= r.records() && r.remaining() <= r.records(),
+                            "repair counted more copies than it had records");
+                  });
     case kWriteMany:
       return CallWriteManyFromWire(s, rpc, data, size);
     case kReadMany:
-      return Call(s, &OsdService::ReadMany, rpc, data, size, [](const auto& q, const auto& r) {
-        Require(r.results_size() == q.reads_size(), "read-many answered for other reads");
-        for (const wire::ReadManyResult& result : r.results()) {
-          Require(result.response().data().size() <= kObjectSize,
-                  "read-many returned more than an object");
-          if (result.error_code().empty()) continue;
-          Require(!result.has_response(), "read-many refused a read and answered it");
-          CheckStatus(kRead, ToGrpc(Status(StatusCodeFromName(result.error_code()),
-                                           result.error_message())));
-        }
-      });
+      return Call(
+          s, &OsdService::ReadMany, rpc, data, size,
+          [](const auto& osd, const auto& q, const auto& r) {
+            Require(r.results_size() == q.reads_size(), "read-many answered for other reads");
+            for (int i = 0; i < r.results_size(); ++i) {
+              const wire::ReadManyResult& result = r.results(i);
+              Require(result.response().data().size() <= kObjectSize,
+                      "read-many returned more than an object");
+              if (result.error_code().empty()) continue;
+              Require(!result.has_response(), "read-many refused a read and answered it");
+              CheckStatus(
+                  kRead,
+                  ToGrpc(Status(StatusCodeFromName(result.error_code()), result.error_message())),
+                  NamesDamaged(osd, q.reads(i)));
+            }
+          });
     case kRpcCount:
       break;
   }
@@ -370,6 +435,12 @@ void WriteSeeds(const std::string& dir) {
   wire::WriteRequest stale = write;
   stale.set_epoch(kEpoch - 1);
   WriteSeed(dir, "write-stale-epoch", kWrite, kModeNone, stale);
+  // Bytes that fail the client's checksum (damaged on the way) are stored as sent; reading or
+  // merging into them later is Corruption, which the fuzzer allows only for such objects.
+  wire::WriteRequest damaged = write;
+  damaged.clear_expected_version();
+  damaged.set_checksum(ObjectChecksum(write.data()) + 1);
+  WriteSeed(dir, "write-damaged-on-the-way", kWrite, kModeNone, damaged);
 
   wire::ReadRequest read;
   read.set_epoch(kEpoch);
@@ -571,6 +642,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     osd->Open();
   }
   ++osd->requests;
-  Dispatch(osd->service.get(), rpc, data + 1, size - 1);
+  Dispatch(osd, rpc, data + 1, size - 1);
   return 0;
 }
