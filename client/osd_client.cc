@@ -1115,6 +1115,7 @@ Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResp
   const Oid& behind = one_behind ? one : other;
   const Oid& ahead = one_behind ? other : one;
   const uint64_t version = std::max(one_kept, other_kept);
+  if (test_hooks_.before_matching_tombstone) test_hooks_.before_matching_tombstone(behind);
   // Only while the copy behind is still deleted: a write that landed there since must stay.
   Status matched = DeleteCopy(behind, 0, version).status();
   if (matched.ok() || (!IsOsdFailure(matched) && !matched.Is(StatusCode::kVersionMismatch))) {

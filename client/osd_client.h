@@ -259,6 +259,13 @@ class ClusterClient {
   // How often a request refused as stale is sent again (FollowMapChange in between): 10 s for
   // an OSD to catch up.
   static constexpr int kMaxMapRetries = 200;
+  // Faults between the calls of one operation, for tests: each hook, when set, runs on the
+  // calling thread at its point. Set before the client is used.
+  struct TestHooks {
+    // MatchDataTombstones is about to give the copy `behind` the other copy's tombstone.
+    std::function<void(const Oid& behind)> before_matching_tombstone;
+  };
+  void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call
   // every OSD with their map's epoch, started from a map file written before a change. Returns
   // the answer naming that map (Unavailable when no OSD answers).
@@ -454,6 +461,7 @@ class ClusterClient {
   std::atomic<const MapState*> state_{nullptr};
   std::function<void()> on_map_change_;    // guarded by map_mu_
   std::atomic<int> resends_in_flight_{0};  // SendForCopyAsync threads
+  TestHooks test_hooks_;
 };
 
 }  // namespace orthofs

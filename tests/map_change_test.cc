@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "client/osd_client.h"
 #include "client/rebalance.h"
@@ -346,6 +347,24 @@ TEST(MapChangeTest, ADamagedCopyMovesFromItsOtherCopy) {
   EXPECT_EQ(repaired->data(), Bytes(staying.fno, 0, 1));
 }
 
+// The first `count` DATA objects (offset 0) from file `from` on of which only the `moving`
+// copy changes owner between the two maps.
+std::vector<Oid> ObjectsWhereOnlyOneCopyMoves(const ClusterMap& before_map,
+                                              const ClusterMap& after_map, CopyFlag moving,
+                                              size_t count, uint64_t from = 100) {
+  const Placement before(before_map);
+  const Placement after(after_map);
+  auto moves = [&](const Oid& copy) { return before.OsdFor(copy) != after.OsdFor(copy); };
+  const CopyFlag staying = moving == CopyFlag::kOriginal ? CopyFlag::kReplica : CopyFlag::kOriginal;
+  std::vector<Oid> found;
+  for (uint64_t fno = from; found.size() < count && fno < from + 5000; ++fno) {
+    const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
+    if (moves(oid.WithFlag(moving)) && !moves(oid.WithFlag(staying))) found.push_back(oid);
+  }
+  EXPECT_EQ(found.size(), count) << "too few objects move that way";
+  return found;
+}
+
 // A data object deleted while one of its copies moves, then written again: both copies go on
 // from one version. The moving copy keeps a tombstone against its old holder, and the other
 // copy, plainly deleted, gets the same one; else the moving copy's versions ran ahead, and when
@@ -355,20 +374,14 @@ TEST(MapChangeTest, ACopyDeletedWhileItMovesGoesOnInStepWithTheOther) {
   TestCluster cluster;
   const ClusterMap old_map = cluster.map();
   const ClusterMap new_map = Reweighted(old_map);
-  const Placement before(old_map);
   const Placement after(new_map);
-  auto moves = [&](const Oid& copy) { return before.OsdFor(copy) != after.OsdFor(copy); };
-  Oid original_moves;
-  Oid replica_moves;
-  for (uint64_t fno = 100; (original_moves.fno == 0 || replica_moves.fno == 0) && fno < 5000;
-       ++fno) {
-    const Oid oid{kFnso, fno, 0, ObjectType::kData, CopyFlag::kOriginal};
-    const bool replica = moves(oid.WithFlag(CopyFlag::kReplica));
-    if (moves(oid) && !replica && original_moves.fno == 0) original_moves = oid;
-    if (!moves(oid) && replica && replica_moves.fno == 0) replica_moves = oid;
-  }
-  ASSERT_NE(original_moves.fno, 0u);
-  ASSERT_NE(replica_moves.fno, 0u);
+  const std::vector<Oid> originals_move =
+      ObjectsWhereOnlyOneCopyMoves(old_map, new_map, CopyFlag::kOriginal, 1);
+  const std::vector<Oid> replicas_move =
+      ObjectsWhereOnlyOneCopyMoves(old_map, new_map, CopyFlag::kReplica, 1);
+  ASSERT_FALSE(originals_move.empty() || replicas_move.empty());
+  const Oid original_moves = originals_move[0];
+  const Oid replica_moves = replicas_move[0];
   {
     ClusterClient writer(old_map, cluster.Rpc("client"));
     for (const Oid& oid : {original_moves, replica_moves}) {
@@ -410,6 +423,82 @@ TEST(MapChangeTest, ACopyDeletedWhileItMovesGoesOnInStepWithTheOther) {
           << oid.WithFlag(flag).ToString() << " holds " << read->data().substr(0, 25);
     }
   }
+}
+
+// The matching of MatchDataTombstones when it cannot simply give the copy behind the other's
+// tombstone, with the fault between the delete and the matching (ClusterClient::TestHooks):
+// the copy behind's OSD dies, or another client writes the object again. Either way a repair
+// record on the copy ahead settles it: both copies end with one version and the same bytes,
+// and the delete reports success. The original moves, so the replica is the copy behind.
+TEST(MapChangeTest, TheMatchingFallsBackToARepairRecord) {
+  TestCluster cluster;
+  const ClusterMap old_map = cluster.map();
+  const ClusterMap new_map = Reweighted(old_map);
+  const std::vector<Oid> objects =
+      ObjectsWhereOnlyOneCopyMoves(old_map, new_map, CopyFlag::kOriginal, 2);
+  ASSERT_EQ(objects.size(), 2u);
+  const Oid behind_down = objects[0];
+  const Oid written_between = objects[1];
+  {
+    ClusterClient writer(old_map, cluster.Rpc("client"));
+    for (const Oid& oid : objects) {
+      ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, 1), {.replace = true}).ok());
+    }
+  }
+  SetMapEverywhere(cluster, new_map, old_map);
+  const uint32_t behind_osd = Placement(new_map).OsdFor(behind_down.WithFlag(CopyFlag::kReplica));
+
+  {
+    SCOPED_TRACE("the copy behind is down");
+    ClusterClient deleter(old_map, cluster.Rpc("client"));
+    int hooked = 0;
+    deleter.SetTestHooks({.before_matching_tombstone = [&](const Oid& behind) {
+      ++hooked;
+      EXPECT_EQ(behind, behind_down.WithFlag(CopyFlag::kReplica));
+      cluster.Stop(behind_osd, SIGKILL);
+    }});
+    Status deleted = deleter.DeleteBothCopies(behind_down);
+    EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+    EXPECT_EQ(hooked, 1);
+  }
+  cluster.Start(behind_osd);
+  {
+    SCOPED_TRACE("written in between");
+    ClusterClient deleter(new_map, cluster.Rpc("client"));
+    ClusterClient other(new_map, cluster.Rpc("client"));
+    deleter.SetTestHooks({.before_matching_tombstone = [&](const Oid&) {
+      Status written = other.WriteBothCopies(written_between, Bytes(written_between.fno, 0, 2),
+                                             {.replace = true});
+      EXPECT_TRUE(written.ok()) << written.ToString();
+    }});
+    Status deleted = deleter.DeleteBothCopies(written_between);
+    EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+  }
+  const CommandResult repair = cluster.Orthofs("repair");
+  EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+
+  ClusterClient client(new_map, cluster.Rpc("client"));
+  // The write in between stays, on both copies and at one version.
+  std::set<uint64_t> versions;
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> read = client.Read(written_between.WithFlag(flag));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_TRUE(read->data() == Bytes(written_between.fno, 0, 2))
+        << written_between.WithFlag(flag).ToString() << " holds " << read->data().substr(0, 25);
+    versions.insert(read->meta().version());
+  }
+  EXPECT_EQ(versions.size(), 1u) << "the copies count apart after the write in between";
+  // The deleted one, written again, goes on from one version on both copies.
+  ASSERT_TRUE(
+      client.WriteBothCopies(behind_down, Bytes(behind_down.fno, 0, 3), {.replace = true}).ok());
+  versions.clear();
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> read = client.Read(behind_down.WithFlag(flag));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    versions.insert(read->meta().version());
+  }
+  EXPECT_EQ(versions.size(), 1u) << "the copies count apart: " << *versions.begin() << " and "
+                                 << *versions.rbegin();
 }
 
 // orthofs repair, started from a map file older than the cluster's map, while one OSD still
