@@ -709,6 +709,7 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
                                          const ObjectWrite& how, std::function<void(Status)> done,
                                          CopyWriteBatch* batch,
                                          std::shared_ptr<const void> data_owner) {
+  if (test_hooks_.before_writing_both_copies) test_hooks_.before_writing_both_copies(original);
   const Oid copies[2] = {original.WithFlag(CopyFlag::kOriginal),
                          original.WithFlag(CopyFlag::kReplica)};
   const bool down[2] = {CopyIsDown(copies[0]), CopyIsDown(copies[1])};

@@ -264,6 +264,8 @@ class ClusterClient {
   struct TestHooks {
     // MatchDataTombstones is about to give the copy `behind` the other copy's tombstone.
     std::function<void(const Oid& behind)> before_matching_tombstone;
+    // WriteBothCopiesAsync is about to send a write of `original`'s copies.
+    std::function<void(const Oid& original)> before_writing_both_copies;
   };
   void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call
