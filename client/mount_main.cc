@@ -773,9 +773,11 @@ void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) return (void)fuse_reply_err(req, EINVAL);  // no EXCHANGE
+  Unlinked source_gone;
   Result<Unlinked> r = Fs(req)->ns().Rename(
       parent, name, newparent, newname,
-      (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace);
+      (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace, &source_gone);
+  if (source_gone.last_link) (void)Fs(req)->LastLinkGone(source_gone.fno);
   if (!r.ok()) return ReplyError(req, r.status(), "rename");
   if (r->last_link) (void)Fs(req)->LastLinkGone(r->fno);
   fuse_reply_err(req, 0);

@@ -553,8 +553,35 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   return TouchDirectory(dir, -1);
 }
 
+// Puts `name` in `dir` back as it was before a rename's commit (`replaced`, or nothing), while
+// the rename's entry (to `fno`) is still there.
+Status Namespace::UndoRenameEntry(uint64_t dir, std::string_view name, uint64_t fno,
+                                  const std::optional<DirEntry>& replaced) {
+  const Oid dirent = DirentOid(dir, name);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    Result<Bucket> bucket = ReadBucket(dirent);
+    if (!bucket.ok()) return bucket.status();
+    std::vector<DirEntry> entries;
+    bool found = false;
+    for (const auto& e : bucket->entries) {
+      if (e.name == name && e.fno == fno) {
+        found = true;
+        if (replaced) entries.push_back(*replaced);
+      } else {
+        entries.push_back(e);
+      }
+    }
+    if (!found) return Status::Ok();  // changed since by someone else: theirs stays
+    Status st = WriteBucket(dirent, entries, bucket->version);
+    if (!st.Is(StatusCode::kVersionMismatch)) return st;
+    Backoff(attempt);
+  }
+  return Status::Unavailable("rename: too many conflicts undoing an entry");
+}
+
 Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
-                                   std::string_view new_name, RenameMode mode) {
+                                   std::string_view new_name, RenameMode mode,
+                                   Unlinked* source_gone) {
   ORTHOFS_RETURN_IF_ERROR(CheckName(new_name));
   Result<DirEntry> source = FindEntry(old_dir, old_name);
   if (!source.ok()) return source.status();
@@ -563,15 +590,47 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   if (!new_parent.ok()) return new_parent.status();
   if (!new_parent->inode.IsDirectory()) return Status::NotADirectory("target parent");
   const bool moving_dir = S_ISDIR(source->type);
+  const std::string lost = "'" + std::string(old_name) + "' was renamed or removed meanwhile";
+
+  // Another client may rename or unlink the source while this rename runs; only one of them
+  // may take the name. A file's link count goes up first, as at a link, so that an unlink
+  // racing this rename cannot free the file under the new entry (nor can a crash leave two
+  // entries that count one link). A directory has no such count to hold (rmdir checks
+  // emptiness, not links); its race is settled by the old name's removal alone.
+  if (!moving_dir) {
+    Result<InodeRef> pinned = UpdateInode(source->fno, [&](Inode* inode) {
+      if (inode->nlink == 0) return Status::NotFound(lost);
+      ++inode->nlink;
+      inode->ctime = Now();  // as Linux stamps a renamed file
+      return Status::Ok();
+    });
+    if (!pinned.ok()) return pinned.status();
+  }
+  // Drops the link the pin added. On a lost race the unlink that won may have left this pin
+  // the last link: the caller frees the file then (`source_gone`).
+  auto unpin = [&]() -> Result<InodeRef> {
+    return UpdateInode(source->fno, [](Inode* inode) {
+      if (inode->nlink > 0) --inode->nlink;
+      return Status::Ok();
+    });
+  };
+  auto give_up = [&](Status why) -> Status {
+    if (moving_dir) return why;
+    Result<InodeRef> dropped = unpin();
+    if (dropped.ok() && dropped->inode.nlink == 0 && source_gone != nullptr) {
+      *source_gone = Unlinked{source->fno, true};
+    }
+    return why;
+  };
 
   const Oid new_dirent = DirentOid(new_dir, new_name);
   const Oid old_dirent = DirentOid(old_dir, old_name);
   std::optional<DirEntry> replaced;
   // 1. Point new_name at the source (the commit point), replacing a target entry.
   for (int attempt = 0;; ++attempt) {
-    if (attempt == kMaxAttempts) return Status::Unavailable("rename: too many conflicts");
+    if (attempt == kMaxAttempts) return give_up(Status::Unavailable("rename: too many conflicts"));
     Result<Bucket> bucket = ReadBucket(new_dirent);
-    if (!bucket.ok()) return bucket.status();
+    if (!bucket.ok()) return give_up(bucket.status());
     std::vector<DirEntry> entries;
     replaced.reset();
     for (const auto& e : bucket->entries) {
@@ -582,44 +641,71 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       }
     }
     if (replaced) {
-      if (replaced->fno == source->fno) return Unlinked{};  // hard links to one inode
+      if (replaced->fno == source->fno) {  // two hard links to one inode: nothing changes
+        (void)give_up(Status::Ok());
+        return Unlinked{};
+      }
       if (mode == RenameMode::kNoReplace) {
-        return Status::AlreadyExists("'" + std::string(new_name) + "' exists");
+        return give_up(Status::AlreadyExists("'" + std::string(new_name) + "' exists"));
       }
       if (moving_dir && !S_ISDIR(replaced->type)) {
-        return Status::NotADirectory("'" + std::string(new_name) + "' is not a directory");
+        return give_up(Status::NotADirectory("'" + std::string(new_name) + "' is not a directory"));
       }
       if (!moving_dir && S_ISDIR(replaced->type)) {
-        return Status::IsADirectory("'" + std::string(new_name) + "' is a directory");
+        return give_up(Status::IsADirectory("'" + std::string(new_name) + "' is a directory"));
       }
       if (S_ISDIR(replaced->type)) {
         Result<bool> empty = DirectoryIsEmpty(replaced->fno);
-        if (!empty.ok()) return empty.status();
-        if (!*empty) return Status::NotEmpty("'" + std::string(new_name) + "' is not empty");
+        if (!empty.ok()) return give_up(empty.status());
+        if (!*empty) {
+          return give_up(Status::NotEmpty("'" + std::string(new_name) + "' is not empty"));
+        }
       }
     }
     if (new_dirent == old_dirent) {
-      // One bucket holds both names: one conditional write does the whole rename.
+      // One bucket holds both names: one conditional write does the whole rename, if the old
+      // name there still names the source.
       std::vector<DirEntry> same;
+      bool source_there = false;
       for (const auto& e : entries) {
-        if (e.name != old_name) same.push_back(e);
+        if (e.name == old_name) {
+          source_there = e.fno == source->fno;
+        } else {
+          same.push_back(e);
+        }
       }
+      if (!source_there) return give_up(Status::NotFound(lost));
       same.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, same, bucket->version);
       if (st.ok()) break;
-      if (!st.Is(StatusCode::kVersionMismatch)) return st;
+      if (!st.Is(StatusCode::kVersionMismatch)) return give_up(st);
     } else {
       entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, entries, bucket->version);
       if (st.ok()) {
-        // 2. Drop the old name (a crash before this leaves two links, never zero).
+        // 2. Drop the old name (a crash before this leaves two links, counted). If another
+        // client took it first (a rename or unlink of the same name), this rename lost: its
+        // entry goes again and the target comes back.
         Status removed = RemoveEntry(old_dir, old_name, source->fno);
-        if (!removed.ok() && !removed.Is(StatusCode::kNotFound)) return removed;
+        if (removed.Is(StatusCode::kNotFound)) {
+          Status undone = UndoRenameEntry(new_dir, new_name, source->fno, replaced);
+          return give_up(undone.ok() ? Status::NotFound(lost) : undone);
+        }
+        if (!removed.ok()) return removed;  // both names stay, and the pin counts the second
         break;
       }
-      if (!st.Is(StatusCode::kVersionMismatch)) return st;
+      if (!st.Is(StatusCode::kVersionMismatch)) return give_up(st);
     }
     Backoff(attempt);
+  }
+  if (!moving_dir) {
+    // The rename took effect; a count left one too high only keeps the file from being freed
+    // at its last unlink (fsck fixes it), so it is not the caller's failure.
+    Result<InodeRef> dropped = unpin();
+    if (!dropped.ok()) {
+      spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
+                   source->fno, dropped.status().ToString());
+    }
   }
   // 3. Parents' times and link counts; the replaced target loses its link.
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;

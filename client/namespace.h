@@ -87,8 +87,12 @@ class Namespace {
   Result<InodeRef> Link(uint64_t fno, uint64_t dir, std::string_view name);
   Result<Unlinked> Unlink(uint64_t dir, std::string_view name);
   Status Rmdir(uint64_t dir, std::string_view name);
+  // NotFound when another client renamed or removed the old name first (only one takes it).
+  // If that was an unlink, this rename may have held the file's last link: then
+  // `source_gone` says so, and the caller frees the file as after an unlink.
   Result<Unlinked> Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
-                          std::string_view new_name, RenameMode mode);
+                          std::string_view new_name, RenameMode mode,
+                          Unlinked* source_gone = nullptr);
   // Applies the changes (truncation deletes or trims data objects) and stamps ctime.
   Result<InodeRef> SetAttr(uint64_t fno, const SetAttrRequest& changes);
   // Zeros bytes [offset, end) of a file on the OSDs (fallocate's PUNCH_HOLE and ZERO_RANGE):
@@ -176,6 +180,8 @@ class Namespace {
   // `first`: the bucket to try first (FindEntryToChange's); a conflict reads afresh.
   Status RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
                      std::optional<Bucket> first = std::nullopt);
+  Status UndoRenameEntry(uint64_t dir, std::string_view name, uint64_t fno,
+                         const std::optional<DirEntry>& replaced);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
   // ZeroData deletes up to this many whole objects without listing which exist.

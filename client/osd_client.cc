@@ -932,6 +932,9 @@ void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const Obje
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
     const Oid& original, std::string_view data, std::optional<uint64_t> expected_version,
     PendingCalls* replica_pending) {
+  if (test_hooks_.before_writing_original_then_replica) {
+    test_hooks_.before_writing_original_then_replica(original);
+  }
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
   ObjectWrite how;

@@ -266,6 +266,8 @@ class ClusterClient {
     std::function<void(const Oid& behind)> before_matching_tombstone;
     // WriteBothCopiesAsync is about to send a write of `original`'s copies.
     std::function<void(const Oid& original)> before_writing_both_copies;
+    // WriteOriginalThenReplica is about to write `original` (a metadata change's commit).
+    std::function<void(const Oid& original)> before_writing_original_then_replica;
   };
   void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call

@@ -7,8 +7,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
+#include "client/osd_client.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {
@@ -217,6 +221,87 @@ TEST_F(NamespaceTest, NoLinkToAnInodeWhoseLastLinkIsGone) {
   Result<InodeRef> second = b_.Link(kept->fno, kRoot, "m2");
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_EQ(second->inode.nlink, 2u);
+}
+
+// Two clients take the same name at once: A renames it while B renames or unlinks it, B's
+// change landing between A's reads and A's commit (a ClusterClient test hook runs B's change
+// just before A writes its new entry). Only one of them may have it: A's rename reports
+// NotFound and leaves no entry of its own, the target it would have replaced comes back, and
+// every link count matches the entries. (A rename used to ignore that the old name was gone:
+// both renames succeeded, two entries named one file with a count of one, and after an
+// unlink the new entry named a freed file.)
+TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
+  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
+  Namespace a(&a_client, kFnso);
+  std::map<std::string, uint64_t> fnos;
+  for (const char* name : {"x1", "x2", "x3", "t"}) {
+    Result<InodeRef> made = CreateFile(b_, name);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    fnos[name] = made->fno;
+  }
+  // Runs `theirs` once, when A is about to commit an entry named `name` in the root.
+  auto before_commit_of = [&](const std::string& name, std::function<void()> theirs) {
+    const uint64_t offset = DirentOffset(name);
+    auto ran = std::make_shared<bool>(false);
+    a_client.SetTestHooks({.before_writing_original_then_replica = [=](const Oid& original) {
+      if (original.fno != kRoot || original.type != ObjectType::kDirent ||
+          original.offset != offset || *ran) {
+        return;
+      }
+      *ran = true;
+      theirs();
+    }});
+  };
+  auto nlink = [&](uint64_t fno) -> int64_t {
+    Namespace fresh(&cluster_.client(), kFnso);
+    Result<InodeRef> inode = fresh.GetInode(fno);
+    return inode.ok() ? inode->inode.nlink : -1;
+  };
+
+  {
+    SCOPED_TRACE("B renames it first");
+    before_commit_of("ya", [&] { EXPECT_TRUE(b_.Rename(kRoot, "x1", kRoot, "yb", {}).ok()); });
+    Unlinked gone;
+    Result<Unlinked> renamed = a.Rename(kRoot, "x1", kRoot, "ya", RenameMode::kReplace, &gone);
+    EXPECT_TRUE(renamed.status().Is(StatusCode::kNotFound)) << renamed.status().ToString();
+    EXPECT_FALSE(gone.last_link);
+    EXPECT_EQ(nlink(fnos["x1"]), 1);
+  }
+  {
+    SCOPED_TRACE("B unlinks it first");
+    Result<Unlinked> unlinked = Status::Internal("not run");
+    before_commit_of("z", [&] { unlinked = b_.Unlink(kRoot, "x2"); });
+    Unlinked gone;
+    Result<Unlinked> renamed = a.Rename(kRoot, "x2", kRoot, "z", RenameMode::kReplace, &gone);
+    EXPECT_TRUE(renamed.status().Is(StatusCode::kNotFound)) << renamed.status().ToString();
+    ASSERT_TRUE(unlinked.ok()) << unlinked.status().ToString();
+    // A's rename held a link while B unlinked, so A's is the last: A frees the file.
+    EXPECT_FALSE(unlinked->last_link);
+    EXPECT_EQ(gone.fno, fnos["x2"]);
+    EXPECT_TRUE(gone.last_link);
+    EXPECT_EQ(nlink(fnos["x2"]), 0);
+    EXPECT_TRUE(a.ReleaseInode(gone.fno).ok());
+  }
+  {
+    SCOPED_TRACE("B renames it first, A's rename would replace a file");
+    before_commit_of("t", [&] { EXPECT_TRUE(b_.Rename(kRoot, "x3", kRoot, "u", {}).ok()); });
+    Result<Unlinked> renamed = a.Rename(kRoot, "x3", kRoot, "t", RenameMode::kReplace);
+    EXPECT_TRUE(renamed.status().Is(StatusCode::kNotFound)) << renamed.status().ToString();
+    EXPECT_EQ(nlink(fnos["t"]), 1);
+    EXPECT_EQ(nlink(fnos["x3"]), 1);
+  }
+
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<std::vector<DirEntry>> entries = fresh.ReadDir(kRoot);
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  std::map<std::string, uint64_t> names;
+  for (const DirEntry& e : *entries) names[e.name] = e.fno;
+  const std::map<std::string, uint64_t> want = {
+      {"yb", fnos["x1"]}, {"t", fnos["t"]}, {"u", fnos["x3"]}};
+  EXPECT_EQ(names, want);
+  for (const auto& [name, fno] : names) {
+    EXPECT_TRUE(fresh.GetInode(fno).ok()) << name << " names a file that is gone";
+  }
 }
 
 }  // namespace
