@@ -21,7 +21,8 @@ struct Census {
 };
 
 // Every ORIGINAL object of the namespace, from every OSD (metadata only).
-Status TakeCensus(ClusterClient* cluster, uint32_t fnso, Census* census) {
+Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options,
+                  Census* census) {
   for (const auto& osd : cluster->osds()) {
     std::string token;
     do {
@@ -55,6 +56,7 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, Census* census) {
       }
       token = page->next_page_token();
     } while (!token.empty());
+    if (options.after_listing_osd) options.after_listing_osd(osd->osd_id());
   }
   return Status::Ok();
 }
@@ -64,22 +66,39 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, Census* census) {
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options) {
   ORTHOFS_RETURN_IF_ERROR(RequireSettledCluster(cluster, "fsck"));
   Census census;
-  ORTHOFS_RETURN_IF_ERROR(TakeCensus(cluster, fnso, &census));
+  ORTHOFS_RETURN_IF_ERROR(TakeCensus(cluster, fnso, options, &census));
   Namespace ns(cluster, fnso);
   FsckReport report;
   report.inodes = census.inodes.size();
   report.data_objects = census.data_objects;
+  // The census lists one OSD after another, so a file made while it ran may have its INODE on
+  // an OSD listed before the INODE existed, and its entry, DIRENT, DATA or SYMLINK objects on
+  // one listed after. A file's INODE is written before anything else of it, so one asked for
+  // now that exists is live: none of it is missing, orphaned or collected.
+  std::map<uint64_t, bool> made_meanwhile;
+  auto has_inode = [&](uint64_t fno) -> Result<bool> {
+    if (census.inodes.count(fno)) return true;
+    auto known = made_meanwhile.find(fno);
+    if (known != made_meanwhile.end()) return known->second;
+    Result<InodeRef> inode = ns.GetInode(fno);
+    if (!inode.ok() && !inode.status().Is(StatusCode::kNotFound)) return inode.status();
+    return made_meanwhile[fno] = inode.ok();
+  };
 
   // Names: every entry of every directory that has any.
   std::map<uint64_t, uint32_t> links;    // fno -> entries naming it
   std::map<uint64_t, uint32_t> subdirs;  // dir fno -> subdirectories
   for (uint64_t dir : census.dirent_files) {
-    if (census.inodes.count(dir) == 0) continue;  // entries of a vanished directory: orphans
+    Result<bool> dir_exists = has_inode(dir);
+    if (!dir_exists.ok()) return dir_exists.status();
+    if (!*dir_exists) continue;  // entries of a vanished directory: orphans
     Result<std::vector<DirEntry>> entries = ns.ReadDir(dir);
     if (!entries.ok()) return entries.status();
     for (const DirEntry& e : *entries) {
       ++report.entries;
-      if (census.inodes.count(e.fno) == 0) {
+      Result<bool> target_exists = has_inode(e.fno);
+      if (!target_exists.ok()) return target_exists.status();
+      if (!*target_exists) {
         report.dangling.push_back("dir " + std::to_string(dir) + ": '" + e.name +
                                   "' -> missing inode " + std::to_string(e.fno));
         continue;
@@ -98,7 +117,12 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (fno == kRootFno || links.count(fno)) {
       // Reached by a name: check the link count (directories: 2 + subdirectories).
       const uint32_t want = inode->inode.IsDirectory() ? 2 + subdirs[fno] : links[fno];
-      if (inode->inode.nlink != want) {
+      // A link, unlink or rename under way changes the count and the entries one after the
+      // other, and the directories were read before this inode: a count changed since the
+      // census, or lately (they stamp ctime), is left alone.
+      const bool changing =
+          inode->version != version || now.sec - inode->inode.ctime.sec < options.grace_seconds;
+      if (inode->inode.nlink != want && !changing) {
         ++report.link_count_fixes;
         if (!options.dry_run) {
           Inode fixed = inode->inode;
@@ -130,17 +154,22 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     return Status::Ok();
   };
   for (const auto& [fno, indexes] : census.data) {
-    if (census.inodes.count(fno)) continue;
+    Result<bool> live = has_inode(fno);
+    if (!live.ok()) return live.status();
+    if (*live) continue;
     for (uint64_t index : indexes) {
       ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, index, ObjectType::kData}));
     }
   }
   for (uint64_t fno : census.symlinks) {
-    if (!census.inodes.count(fno))
-      ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, 0, ObjectType::kSymlink}));
+    Result<bool> live = has_inode(fno);
+    if (!live.ok()) return live.status();
+    if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, 0, ObjectType::kSymlink}));
   }
   for (uint64_t dir : census.dirent_files) {
-    if (census.inodes.count(dir)) continue;
+    Result<bool> live = has_inode(dir);
+    if (!live.ok()) return live.status();
+    if (*live) continue;
     auto objects =
         cluster->ListFileObjects(CopyFlag::kOriginal, fnso, dir, ObjectType::kDirent, 0, false);
     if (!objects.ok()) return objects.status();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct FsckOptions {
   // Orphans changed within this many seconds are left alone: they may be a create or an
   // unlinked-but-open file of a live client.
   int64_t grace_seconds = 300;
+  // For tests: runs after the census has listed each OSD (its id), as a live client's change
+  // may land between two listings.
+  std::function<void(uint32_t osd_id)> after_listing_osd;
 };
 
 struct FsckReport {
