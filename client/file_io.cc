@@ -526,14 +526,15 @@ void FileIo::ForgetClean(uint64_t fno) {
 }
 
 Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
-  {
-    std::lock_guard lock(mu_);
-    cache_.Truncate(fno, size);
-    // A fill must not fetch an object the truncation has not reached on the OSDs yet: the old
-    // bytes would come back under a current fill token.
-    read_ahead_.Forget(fno);
-  }
+  Truncated(fno, size);
   return Flush(fno);
+}
+
+void FileIo::Truncated(uint64_t fno, uint64_t size) {
+  std::lock_guard lock(mu_);
+  cache_.Truncate(fno, size);  // also a new fill token: fetches under way are not kept
+  // Read-ahead's fills of the file stop: they would fetch objects past the new end.
+  read_ahead_.Forget(fno);
 }
 
 FileIoStats FileIo::stats() {

@@ -84,6 +84,10 @@ class FileIo {
   // Before the OSDs truncate the file to `size`: bytes beyond are dropped here, the rest is
   // written back, so no write-back lands after the truncation.
   Status PrepareTruncate(uint64_t fno, uint64_t size);
+  // After the OSDs truncated the file to `size`: a read that fetched while the truncation was
+  // on its way (with a fill token taken after PrepareTruncate) may have cached old bytes past
+  // the new end, which would come back if the file grows again. They go.
+  void Truncated(uint64_t fno, uint64_t size);
 
   FileIoStats stats();
 

@@ -274,6 +274,7 @@ class OrthoFs {
   }
 
   void Truncated(uint64_t fno, uint64_t size) {
+    io().Truncated(fno, size);
     std::lock_guard lock(mu_);
     kernel_sizes_.Told(fno, size);  // the kernel truncates its own size too
     auto it = open_.find(fno);

@@ -863,7 +863,8 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
   r.set_length(length);
   SendForCopyAsync<wire::ReadRequest, wire::ReadResponse>(
       oid, std::make_shared<wire::ReadRequest>(std::move(r)), &OsdClient::ReadAsync,
-      [oid, done = std::move(done)](Result<wire::ReadResponse> read) {
+      [this, oid, done = std::move(done)](Result<wire::ReadResponse> read) {
+        if (test_hooks_.after_reading) test_hooks_.after_reading(oid);
         if (read.ok()) {
           if (Status st = VerifyReadBytes(oid, *read); !st.ok()) return done(st);
         }
@@ -905,12 +906,13 @@ void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
         if (!client_id_.empty()) read->set_client_id(client_id_);
         group.emplace_back(oid, indexes[k]);
       }
-      osd->ReadManyAsync(std::move(request), [group = std::move(group), shared_done, read_alone,
-                                              osd](Result<wire::ReadManyResponse> r) {
+      osd->ReadManyAsync(std::move(request), [this, group = std::move(group), shared_done,
+                                              read_alone, osd](Result<wire::ReadManyResponse> r) {
         HandOutResults(
             *osd, OsdClient::BatchedCall::kReadMany, r, group.size(),
             [&](size_t k, Result<wire::ReadResponse> read) {
               const auto& [oid, index] = group[k];
+              if (test_hooks_.after_reading) test_hooks_.after_reading(oid);
               if (read.ok()) {
                 if (Status st = VerifyReadBytes(oid, *read); !st.ok()) read = st;
               }

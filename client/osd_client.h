@@ -268,6 +268,8 @@ class ClusterClient {
     std::function<void(const Oid& original)> before_writing_both_copies;
     // WriteOriginalThenReplica is about to write `original` (a metadata change's commit).
     std::function<void(const Oid& original)> before_writing_original_then_replica;
+    // ReadAsync or ReadManyAsync has `copy`'s answer and is about to hand it over.
+    std::function<void(const Oid& copy)> after_reading;
   };
   void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call

@@ -69,5 +69,46 @@ TEST(FileIoTest, AFlushWritesWhatWasWrittenAgainDuringAWriteBack) {
   EXPECT_EQ(writes_of_the_object.load(), 2);
 }
 
+// A read that fetched an object while a truncation was on its way (after PrepareTruncate,
+// before the OSDs deleted the object) lands after it. Its old bytes must not stay cached past
+// the new end: when the file grows again, that range reads as zeros.
+TEST(FileIoTest, AReadDuringATruncationLeavesNoOldBytesPastTheNewEnd) {
+  TestCluster cluster;
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  FileIo io(&client, kFnso);
+  ASSERT_TRUE(io.Write(kFno, 0, std::string(2 * object_size, 'a')).ok());
+  ASSERT_TRUE(io.Flush(kFno).ok());
+  io.Forget(kFno);  // nothing cached: the read below fetches
+
+  std::promise<void> arrived;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> held{false};
+  const Oid second{kFnso, kFno, 1, ObjectType::kData};
+  client.SetTestHooks({.after_reading = [&](const Oid& copy) {
+    if (copy.fno != kFno || copy.offset != 1 || held.exchange(true)) return;
+    arrived.set_value();  // the old bytes are here: hold them until the truncation is done
+    released.wait();
+  }});
+
+  // ftruncate to one object: PrepareTruncate, then (the INODE's SetAttr) the OSDs delete the
+  // second object, then Truncated. A reader that still knows the old size reads in between.
+  ASSERT_TRUE(io.PrepareTruncate(kFno, object_size).ok());
+  Result<std::string> old_read = Status::Internal("not read");
+  std::thread reader([&] { old_read = io.Read(kFno, object_size, 4096, 2 * object_size); });
+  ASSERT_EQ(arrived.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  ASSERT_TRUE(client.DeleteBothCopies(second).ok());
+  io.Truncated(kFno, object_size);
+  release.set_value();
+  reader.join();
+  ASSERT_TRUE(old_read.ok()) << old_read.status().ToString();  // read before the truncation
+
+  // The file grows back to two objects (ftruncate up): the second reads as zeros.
+  Result<std::string> grown = io.Read(kFno, object_size, 4096, 2 * object_size);
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  EXPECT_EQ(*grown, std::string(4096, '\0')) << "old bytes past the truncation came back";
+}
+
 }  // namespace
 }  // namespace orthofs
