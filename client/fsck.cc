@@ -121,7 +121,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       // other, and the directories were read before this inode: a count changed since the
       // census, or lately (they stamp ctime), is left alone.
       const bool changing =
-          inode->version != version || now.sec - inode->inode.ctime.sec < options.grace_seconds;
+          inode->version != version ||
+          (options.grace_seconds > 0 && now.sec - inode->inode.ctime.sec < options.grace_seconds);
       if (inode->inode.nlink != want && !changing) {
         ++report.link_count_fixes;
         if (!options.dry_run) {

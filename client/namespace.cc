@@ -476,7 +476,8 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
 }
 
 Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
-                              std::optional<Bucket> first) {
+                              std::optional<Bucket> first,
+                              const std::optional<DirEntry>& put_back) {
   const Oid dirent = DirentOid(dir, name);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<Bucket> bucket =
@@ -487,6 +488,7 @@ Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expe
     for (const auto& e : bucket->entries) {
       if (e.name == name && e.fno == expected_fno) {
         found = true;
+        if (put_back) entries.push_back(*put_back);
       } else {
         entries.push_back(e);
       }
@@ -553,32 +555,6 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   return TouchDirectory(dir, -1);
 }
 
-// Puts `name` in `dir` back as it was before a rename's commit (`replaced`, or nothing), while
-// the rename's entry (to `fno`) is still there.
-Status Namespace::UndoRenameEntry(uint64_t dir, std::string_view name, uint64_t fno,
-                                  const std::optional<DirEntry>& replaced) {
-  const Oid dirent = DirentOid(dir, name);
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    Result<Bucket> bucket = ReadBucket(dirent);
-    if (!bucket.ok()) return bucket.status();
-    std::vector<DirEntry> entries;
-    bool found = false;
-    for (const auto& e : bucket->entries) {
-      if (e.name == name && e.fno == fno) {
-        found = true;
-        if (replaced) entries.push_back(*replaced);
-      } else {
-        entries.push_back(e);
-      }
-    }
-    if (!found) return Status::Ok();  // changed since by someone else: theirs stays
-    Status st = WriteBucket(dirent, entries, bucket->version);
-    if (!st.Is(StatusCode::kVersionMismatch)) return st;
-    Backoff(attempt);
-  }
-  return Status::Unavailable("rename: too many conflicts undoing an entry");
-}
-
 Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
                                    std::string_view new_name, RenameMode mode,
                                    Unlinked* source_gone) {
@@ -606,20 +582,23 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     });
     if (!pinned.ok()) return pinned.status();
   }
-  // Drops the link the pin added. On a lost race the unlink that won may have left this pin
-  // the last link: the caller frees the file then (`source_gone`).
-  auto unpin = [&]() -> Result<InodeRef> {
-    return UpdateInode(source->fno, [](Inode* inode) {
+  // Drops the link the pin added. An unlink racing this rename may have left the pin the
+  // last link: the caller frees the file then (`source_gone`).
+  auto unpin = [&] {
+    if (moving_dir) return Status::Ok();
+    Result<InodeRef> dropped = UpdateInode(source->fno, [](Inode* inode) {
       if (inode->nlink > 0) --inode->nlink;
       return Status::Ok();
     });
-  };
-  auto give_up = [&](Status why) -> Status {
-    if (moving_dir) return why;
-    Result<InodeRef> dropped = unpin();
-    if (dropped.ok() && dropped->inode.nlink == 0 && source_gone != nullptr) {
+    if (!dropped.ok()) return dropped.status();
+    if (dropped->inode.nlink == 0 && source_gone != nullptr) {
       *source_gone = Unlinked{source->fno, true};
     }
+    return Status::Ok();
+  };
+  // Before the commit: nothing of this rename stays but the pin, which goes.
+  auto give_up = [&](Status why) {
+    (void)unpin();
     return why;
   };
 
@@ -642,7 +621,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     }
     if (replaced) {
       if (replaced->fno == source->fno) {  // two hard links to one inode: nothing changes
-        (void)give_up(Status::Ok());
+        (void)unpin();
         return Unlinked{};
       }
       if (mode == RenameMode::kNoReplace) {
@@ -678,34 +657,37 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       same.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, same, bucket->version);
       if (st.ok()) break;
-      if (!st.Is(StatusCode::kVersionMismatch)) return give_up(st);
+      // Any other failure may still have committed (the original's write is the commit, and
+      // an answer can be lost): the pin stays, a count too high at worst (fsck fixes it).
+      if (!st.Is(StatusCode::kVersionMismatch)) return st;
     } else {
       entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, entries, bucket->version);
+      if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) return st;  // as above
       if (st.ok()) {
         // 2. Drop the old name (a crash before this leaves two links, counted). If another
         // client took it first (a rename or unlink of the same name), this rename lost: its
         // entry goes again and the target comes back.
         Status removed = RemoveEntry(old_dir, old_name, source->fno);
         if (removed.Is(StatusCode::kNotFound)) {
-          Status undone = UndoRenameEntry(new_dir, new_name, source->fno, replaced);
-          return give_up(undone.ok() ? Status::NotFound(lost) : undone);
+          Status undone = RemoveEntry(new_dir, new_name, source->fno, std::nullopt, replaced);
+          // Someone else renamed or removed this rename's entry already: the pin counts for
+          // it (a rename) or was dropped with it (an unlink), and stays as it is.
+          if (undone.Is(StatusCode::kNotFound)) return Status::NotFound(lost);
+          if (!undone.ok()) return undone;  // the entry stays, and the pin counts it
+          return give_up(Status::NotFound(lost));
         }
         if (!removed.ok()) return removed;  // both names stay, and the pin counts the second
         break;
       }
-      if (!st.Is(StatusCode::kVersionMismatch)) return give_up(st);
     }
     Backoff(attempt);
   }
-  if (!moving_dir) {
-    // The rename took effect; a count left one too high only keeps the file from being freed
-    // at its last unlink (fsck fixes it), so it is not the caller's failure.
-    Result<InodeRef> dropped = unpin();
-    if (!dropped.ok()) {
-      spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
-                   source->fno, dropped.status().ToString());
-    }
+  // The rename took effect; a count left one too high only keeps the file from being freed
+  // at its last unlink (fsck fixes it), so it is not the caller's failure.
+  if (Status dropped = unpin(); !dropped.ok()) {
+    spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
+                 source->fno, dropped.ToString());
   }
   // 3. Parents' times and link counts; the replaced target loses its link.
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;

@@ -178,10 +178,10 @@ class Namespace {
                              std::string_view symlink_target);
   Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);
   // `first`: the bucket to try first (FindEntryToChange's); a conflict reads afresh.
+  // `put_back` takes the removed entry's place (a lost rename gives back what it replaced).
   Status RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
-                     std::optional<Bucket> first = std::nullopt);
-  Status UndoRenameEntry(uint64_t dir, std::string_view name, uint64_t fno,
-                         const std::optional<DirEntry>& replaced);
+                     std::optional<Bucket> first = std::nullopt,
+                     const std::optional<DirEntry>& put_back = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
   // ZeroData deletes up to this many whole objects without listing which exist.

@@ -10,7 +10,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "client/fsck.h"
 #include "client/osd_client.h"
@@ -240,18 +242,26 @@ TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     fnos[name] = made->fno;
   }
-  // Runs `theirs` once, when A is about to commit an entry named `name` in the root.
-  auto before_commit_of = [&](const std::string& name, std::function<void()> theirs) {
-    const uint64_t offset = DirentOffset(name);
-    auto ran = std::make_shared<bool>(false);
-    a_client.SetTestHooks({.before_writing_original_then_replica = [=](const Oid& original) {
-      if (original.fno != kRoot || original.type != ObjectType::kDirent ||
-          original.offset != offset || *ran) {
-        return;
+  // Runs `theirs` once, when A is about to commit an entry named `name` in the root. (The
+  // hook is set once, before A's client is used; what it runs is set per case.)
+  std::mutex hook_mu;
+  uint64_t commit_offset = 0;
+  std::function<void()> theirs;
+  a_client.SetTestHooks({.before_writing_original_then_replica = [&](const Oid& original) {
+    std::function<void()> run;
+    {
+      std::lock_guard lock(hook_mu);
+      if (original.fno == kRoot && original.type == ObjectType::kDirent &&
+          original.offset == commit_offset) {
+        run = std::exchange(theirs, nullptr);
       }
-      *ran = true;
-      theirs();
-    }});
+    }
+    if (run) run();
+  }});
+  auto before_commit_of = [&](const std::string& name, std::function<void()> change) {
+    std::lock_guard lock(hook_mu);
+    commit_offset = DirentOffset(name);
+    theirs = std::move(change);
   };
   auto nlink = [&](uint64_t fno) -> int64_t {
     Namespace fresh(&cluster_.client(), kFnso);
