@@ -402,6 +402,7 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"collected", r->collected},
                                 {"spared_in_grace", r->spared_in_grace},
                                 {"link_count_fixes", r->link_count_fixes},
+                                {"removal_marks_cleared", r->removal_marks_cleared},
                                 {"dry_run", options.dry_run}}
                      .dump()
               << "\n";
@@ -424,6 +425,8 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                 static_cast<unsigned long long>(r->spared_in_grace));
     std::printf("link counts %s: %llu\n", options.dry_run ? "wrong" : "fixed",
                 static_cast<unsigned long long>(r->link_count_fixes));
+    std::printf("rmdir marks left by a crash %s: %llu\n", options.dry_run ? "found" : "cleared",
+                static_cast<unsigned long long>(r->removal_marks_cleared));
   }
   return r->dangling.empty() ? kExitOk : kExitDegraded;
 }

@@ -28,12 +28,13 @@ struct FsckReport {
   uint64_t directories = 0;
   uint64_t entries = 0;
   uint64_t data_objects = 0;
-  std::vector<std::string> dangling;  // "dir 12: 'name' -> missing inode 40"
-  uint64_t orphan_inodes = 0;         // found
-  uint64_t orphan_objects = 0;        // data/dirent/symlink objects of missing inodes
-  uint64_t collected = 0;             // objects deleted (both copies)
-  uint64_t spared_in_grace = 0;       // orphans younger than the grace period
-  uint64_t link_count_fixes = 0;      // inodes whose nlink disagreed with their entries
+  std::vector<std::string> dangling;   // "dir 12: 'name' -> missing inode 40"
+  uint64_t orphan_inodes = 0;          // found
+  uint64_t orphan_objects = 0;         // data/dirent/symlink objects of missing inodes
+  uint64_t collected = 0;              // objects deleted (both copies)
+  uint64_t spared_in_grace = 0;        // orphans younger than the grace period
+  uint64_t link_count_fixes = 0;       // inodes whose nlink disagreed with their entries
+  uint64_t removal_marks_cleared = 0;  // directories an rmdir cut short left marked (Inode)
 };
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options);

@@ -311,7 +311,7 @@ Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
 }
 
 Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start,
-                                 PendingCalls* replica_pending) {
+                                 PendingCalls* replica_pending, bool entry_added) {
   // Without a start, the directory as this client wrote it a moment ago (a burst of changes in
   // one directory): if another client changed it since, the conditional write fails and the
   // update starts again from a fresh read.
@@ -322,6 +322,9 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
   return UpdateInode(
              dir,
              [&](Inode* inode) {
+               if (entry_added && inode->removing) {
+                 return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
+               }
                inode->mtime = inode->ctime = now;
                inode->nlink =
                    static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
@@ -380,12 +383,14 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
   }
   // 3. The parent's times (and link count for a subdirectory), from the parent read above; its
   // replica's write overlaps the entry replica's too.
-  const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent, &entry_replica);
+  const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent, &entry_replica,
+                                        /*entry_added=*/true);
   ORTHOFS_RETURN_IF_ERROR(entry_replica.Wait());
   if (touched.Is(StatusCode::kNotFound)) {
-    // Another client removed the directory after this client's last look at it: the entry just
-    // made is in no directory. It goes again, and the new inode with it (fsck would collect
-    // both as orphans otherwise).
+    // Another client removed the directory after this client's last look at it, or is removing
+    // it (its rmdir may have found it empty before this entry came): the entry just made is in
+    // no directory. It goes again, and the new inode with it (fsck would collect both as
+    // orphans otherwise).
     if (Status undone = RemoveEntry(dir, name, *fno); !undone.ok()) {
       spdlog::warn("entry '{}' made in removed directory {} stays (fsck collects it): {}", name,
                    dir, undone.ToString());
@@ -547,10 +552,28 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   if (!S_ISDIR(entry->type)) {
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
+  // The directory is marked first (Inode::removing): a create into it whose parent update
+  // comes after the mark refuses and takes its entry back, and one whose update came before
+  // committed its entry before that, so the check below sees it.
+  Result<InodeRef> marked = UpdateInode(entry->fno, [](Inode* inode) {
+    inode->removing = true;
+    inode->ctime = Now();
+    return Status::Ok();
+  });
+  if (!marked.ok()) return marked.status();
+  auto unmark_and = [&](Status why) {
+    (void)UpdateInode(entry->fno, [](Inode* inode) {
+      inode->removing = false;
+      return Status::Ok();
+    });
+    return why;
+  };
   Result<bool> empty = DirectoryIsEmpty(entry->fno);
-  if (!empty.ok()) return empty.status();
-  if (!*empty) return Status::NotEmpty("'" + std::string(name) + "' is not empty");
-  ORTHOFS_RETURN_IF_ERROR(RemoveEntry(dir, name, entry->fno));
+  if (!empty.ok()) return unmark_and(empty.status());
+  if (!*empty) return unmark_and(Status::NotEmpty("'" + std::string(name) + "' is not empty"));
+  if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
+    return unmark_and(removed);
+  }
   ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
   return TouchDirectory(dir, -1);
 }

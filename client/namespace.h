@@ -194,8 +194,10 @@ class Namespace {
   // Bytes [from, to) of one data object read as zeros afterwards (both copies rewritten; a
   // range reaching the stored end cuts it off). A missing object is a hole already.
   Status ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to);
+  // The directory's times, and its link count by `nlink_delta`. `entry_added`: the caller just
+  // committed an entry there, which a directory an rmdir is removing refuses (NotFound).
   Status TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start = std::nullopt,
-                        PendingCalls* replica_pending = nullptr);
+                        PendingCalls* replica_pending = nullptr, bool entry_added = false);
 
   ClusterClient* cluster_;
   std::atomic<uint64_t> inode_changes_{0};

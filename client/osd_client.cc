@@ -1072,6 +1072,7 @@ Status ClusterClient::SyncAll() {
 
 Status ClusterClient::DeleteBothCopies(const Oid& original,
                                        std::optional<uint64_t> expected_version) {
+  if (test_hooks_.before_deleting_both_copies) test_hooks_.before_deleting_both_copies(original);
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
   // A data object's original believed down is not waited for, as in WriteBothCopiesAsync (one

@@ -270,6 +270,8 @@ class ClusterClient {
     std::function<void(const Oid& original)> before_writing_original_then_replica;
     // ReadAsync or ReadManyAsync has `copy`'s answer and is about to hand it over.
     std::function<void(const Oid& copy)> after_reading;
+    // DeleteBothCopies is about to delete `original`'s copies.
+    std::function<void(const Oid& original)> before_deleting_both_copies;
   };
   void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call

@@ -10,6 +10,10 @@ namespace {
 
 constexpr uint8_t kInodeFormat = 1;
 constexpr uint8_t kInodeWithXattrsFormat = 2;  // format 1 followed by the attributes
+// Format 1, then flags (u32) and the attributes (their count may be 0). Written only while a
+// flag is set, so inodes without one keep the formats older clients read.
+constexpr uint8_t kInodeWithFlagsFormat = 3;
+constexpr uint32_t kInodeRemovingFlag = 1;
 constexpr uint8_t kDirentFormat = 1;
 constexpr uint8_t kSuperFormat = 1;
 
@@ -84,7 +88,10 @@ void Inode::DropPrivileges() {
 
 std::string EncodeInode(const Inode& inode) {
   std::string out;
-  out.push_back(static_cast<char>(inode.xattrs.empty() ? kInodeFormat : kInodeWithXattrsFormat));
+  const uint8_t format = inode.removing         ? kInodeWithFlagsFormat
+                         : inode.xattrs.empty() ? kInodeFormat
+                                                : kInodeWithXattrsFormat;
+  out.push_back(static_cast<char>(format));
   AppendBigEndian32(&out, inode.mode);
   AppendBigEndian32(&out, inode.uid);
   AppendBigEndian32(&out, inode.gid);
@@ -94,7 +101,8 @@ std::string EncodeInode(const Inode& inode) {
   AppendTime(&out, inode.atime);
   AppendTime(&out, inode.mtime);
   AppendTime(&out, inode.ctime);
-  if (!inode.xattrs.empty()) {
+  if (format == kInodeWithFlagsFormat) AppendBigEndian32(&out, kInodeRemovingFlag);
+  if (format != kInodeFormat) {
     AppendBigEndian32(&out, static_cast<uint32_t>(inode.xattrs.size()));
     for (const auto& [name, value] : inode.xattrs) {
       AppendBigEndian32(&out, static_cast<uint32_t>(name.size()));
@@ -113,15 +121,23 @@ Result<Inode> DecodeInode(std::string_view bytes) {
   auto corrupt = [&] {
     return Status::Corruption("undecodable inode of " + std::to_string(bytes.size()) + " bytes");
   };
-  if (!r.U8(&format) || (format != kInodeFormat && format != kInodeWithXattrsFormat) ||
+  if (!r.U8(&format) ||
+      (format != kInodeFormat && format != kInodeWithXattrsFormat &&
+       format != kInodeWithFlagsFormat) ||
       !r.U32(&inode.mode) || !r.U32(&inode.uid) || !r.U32(&inode.gid) || !r.U32(&inode.nlink) ||
       !r.U64(&inode.size) || !r.U64(&inode.rdev) || !r.Time(&inode.atime) ||
       !r.Time(&inode.mtime) || !r.Time(&inode.ctime)) {
     return corrupt();
   }
-  if (format == kInodeWithXattrsFormat) {
+  if (format == kInodeWithFlagsFormat) {
+    uint32_t flags = 0;
+    if (!r.U32(&flags) || flags != kInodeRemovingFlag) return corrupt();
+    inode.removing = true;
+  }
+  if (format != kInodeFormat) {
     uint32_t count = 0;
-    if (!r.U32(&count) || count == 0) return corrupt();
+    // Format 2 exists for attributes; format 3 may have none.
+    if (!r.U32(&count) || (count == 0 && format == kInodeWithXattrsFormat)) return corrupt();
     for (uint32_t i = 0; i < count; ++i) {
       uint32_t name_len = 0, value_len = 0;
       std::string name, value;

@@ -37,6 +37,10 @@ struct Inode {
   Timespec atime, mtime, ctime;
   // Extended attributes live in the inode: one conditional write changes them atomically.
   std::map<std::string, std::string> xattrs;
+  // A directory rmdir is removing: it checked or is checking that the directory is empty,
+  // so no entry may be added (a create's parent update refuses, and the create takes its
+  // entry back). An rmdir that finds entries clears it; fsck clears one left by a crash.
+  bool removing = false;
 
   bool IsDirectory() const;
   bool IsRegular() const;

@@ -368,5 +368,68 @@ TEST_F(NamespaceTest, FsckLeavesWhatIsMadeWhileItsCensusRunsAlone) {
   EXPECT_EQ(entries->front().name, "x");
 }
 
+// B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
+// commits before A removes d's own entry (a ClusterClient test hook runs B's create there).
+// B's create then meets rmdir's mark on d, takes its entry and inode back and reports
+// NotFound, and nothing is left behind. (B's create used to succeed into a directory about to
+// be deleted; fsck then collected the file.) An rmdir that finds entries leaves no mark.
+TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
+  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
+  Namespace a(&a_client, kFnso);
+  Result<InodeRef> d = b_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Status created = Status::Internal("not run");
+  std::mutex hook_mu;
+  bool ran = false;
+  a_client.SetTestHooks({.before_deleting_both_copies = [&](const Oid& original) {
+    {
+      std::lock_guard lock(hook_mu);
+      if (ran || original.fno != kRoot || original.type != ObjectType::kDirent ||
+          original.offset != DirentOffset("d")) {
+        return;
+      }
+      ran = true;
+    }
+    created = b_.Create(d->fno, "f", S_IFREG | 0644, 0, Credentials{}).status();
+  }});
+  Status removed = a.Rmdir(kRoot, "d");
+  EXPECT_TRUE(removed.ok()) << removed.ToString();
+  ASSERT_TRUE(ran) << "the rmdir did not delete the entry's DIRENT object";
+  EXPECT_TRUE(created.Is(StatusCode::kNotFound)) << created.ToString();
+  FsckOptions dry_run;
+  dry_run.dry_run = true;
+  dry_run.grace_seconds = 0;
+  Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, dry_run);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->dangling.empty());
+  EXPECT_EQ(report->orphan_inodes, 0u) << "the file created in the removed directory stayed";
+  EXPECT_EQ(report->orphan_objects, 0u);
+
+  Result<InodeRef> e = b_.Create(kRoot, "e", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_TRUE(b_.Create(e->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
+  EXPECT_TRUE(a.Rmdir(kRoot, "e").Is(StatusCode::kNotEmpty));
+  EXPECT_TRUE(b_.Create(e->fno, "h", S_IFREG | 0644, 0, Credentials{}).ok());
+  Result<InodeRef> unmarked = b_.GetInode(e->fno);
+  ASSERT_TRUE(unmarked.ok()) << unmarked.status().ToString();
+  EXPECT_FALSE(unmarked->inode.removing);
+
+  // An rmdir cut short after its mark (a crash) leaves e refusing new entries; fsck clears it.
+  Inode marked = unmarked->inode;
+  marked.removing = true;
+  ASSERT_TRUE(cluster_.client()
+                  .WriteOriginalThenReplica(Oid{kFnso, e->fno, 0, ObjectType::kInode},
+                                            EncodeInode(marked), unmarked->version)
+                  .ok());
+  EXPECT_TRUE(
+      b_.Create(e->fno, "i", S_IFREG | 0644, 0, Credentials{}).status().Is(StatusCode::kNotFound));
+  FsckOptions fix;
+  fix.grace_seconds = 0;
+  report = RunFsck(&cluster_.client(), kFnso, fix);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->removal_marks_cleared, 1u);
+  EXPECT_TRUE(b_.Create(e->fno, "i", S_IFREG | 0644, 0, Credentials{}).ok());
+}
+
 }  // namespace
 }  // namespace orthofs::testing
