@@ -464,15 +464,24 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
           entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
           return WriteBucket(dirent, entries, bucket->version);
         }();
+    auto drop_raised_link = [&] {
+      (void)UpdateInode(fno, [](Inode* inode) {
+        if (inode->nlink > 0) --inode->nlink;
+        return Status::Ok();
+      });
+    };
     if (st.ok()) {
-      ORTHOFS_RETURN_IF_ERROR(TouchDirectory(dir, 0));
+      const Status touched = TouchDirectory(dir, 0, std::nullopt, nullptr, /*entry_added=*/true);
+      if (touched.Is(StatusCode::kNotFound)) {
+        // The directory is being removed (see MakeInode): the new name goes again.
+        if (Status undone = RemoveEntry(dir, name, fno); !undone.ok()) return undone;
+        drop_raised_link();
+      }
+      ORTHOFS_RETURN_IF_ERROR(touched);
       return raised;
     }
     if (!st.Is(StatusCode::kVersionMismatch)) {
-      (void)UpdateInode(fno, [](Inode* inode) {
-        --inode->nlink;
-        return Status::Ok();
-      });
+      drop_raised_link();
       return st;
     }
     Backoff(attempt);
@@ -552,30 +561,42 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   if (!S_ISDIR(entry->type)) {
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
-  // The directory is marked first (Inode::removing): a create into it whose parent update
-  // comes after the mark refuses and takes its entry back, and one whose update came before
-  // committed its entry before that, so the check below sees it.
-  Result<InodeRef> marked = UpdateInode(entry->fno, [](Inode* inode) {
+  ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, name));
+  if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
+    ClearRemovalMark(entry->fno);
+    return removed;
+  }
+  ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
+  return TouchDirectory(dir, -1);
+}
+
+Status Namespace::MarkForRemovalIfEmpty(uint64_t dir, std::string_view name) {
+  // The directory is marked first (Inode::removing): an entry made in it (create, link, rename)
+  // whose parent update comes after the mark refuses and is taken back, and one whose update
+  // came before committed its entry before that, so the check below sees it.
+  Result<InodeRef> marked = UpdateInode(dir, [](Inode* inode) {
     inode->removing = true;
     inode->ctime = Now();
     return Status::Ok();
   });
   if (!marked.ok()) return marked.status();
-  auto unmark_and = [&](Status why) {
-    (void)UpdateInode(entry->fno, [](Inode* inode) {
-      inode->removing = false;
-      return Status::Ok();
-    });
-    return why;
-  };
-  Result<bool> empty = DirectoryIsEmpty(entry->fno);
-  if (!empty.ok()) return unmark_and(empty.status());
-  if (!*empty) return unmark_and(Status::NotEmpty("'" + std::string(name) + "' is not empty"));
-  if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
-    return unmark_and(removed);
+  Result<bool> empty = DirectoryIsEmpty(dir);
+  if (empty.ok() && *empty) return Status::Ok();
+  ClearRemovalMark(dir);
+  if (!empty.ok()) return empty.status();
+  return Status::NotEmpty("'" + std::string(name) + "' is not empty");
+}
+
+void Namespace::ClearRemovalMark(uint64_t dir) {
+  // A mark left behind (this update failing too) refuses new entries until fsck clears it.
+  Result<InodeRef> cleared = UpdateInode(dir, [](Inode* inode) {
+    inode->removing = false;
+    return Status::Ok();
+  });
+  if (!cleared.ok() && !cleared.status().Is(StatusCode::kNotFound)) {
+    spdlog::warn("directory {} keeps its rmdir mark (fsck clears it): {}", dir,
+                 cleared.status().ToString());
   }
-  ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
-  return TouchDirectory(dir, -1);
 }
 
 Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
@@ -619,8 +640,16 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     }
     return Status::Ok();
   };
+  // A directory this rename replaces is marked as an rmdir marks it, so that no entry lands
+  // in it between its emptiness check and its deletion.
+  std::optional<uint64_t> marked_target;
+  auto unmark_target = [&] {
+    if (marked_target) ClearRemovalMark(*marked_target);
+    marked_target.reset();
+  };
   // Before the commit: nothing of this rename stays but the pin, which goes.
   auto give_up = [&](Status why) {
+    unmark_target();
     (void)unpin();
     return why;
   };
@@ -628,8 +657,12 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   const Oid new_dirent = DirentOid(new_dir, new_name);
   const Oid old_dirent = DirentOid(old_dir, old_name);
   std::optional<DirEntry> replaced;
+  const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
+  int new_dir_links = 0;  // the change of new_dir's link count
+  bool new_dir_touched = false;
   // 1. Point new_name at the source (the commit point), replacing a target entry.
   for (int attempt = 0;; ++attempt) {
+    unmark_target();  // a conflict: the target may be another one now
     if (attempt == kMaxAttempts) return give_up(Status::Unavailable("rename: too many conflicts"));
     Result<Bucket> bucket = ReadBucket(new_dirent);
     if (!bucket.ok()) return give_up(bucket.status());
@@ -657,13 +690,13 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         return give_up(Status::IsADirectory("'" + std::string(new_name) + "' is a directory"));
       }
       if (S_ISDIR(replaced->type)) {
-        Result<bool> empty = DirectoryIsEmpty(replaced->fno);
-        if (!empty.ok()) return give_up(empty.status());
-        if (!*empty) {
-          return give_up(Status::NotEmpty("'" + std::string(new_name) + "' is not empty"));
+        if (Status marked = MarkForRemovalIfEmpty(replaced->fno, new_name); !marked.ok()) {
+          return give_up(marked);
         }
+        marked_target = replaced->fno;
       }
     }
+    new_dir_links = moved_dir_links - (replaced && S_ISDIR(replaced->type) ? 1 : 0);
     if (new_dirent == old_dirent) {
       // One bucket holds both names: one conditional write does the whole rename, if the old
       // name there still names the source.
@@ -681,25 +714,46 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       Status st = WriteBucket(new_dirent, same, bucket->version);
       if (st.ok()) break;
       // Any other failure may still have committed (the original's write is the commit, and
-      // an answer can be lost): the pin stays, a count too high at worst (fsck fixes it).
-      if (!st.Is(StatusCode::kVersionMismatch)) return st;
+      // an answer can be lost): the pin stays, a count too high at worst (fsck fixes it). The
+      // target's mark goes: a target still there must take entries again, and one replaced is
+      // an orphan that fsck collects.
+      if (!st.Is(StatusCode::kVersionMismatch)) {
+        unmark_target();
+        return st;
+      }
     } else {
       entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, entries, bucket->version);
-      if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) return st;  // as above
+      if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) {  // as above
+        unmark_target();
+        return st;
+      }
       if (st.ok()) {
-        // 2. Drop the old name (a crash before this leaves two links, counted). If another
-        // client took it first (a rename or unlink of the same name), this rename lost: its
-        // entry goes again and the target comes back.
-        Status removed = RemoveEntry(old_dir, old_name, source->fno);
-        if (removed.Is(StatusCode::kNotFound)) {
+        // Until the old name goes, this rename can still be taken back: its entry goes again
+        // and the target comes back.
+        auto take_back = [&](Status why) {
           Status undone = RemoveEntry(new_dir, new_name, source->fno, std::nullopt, replaced);
           // Someone else renamed or removed this rename's entry already: the pin counts for
           // it (a rename) or was dropped with it (an unlink), and stays as it is.
-          if (undone.Is(StatusCode::kNotFound)) return Status::NotFound(lost);
+          if (undone.Is(StatusCode::kNotFound)) return why;
           if (!undone.ok()) return undone;  // the entry stays, and the pin counts it
-          return give_up(Status::NotFound(lost));
+          if (new_dir_touched && new_dir_links != 0) (void)TouchDirectory(new_dir, -new_dir_links);
+          return give_up(why);
+        };
+        // 2. A new directory refuses the entry if an rmdir is removing it (see MakeInode).
+        if (new_dir != old_dir) {
+          Status touched =
+              TouchDirectory(new_dir, new_dir_links, std::nullopt, nullptr, /*entry_added=*/true);
+          if (touched.Is(StatusCode::kNotFound)) {
+            return take_back(Status::NotFound("the target directory is being removed"));
+          }
+          if (!touched.ok()) return take_back(touched);
+          new_dir_touched = true;
         }
+        // 3. Drop the old name (a crash before this leaves two links, counted). If another
+        // client took it first (a rename or unlink of the same name), this rename lost.
+        Status removed = RemoveEntry(old_dir, old_name, source->fno);
+        if (removed.Is(StatusCode::kNotFound)) return take_back(Status::NotFound(lost));
         if (!removed.ok()) return removed;  // both names stay, and the pin counts the second
         break;
       }
@@ -712,12 +766,10 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
                  source->fno, dropped.ToString());
   }
-  // 3. Parents' times and link counts; the replaced target loses its link.
-  const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
+  // 4. Parents' times and link counts; the replaced target loses its link.
   ORTHOFS_RETURN_IF_ERROR(TouchDirectory(old_dir, -moved_dir_links));
-  if (new_dir != old_dir || replaced) {
-    const int replaced_dir_links = replaced && S_ISDIR(replaced->type) ? 1 : 0;
-    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(new_dir, moved_dir_links - replaced_dir_links));
+  if (!new_dir_touched && replaced) {
+    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(new_dir, new_dir_links));
   }
   if (!replaced) return Unlinked{};
   if (S_ISDIR(replaced->type)) {

@@ -183,6 +183,10 @@ class Namespace {
                      std::optional<Bucket> first = std::nullopt,
                      const std::optional<DirEntry>& put_back = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
+  // Marks directory `dir` (named `name`, for the error) as being removed and checks that it is
+  // empty: OK leaves it marked; NotEmpty or an error leaves it unmarked.
+  Status MarkForRemovalIfEmpty(uint64_t dir, std::string_view name);
+  void ClearRemovalMark(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
   // ZeroData deletes up to this many whole objects without listing which exist.
   static constexpr uint64_t kDeleteUnlistedUpTo = 16;
@@ -195,7 +199,8 @@ class Namespace {
   // range reaching the stored end cuts it off). A missing object is a hole already.
   Status ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to);
   // The directory's times, and its link count by `nlink_delta`. `entry_added`: the caller just
-  // committed an entry there, which a directory an rmdir is removing refuses (NotFound).
+  // committed an entry there, which a directory an rmdir is removing refuses (NotFound); the
+  // caller then takes its entry back.
   Status TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start = std::nullopt,
                         PendingCalls* replica_pending = nullptr, bool entry_added = false);
 

@@ -431,5 +431,135 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   EXPECT_TRUE(b_.Create(e->fno, "i", S_IFREG | 0644, 0, Credentials{}).ok());
 }
 
+// Links and renames into a directory that an rmdir is removing are taken back as a create's
+// entry is, and a rename over an empty directory marks it as an rmdir does: nothing lands in a
+// directory between its emptiness check and its deletion.
+TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
+  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
+  Namespace a(&a_client, kFnso);
+  // Runs `theirs` once, when A is about to delete (an rmdir's last entry in a bucket) or write
+  // (a rename's commit) the root's DIRENT bucket of `name`.
+  std::mutex hook_mu;
+  uint64_t hooked_offset = 0;
+  std::function<void()> theirs;
+  auto run_theirs_at = [&](const Oid& original) {
+    std::function<void()> run;
+    {
+      std::lock_guard lock(hook_mu);
+      if (original.fno == kRoot && original.type == ObjectType::kDirent &&
+          original.offset == hooked_offset) {
+        run = std::exchange(theirs, nullptr);
+      }
+    }
+    if (run) run();
+  };
+  a_client.SetTestHooks({.before_writing_original_then_replica = run_theirs_at,
+                         .before_deleting_both_copies = run_theirs_at});
+  auto at_bucket_of = [&](const std::string& name, std::function<void()> change) {
+    std::lock_guard lock(hook_mu);
+    hooked_offset = DirentOffset(name);
+    theirs = std::move(change);
+  };
+  auto ran = [&] {
+    std::lock_guard lock(hook_mu);
+    return theirs == nullptr;
+  };
+  auto nlink = [&](uint64_t fno) -> int64_t {
+    Namespace fresh(&cluster_.client(), kFnso);
+    Result<InodeRef> inode = fresh.GetInode(fno);
+    return inode.ok() ? inode->inode.nlink : -1;
+  };
+  auto expect_consistent = [&] {
+    FsckOptions dry_run;
+    dry_run.dry_run = true;
+    dry_run.grace_seconds = 0;
+    Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, dry_run);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->dangling.empty());
+    EXPECT_EQ(report->orphan_inodes, 0u);
+    EXPECT_EQ(report->orphan_objects, 0u);
+    EXPECT_EQ(report->link_count_fixes, 0u);
+    EXPECT_EQ(report->removal_marks_cleared, 0u);
+  };
+  Result<InodeRef> x = CreateFile(b_, "x");
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  Result<InodeRef> sub = b_.Create(kRoot, "sub", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(sub.ok()) << sub.status().ToString();
+  const int64_t root_links = nlink(kRoot);
+
+  {
+    SCOPED_TRACE("B links a file into the directory A removes");
+    Result<InodeRef> d = b_.Create(kRoot, "d1", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    Status linked = Status::Internal("not run");
+    at_bucket_of("d1", [&] { linked = b_.Link(x->fno, d->fno, "l").status(); });
+    EXPECT_TRUE(a.Rmdir(kRoot, "d1").ok());
+    ASSERT_TRUE(ran());
+    EXPECT_TRUE(linked.Is(StatusCode::kNotFound)) << linked.ToString();
+    EXPECT_EQ(nlink(x->fno), 1);
+    expect_consistent();
+  }
+  {
+    SCOPED_TRACE("B renames a file into the directory A removes");
+    Result<InodeRef> d = b_.Create(kRoot, "d2", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    Status renamed = Status::Internal("not run");
+    at_bucket_of(
+        "d2", [&] { renamed = b_.Rename(kRoot, "x", d->fno, "y", RenameMode::kReplace).status(); });
+    EXPECT_TRUE(a.Rmdir(kRoot, "d2").ok());
+    ASSERT_TRUE(ran());
+    EXPECT_TRUE(renamed.Is(StatusCode::kNotFound)) << renamed.ToString();
+    Result<InodeRef> still = b_.Lookup(kRoot, "x");
+    ASSERT_TRUE(still.ok()) << still.status().ToString();
+    EXPECT_EQ(still->fno, x->fno);
+    EXPECT_EQ(nlink(x->fno), 1);
+    expect_consistent();
+  }
+  {
+    SCOPED_TRACE("B renames a directory into the directory A removes");
+    Result<InodeRef> d = b_.Create(kRoot, "d3", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    Status renamed = Status::Internal("not run");
+    at_bucket_of("d3", [&] {
+      renamed = b_.Rename(kRoot, "sub", d->fno, "sub", RenameMode::kReplace).status();
+    });
+    EXPECT_TRUE(a.Rmdir(kRoot, "d3").ok());
+    ASSERT_TRUE(ran());
+    EXPECT_TRUE(renamed.Is(StatusCode::kNotFound)) << renamed.ToString();
+    EXPECT_TRUE(b_.Lookup(kRoot, "sub").ok());
+    EXPECT_EQ(nlink(kRoot), root_links);
+    expect_consistent();
+  }
+  {
+    SCOPED_TRACE("B creates a file in the empty directory A's rename replaces");
+    Result<InodeRef> target = b_.Create(kRoot, "t", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    Status created = Status::Internal("not run");
+    at_bucket_of("t", [&] {
+      created = b_.Create(target->fno, "f", S_IFREG | 0644, 0, Credentials{}).status();
+    });
+    Result<Unlinked> renamed = a.Rename(kRoot, "sub", kRoot, "t", RenameMode::kReplace);
+    EXPECT_TRUE(renamed.ok()) << renamed.status().ToString();
+    ASSERT_TRUE(ran());
+    EXPECT_TRUE(created.Is(StatusCode::kNotFound)) << created.ToString();
+    Result<InodeRef> moved = b_.Lookup(kRoot, "t");
+    ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+    EXPECT_EQ(moved->fno, sub->fno);
+    EXPECT_EQ(nlink(kRoot), root_links);
+    expect_consistent();
+  }
+  {
+    SCOPED_TRACE("a rename over a directory that is not empty leaves it as it was");
+    Result<InodeRef> full = b_.Create(kRoot, "full", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(full.ok()) << full.status().ToString();
+    ASSERT_TRUE(b_.Create(full->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
+    EXPECT_TRUE(a.Rename(kRoot, "t", kRoot, "full", RenameMode::kReplace)
+                    .status()
+                    .Is(StatusCode::kNotEmpty));
+    EXPECT_TRUE(b_.Create(full->fno, "h", S_IFREG | 0644, 0, Credentials{}).ok());
+    expect_consistent();
+  }
+}
+
 }  // namespace
 }  // namespace orthofs::testing
