@@ -96,7 +96,7 @@ bool WriteBackCache::Delivered(const ObjectKey& key, uint64_t offset, uint64_t l
 
 void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
                                  uint64_t offset, uint64_t length, char* out) {
-  if (token != generation_) {
+  if (StaleFill(key, token)) {
     // The file changed under the read: answer from what was read, overlaid with what this
     // client knows, but keep nothing.
     ++stats_.stale_fills;
@@ -122,7 +122,7 @@ void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::stri
 }
 
 bool WriteBackCache::Fill(const ObjectKey& key, uint64_t token, std::string stored) {
-  if (token != generation_) {
+  if (StaleFill(key, token)) {
     ++stats_.stale_fills;
     return false;
   }
@@ -164,6 +164,7 @@ bool WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_vi
     std::memcpy(bytes.data() + offset, data.data(), data.size());
   }
   e.valid.Add(offset, end);
+  e.written = true;
   if (e.dirty.empty()) {
     e.dirty_seq = next_dirty_seq_++;
     e.dirty_since = now;
@@ -287,18 +288,40 @@ void WriteBackCache::Drop(Entries::iterator it) {
   e.dirty.Clear();
   Account(it->first, e);  // leaves the write-back queues
   Unaccount(e);
+  if (e.written) RememberWrittenDrop(it->first);
   lru_.erase(e.lru);
   entries_.erase(it);
 }
 
+bool WriteBackCache::StaleFill(const ObjectKey& key, uint64_t token) const {
+  if (token < stale_before_) return true;
+  auto dropped = written_drops_.find(key);
+  return dropped != written_drops_.end() && token < dropped->second;
+}
+
+void WriteBackCache::RememberWrittenDrop(const ObjectKey& key) {
+  const uint64_t now = ++fill_clock_;
+  written_drops_[key] = now;
+  drop_order_.emplace_back(now, key);
+  while (drop_order_.size() > kRememberedDrops) {
+    // Forgotten, this drop still makes every fill fetched before it stale: a few needless
+    // refetches, never old bytes.
+    const auto [clock, oldest] = drop_order_.front();
+    drop_order_.pop_front();
+    stale_before_ = std::max(stale_before_, clock);
+    auto it = written_drops_.find(oldest);
+    if (it != written_drops_.end() && it->second == clock) written_drops_.erase(it);
+  }
+}
+
 void WriteBackCache::Forget(uint64_t fno) {
-  ++generation_;
+  stale_before_ = ++fill_clock_;
   auto it = entries_.lower_bound({fno, 0});
   while (it != entries_.end() && it->first.fno == fno) Drop(it++);
 }
 
 void WriteBackCache::ForgetClean(uint64_t fno) {
-  ++generation_;
+  stale_before_ = ++fill_clock_;
   auto it = entries_.lower_bound({fno, 0});
   while (it != entries_.end() && it->first.fno == fno) {
     Entry& e = it->second;
@@ -316,7 +339,7 @@ void WriteBackCache::ForgetClean(uint64_t fno) {
 }
 
 void WriteBackCache::Truncate(uint64_t fno, uint64_t size) {
-  ++generation_;
+  stale_before_ = ++fill_clock_;
   const uint64_t os = options_.object_size;
   const uint64_t first_gone = (size + os - 1) / os;  // objects from here on hold no byte
   auto it = entries_.lower_bound({fno, first_gone});
@@ -364,6 +387,7 @@ void WriteBackCache::EvictClean() {
     if (Pinned(found->second)) continue;
     ++stats_.evictions;
     Unaccount(found->second);
+    if (found->second.written) RememberWrittenDrop(found->first);
     it = lru_.erase(it);
     entries_.erase(found);
   }

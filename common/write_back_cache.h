@@ -93,8 +93,10 @@ class WriteBackCache {
   bool Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out);
 
   // Taken before reading an object from the OSDs and handed to FillAndRead: a fill that raced
-  // with a Truncate or Forget is not kept.
-  uint64_t FillToken() const { return generation_; }
+  // with a Truncate or Forget of its file is not kept, nor one that raced with this client's
+  // write of its object when the written object has left the cache since (the fetch may
+  // carry the bytes from before the write, and nothing here would win over them any more).
+  uint64_t FillToken() const { return fill_clock_; }
   // The object as the OSDs hold it (`stored`; bytes beyond it read as zeros, as do absent
   // objects). Bytes written here are newer and win. Copies [offset, offset + length) of the
   // merged object into `out`. The cache keeps `stored` itself (moved in: no copy of the object).
@@ -170,6 +172,7 @@ class WriteBackCache {
     ByteRanges writing;    // the ranges of the write-back in flight
     ByteRanges delivered;  // bytes the kernel's page cache received from here (Delivered)
     bool in_flight = false;
+    bool written = false;      // this client wrote bytes of it (Write)
     uint64_t incarnation = 0;  // bumped when the bytes are dropped under a write-back
     uint64_t dirty_seq = 0;    // position in dirty_order_ while dirty
     CacheClock::time_point dirty_since;
@@ -187,6 +190,10 @@ class WriteBackCache {
     return pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *
                                                   options_.w2_share());
   }
+  // Whether a fill with `token` came too late to be kept (see FillToken).
+  bool StaleFill(const ObjectKey& key, uint64_t token) const;
+  // An entry this client wrote leaves the cache: fills of it fetched before now are stale.
+  void RememberWrittenDrop(const ObjectKey& key);
   // Every state change of an entry happens between Unaccount and Account.
   void Unaccount(const Entry& e);
   void Account(const ObjectKey& key, Entry& e);
@@ -208,7 +215,15 @@ class WriteBackCache {
   // Failed write-backs are retried first, so their sequence numbers sort before all others.
   uint64_t next_retry_seq_ = 1;
   uint64_t next_dirty_seq_ = 1ull << 63;
-  uint64_t generation_ = 0;
+  // Fill tokens: the clock ticks at every event that makes earlier fills stale. Fills with a
+  // token before `stale_before_` are stale for every object (a Truncate or Forget, or a
+  // written drop forgotten below); those before the clock of a remembered drop of their
+  // object are stale for that object.
+  uint64_t fill_clock_ = 0;
+  uint64_t stale_before_ = 0;
+  std::map<ObjectKey, uint64_t> written_drops_;           // object -> clock of its drop
+  std::list<std::pair<uint64_t, ObjectKey>> drop_order_;  // oldest first
+  static constexpr size_t kRememberedDrops = 4096;
   uint64_t bytes_ = 0;
   uint64_t dirty_bytes_ = 0;
   uint64_t pinned_bytes_ = 0;

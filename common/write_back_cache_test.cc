@@ -382,6 +382,63 @@ TEST(WriteBackCacheTest, FreshTokenAfterTruncateIsKept) {
   EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, kObjectSize), stored);
 }
 
+// A fetch that began before this client wrote an object comes back after the written object
+// was written back and left the cache: it carries the bytes from before the write, and must
+// not bring them back.
+TEST(WriteBackCacheTest, FillFetchedBeforeAWriteIsNotKeptOnceTheWrittenObjectWasEvicted) {
+  WriteBackCache cache(Options());
+  const ObjectKey written{1, 0};
+  const uint64_t token = cache.FillToken();  // the fetch starts
+  cache.Write(written, 0, Pattern(1), T(0));
+  DrainFile(cache, 1);
+  for (uint64_t i = 0; i <= kObjectsInCapacity; ++i) Fill(cache, {2, i}, Pattern(100 + i));
+  ASSERT_FALSE(ReadBytes(cache, written, 0, kObjectSize).has_value()) << "not evicted";
+  const uint64_t stale_before = cache.stats().stale_fills;
+  std::string out(kObjectSize, '?');
+  cache.FillAndRead(written, token, Pattern(9), 0, kObjectSize, out.data());
+  EXPECT_EQ(out, Pattern(9));  // the reader gets what it fetched
+  EXPECT_EQ(cache.stats().stale_fills, stale_before + 1);
+  EXPECT_FALSE(ReadBytes(cache, written, 0, kObjectSize).has_value()) << "the old bytes stayed";
+  EXPECT_FALSE(cache.Fill(written, token, Pattern(9)));
+
+  // Fetches that began after the drop are kept, and so are old ones of other objects.
+  EXPECT_TRUE(cache.Fill(written, cache.FillToken(), Pattern(1)));
+  EXPECT_EQ(ReadBytes(cache, written, 0, kObjectSize), Pattern(1));
+  EXPECT_TRUE(cache.Fill({3, 0}, token, Pattern(3)));
+}
+
+TEST(WriteBackCacheTest, FillFetchedBeforeAWriteIsNotKeptOnceTheKernelTookTheObject) {
+  WriteBackCache cache(Options());
+  const ObjectKey written{1, 0};
+  const uint64_t token = cache.FillToken();
+  cache.Write(written, 0, Pattern(1), T(0));
+  DrainFile(cache, 1);
+  ASSERT_TRUE(cache.Delivered(written, 0, kObjectSize, kObjectSize));
+  EXPECT_FALSE(cache.Fill(written, token, Pattern(9)));
+  EXPECT_FALSE(ReadBytes(cache, written, 0, kObjectSize).has_value());
+}
+
+// Only so many drops are remembered one by one; a forgotten one makes every fill fetched
+// before it stale (a needless refetch, never old bytes).
+TEST(WriteBackCacheTest, FillFetchedBeforeAForgottenWrittenDropIsNotKept) {
+  WriteBackOptions options = Options();
+  options.capacity_bytes = 1ull << 30;  // no evictions: Delivered drops the objects
+  WriteBackCache cache(options);
+  const uint64_t token = cache.FillToken();
+  constexpr uint64_t kDrops = 5000;  // more than the cache remembers one by one
+  for (uint64_t i = 0; i < kDrops; ++i) {
+    cache.Write({1, i}, 0, Pattern(i), T(0));
+  }
+  DrainFile(cache, 1);
+  for (uint64_t i = 0; i < kDrops; ++i) {
+    ASSERT_TRUE(cache.Delivered({1, i}, 0, kObjectSize, kObjectSize));
+  }
+  EXPECT_FALSE(cache.Fill({1, 0}, token, Pattern(9))) << "the first drop, forgotten";
+  EXPECT_FALSE(cache.Fill({1, kDrops - 1}, token, Pattern(9))) << "the last drop, remembered";
+  EXPECT_FALSE(cache.Fill({2, 0}, token, Pattern(9))) << "fetched before a forgotten drop";
+  EXPECT_TRUE(cache.Fill({1, 0}, cache.FillToken(), Pattern(0)));
+}
+
 // --- Write-back jobs -------------------------------------------------------------------------
 
 TEST(WriteBackCacheTest, PartlyWrittenObjectNotDueBeforeMaxDirtyAge) {
