@@ -525,10 +525,7 @@ void FileIo::ForgetClean(uint64_t fno) {
   read_ahead_.Forget(fno);  // a fill of the old file stops (its end may be wrong now)
 }
 
-Status FileIo::PrepareTruncate(uint64_t fno, uint64_t size) {
-  Truncated(fno, size);
-  return Flush(fno);
-}
+Status FileIo::PrepareTruncate(uint64_t fno) { return Flush(fno); }
 
 void FileIo::Truncated(uint64_t fno, uint64_t size) {
   std::lock_guard lock(mu_);

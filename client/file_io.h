@@ -81,9 +81,10 @@ class FileIo {
   void Forget(uint64_t fno);
   // Another client changed the file: drop what this client did not write itself.
   void ForgetClean(uint64_t fno);
-  // Before the OSDs truncate the file to `size`: bytes beyond are dropped here, the rest is
-  // written back, so no write-back lands after the truncation.
-  Status PrepareTruncate(uint64_t fno, uint64_t size);
+  // Before the OSDs truncate the file: every byte written is written back, so that none lands
+  // after the truncation, and those past the new end too, so that a truncation that fails
+  // loses nothing (Truncated drops them from the cache once it succeeded).
+  Status PrepareTruncate(uint64_t fno);
   // After the OSDs truncated the file to `size`: a read that fetched while the truncation was
   // on its way (with a fill token taken after PrepareTruncate) may have cached old bytes past
   // the new end, which would come back if the file grows again. They go.

@@ -692,7 +692,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
     // Written bytes reach the OSDs before the truncation (none lands after it), and the size
     // is published so the truncation sees the real old size.
     const uint64_t size = static_cast<uint64_t>(attr->st_size);
-    Status st = fs->io().PrepareTruncate(ino, size);
+    Status st = fs->io().PrepareTruncate(ino);
     if (st.ok()) st = fs->Publish(ino);
     if (!st.ok()) return ReplyError(req, st, "setattr");
     changes.size = size;
@@ -813,7 +813,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   InodeRef opened = *r;
   // With atomic O_TRUNC (libfuse's default) the kernel sends no separate truncation.
   if ((fi->flags & O_TRUNC) && r->inode.IsRegular()) {
-    Status st = Fs(req)->io().PrepareTruncate(ino, 0);
+    Status st = Fs(req)->io().PrepareTruncate(ino);
     if (st.ok()) st = Fs(req)->Publish(ino);
     if (!st.ok()) return ReplyError(req, st, "open");
     SetAttrRequest truncate;

@@ -94,7 +94,7 @@ TEST(FileIoTest, AReadDuringATruncationLeavesNoOldBytesPastTheNewEnd) {
 
   // ftruncate to one object: PrepareTruncate, then (the INODE's SetAttr) the OSDs delete the
   // second object, then Truncated. A reader that still knows the old size reads in between.
-  ASSERT_TRUE(io.PrepareTruncate(kFno, object_size).ok());
+  ASSERT_TRUE(io.PrepareTruncate(kFno).ok());
   Result<std::string> old_read = Status::Internal("not read");
   std::thread reader([&] { old_read = io.Read(kFno, object_size, 4096, 2 * object_size); });
   ASSERT_EQ(arrived.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
@@ -108,6 +108,29 @@ TEST(FileIoTest, AReadDuringATruncationLeavesNoOldBytesPastTheNewEnd) {
   Result<std::string> grown = io.Read(kFno, object_size, 4096, 2 * object_size);
   ASSERT_TRUE(grown.ok()) << grown.status().ToString();
   EXPECT_EQ(*grown, std::string(4096, '\0')) << "old bytes past the truncation came back";
+}
+
+// A truncation that fails (its INODE update on the OSDs answers an error) leaves the file as
+// it was: the bytes written past the new end, still only in the client's cache when the
+// truncation began, read back. PrepareTruncate used to drop them first.
+TEST(FileIoTest, ATruncationThatFailsLosesNoWrittenBytes) {
+  TestCluster cluster;
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  // Only a flush writes the second object's partly written bytes back during the test.
+  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
+  const std::string tail(4096, 't');
+  ASSERT_TRUE(io.Write(kFno, 0, std::string(object_size, 'a')).ok());
+  ASSERT_TRUE(io.Write(kFno, object_size, tail).ok());
+
+  ASSERT_TRUE(io.PrepareTruncate(kFno).ok());  // ftruncate to one object, then its SetAttr fails
+  Result<std::string> read = io.Read(kFno, object_size, tail.size(), object_size + tail.size());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, tail) << "the bytes past the new end were lost";
+  io.Forget(kFno);  // what the OSDs hold: PrepareTruncate wrote them back
+  read = io.Read(kFno, object_size, tail.size(), object_size + tail.size());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, tail) << "the bytes past the new end were not written back";
 }
 
 }  // namespace
