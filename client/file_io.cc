@@ -346,21 +346,27 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   // Each object written whole is due at once: one flush thread per object. (Waking one for a
   // write that completed nothing cost a futile context switch per small write.)
   for (size_t i = 0; i < due_now; ++i) work_cv_.notify_one();
-  return RelievePressure();
+  return RelievePressure(fno);
 }
 
-Status FileIo::RelievePressure() {
+Status FileIo::RelievePressure(uint64_t writer_fno) {
   std::unique_lock lock(mu_);
   while (cache_.UnderPressure()) {
     if (std::optional<FlushJob> job = cache_.TakeOldestFlush()) {
       ++synchronous_write_backs_;
+      const uint64_t job_fno = job->key.fno;
       lock.unlock();
-      // The writer that must wait for room hears why there is none (both copies' OSDs down, a
-      // full OSD) instead of waiting forever; what failed is retried or reported by Flush.
       std::vector<FlushJob> oldest;
       oldest.push_back(std::move(*job));
-      ORTHOFS_RETURN_IF_ERROR(WriteBackNow(std::move(oldest)));
+      const Status written = WriteBackNow(std::move(oldest));
       lock.lock();
+      if (!written.ok()) {
+        // What failed is retried, and reported by its own file's fsync or close. The writer
+        // hears of it only when it is its own file's, or when there is no room left for its
+        // bytes at all (both copies' OSDs down, a full OSD) instead of waiting forever.
+        if (job_fno == writer_fno || cache_.Full()) return written;
+        return Status::Ok();
+      }
     } else if (cache_.Full()) {
       // Everything pinned is already being written back: wait for some of it.
       ++writer_waits_;

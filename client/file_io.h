@@ -144,9 +144,10 @@ class FileIo {
   // ... and at most this many bytes: one thread's WriteMany calls stay a few MiB.
   static constexpr uint64_t kFlushBatchBytes = 4 << 20;
   void FlushThread();
-  // Under memory pressure the writer writes back the oldest dirty objects itself; a failure
-  // is the writer's error.
-  Status RelievePressure();
+  // Under memory pressure the writer (of file `writer_fno`) writes back the oldest dirty
+  // objects itself. A failure is its error if the object is of its file, or if the cache is
+  // full; another file's failure is that file's to report.
+  Status RelievePressure(uint64_t writer_fno);
   // COR: the replica OSD announced a new window for one of this client's files.
   void ApplyWindowUpdate(const wire::WindowUpdate& update);
   Oid OriginalOf(const ObjectKey& key) const {

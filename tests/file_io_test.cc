@@ -6,11 +6,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/osd_client.h"
+#include "common/placement.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs {
@@ -131,6 +134,72 @@ TEST(FileIoTest, ATruncationThatFailsLosesNoWrittenBytes) {
   read = io.Read(kFno, object_size, tail.size(), object_size + tail.size());
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(*read, tail) << "the bytes past the new end were not written back";
+}
+
+// Under memory pressure a writer writes back the oldest dirty object itself, which may be
+// another file's. When that write-back fails (both copies' OSDs are down), the other file's
+// fsync or close reports it; the writer, whose bytes are cached, is not failed for it. It
+// used to answer the other file's error (EIO) to the write.
+TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
+  TestCluster cluster;
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  const Placement placement(cluster.map());
+  // One OSD stays up. Every object of `mine` and `held` has its replica there; both copies of
+  // `theirs`' first object are on the OSDs that stop.
+  const uint32_t live = cluster.map().osds.front().id;
+  uint64_t mine = 0, held = 0, theirs = 0;
+  for (uint64_t fno = 100; fno < 100000 && (mine == 0 || held == 0 || theirs == 0); ++fno) {
+    const uint32_t replica = placement.ReplicaOsdFor(kFnso, fno);
+    const uint32_t original = placement.OriginalOsdFor(Oid{kFnso, fno, 0, ObjectType::kData});
+    if (replica == live) {
+      if (mine == 0) {
+        mine = fno;
+      } else if (held == 0) {
+        held = fno;
+      }
+    } else if (original != live && theirs == 0) {
+      theirs = fno;
+    }
+  }
+  ASSERT_TRUE(mine != 0 && held != 0 && theirs != 0);
+
+  // The one flush thread is kept busy with `held`'s object until the end: every other
+  // write-back is the writer's own.
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> holding{false};
+  client.SetTestHooks({.before_writing_both_copies = [&](const Oid& original) {
+    if (original.fno != held || holding.exchange(true)) return;
+    entered.set_value();
+    released.wait();
+  }});
+  FileIo io(&client, kFnso,
+            FileIoOptions{.cache_bytes = 16 * object_size,  // W1: 8 objects pinned
+                          .flush_threads = 1,
+                          .max_dirty_age = std::chrono::minutes(10)});
+  ASSERT_TRUE(io.Write(held, 0, std::string(object_size, 'h')).ok());  // due at once
+  ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const std::string part(object_size - 1, 'x');  // not whole: due only by age or a flush
+  ASSERT_TRUE(io.Write(theirs, 0, part).ok());
+  std::vector<uint32_t> stopped;
+  for (const OsdInfo& osd : cluster.map().osds) {
+    if (osd.id != live) stopped.push_back(osd.id);
+  }
+  for (uint32_t id : stopped) cluster.Stop(id, SIGKILL);
+
+  for (uint64_t i = 0; i < 12; ++i) {
+    const Status written = io.Write(mine, i * object_size, part);
+    EXPECT_TRUE(written.ok()) << "write " << i << ": " << written.ToString();
+  }
+  EXPECT_GE(io.stats().synchronous_write_backs, 1u) << "no pressure: nothing tested";
+  EXPECT_TRUE(io.Flush(mine).ok());  // one copy and a repair record each
+  EXPECT_FALSE(io.Flush(theirs).ok()) << "its failure was not reported to it";
+
+  release.set_value();
+  for (uint32_t id : stopped) cluster.Start(id);
+  EXPECT_TRUE(io.Flush(held).ok());
 }
 
 }  // namespace
