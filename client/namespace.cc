@@ -304,6 +304,13 @@ Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
   return entries;
 }
 
+bool Namespace::EntryLanded(const Oid& dirent, std::string_view name, uint64_t fno) {
+  Result<Bucket> bucket = ReadBucket(dirent);
+  return bucket.ok() &&
+         std::any_of(bucket->entries.begin(), bucket->entries.end(),
+                     [&](const DirEntry& e) { return e.name == name && e.fno == fno; });
+}
+
 Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
   auto objects = cluster_->ListFileObjectsEitherCopy(fnso_, dir, ObjectType::kDirent, 1, false);
   if (!objects.ok()) return objects.status();
@@ -368,6 +375,13 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     std::vector<DirEntry> entries = bucket->entries;
     entries.push_back(DirEntry{std::string(name), *fno, inode.mode & S_IFMT});
     Status st = WriteBucket(dirent, entries, bucket->version, &entry_replica);
+    if (ClusterClient::IsOsdFailure(st)) {
+      // The commit may have landed with its answer lost, or land later (a delayed request):
+      // the entry decides. Unseen, the inode stays (an orphan at worst, which fsck collects),
+      // never released under an entry that points to it.
+      if (!EntryLanded(dirent, name, *fno)) return st;
+      st = Status::Ok();
+    }
     if (st.ok()) break;
     if (!st.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) {
       (void)ReleaseInode(*fno);
@@ -464,6 +478,12 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
           entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
           return WriteBucket(dirent, entries, bucket->version);
         }();
+    if (ClusterClient::IsOsdFailure(st)) {
+      // As at a create: the entry decides. Unseen, the raised count stays (one too high at
+      // worst, which fsck fixes), never one too low for an entry that landed after all.
+      if (!EntryLanded(dirent, name, fno)) return st;
+      st = Status::Ok();
+    }
     auto drop_raised_link = [&] {
       (void)UpdateInode(fno, [](Inode* inode) {
         if (inode->nlink > 0) --inode->nlink;

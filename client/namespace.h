@@ -146,6 +146,10 @@ class Namespace {
     }
   };
   Result<Bucket> ReadBucket(const Oid& oid);
+  // Whether `dirent`'s bucket, read now, has `name` pointing to `fno`: after a commit of that
+  // entry failed as a transport failure (ClusterClient::IsOsdFailure), it may have landed with
+  // its answer lost. False when it cannot be read either.
+  bool EntryLanded(const Oid& dirent, std::string_view name, uint64_t fno);
   // The bucket of `oid` to start a change from: a lookup's read of it a moment ago if there is
   // one (`*recent`), else a fresh read. Never answer from a recent one (see recent_buckets_).
   Result<Bucket> BucketToChange(const Oid& oid, bool* recent);

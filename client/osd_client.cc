@@ -937,6 +937,19 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
   if (test_hooks_.before_writing_original_then_replica) {
     test_hooks_.before_writing_original_then_replica(original);
   }
+  Result<wire::ObjectMeta> written =
+      CommitOriginalThenReplica(original, data, expected_version, replica_pending);
+  if (test_hooks_.before_answering_original_then_replica) {
+    Status answer = written.status();
+    test_hooks_.before_answering_original_then_replica(original, &answer);
+    if (!answer.ok()) return answer;
+  }
+  return written;
+}
+
+Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(
+    const Oid& original, std::string_view data, std::optional<uint64_t> expected_version,
+    PendingCalls* replica_pending) {
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
   ObjectWrite how;

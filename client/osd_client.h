@@ -268,6 +268,9 @@ class ClusterClient {
     std::function<void(const Oid& original)> before_writing_both_copies;
     // WriteOriginalThenReplica is about to write `original` (a metadata change's commit).
     std::function<void(const Oid& original)> before_writing_original_then_replica;
+    // WriteOriginalThenReplica is about to answer `answer` for `original`; the hook may replace
+    // it (the answer of a commit that landed, lost on its way back).
+    std::function<void(const Oid& original, Status* answer)> before_answering_original_then_replica;
     // ReadAsync or ReadManyAsync has `copy`'s answer and is about to hand it over.
     std::function<void(const Oid& copy)> after_reading;
     // DeleteBothCopies is about to delete `original`'s copies.
@@ -408,6 +411,10 @@ class ClusterClient {
       uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0, bool with_data = true);
 
  private:
+  // WriteOriginalThenReplica without its test hooks.
+  Result<wire::ObjectMeta> CommitOriginalThenReplica(const Oid& original, std::string_view data,
+                                                     std::optional<uint64_t> expected_version,
+                                                     PendingCalls* replica_pending);
   // Data copies count their versions apart, and a replay or scrub compares them: where the
   // delete of one copy kept a tombstone (DeleteResponse.tombstone: a rebalance moves it, say)
   // and the other's did not, or a lower one, the other gets the same, so that the next write

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -559,6 +560,48 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
     EXPECT_TRUE(b_.Create(full->fno, "h", S_IFREG | 0644, 0, Credentials{}).ok());
     expect_consistent();
   }
+}
+
+// A create's or link's commit (the new entry) lands, but its answer is lost on the way back
+// (a transport failure): the entry decides. The create used to release the new inode under its
+// entry (a dangling entry), and the link to drop the count its entry holds.
+TEST_F(NamespaceTest, ACommitWhoseAnswerIsLostStandsWhenItsEntryLanded) {
+  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
+  Namespace a(&a_client, kFnso);
+  std::atomic<bool> lose_next_entry_answer{false};
+  a_client.SetTestHooks(
+      {.before_answering_original_then_replica = [&](const Oid& original, Status* answer) {
+        if (answer->ok() && original.fno == kRoot && original.type == ObjectType::kDirent &&
+            lose_next_entry_answer.exchange(false)) {
+          *answer = Status::Unavailable("the answer was lost (test)");
+        }
+      }});
+  lose_next_entry_answer = true;
+  Result<InodeRef> made = CreateFile(a, "f");
+  EXPECT_FALSE(lose_next_entry_answer.load()) << "no answer was lost";
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Result<InodeRef> found = b_.Lookup(kRoot, "f");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->fno, made->fno);
+
+  Result<InodeRef> x = CreateFile(b_, "x");
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  lose_next_entry_answer = true;
+  Result<InodeRef> linked = a.Link(x->fno, kRoot, "l");
+  EXPECT_FALSE(lose_next_entry_answer.load()) << "no answer was lost";
+  ASSERT_TRUE(linked.ok()) << linked.status().ToString();
+  Result<InodeRef> counted = b_.GetInode(x->fno);
+  ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+  EXPECT_EQ(counted->inode.nlink, 2u);
+
+  FsckOptions dry_run;
+  dry_run.dry_run = true;
+  dry_run.grace_seconds = 0;
+  Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, dry_run);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+  EXPECT_EQ(report->orphan_inodes, 0u);
+  EXPECT_EQ(report->link_count_fixes, 0u);
 }
 
 }  // namespace
