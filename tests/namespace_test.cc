@@ -36,6 +36,41 @@ uint64_t OsdReads(TestCluster& cluster) {
   return total;
 }
 
+// Runs another client's change once, when a hooked call of A's client meets the root's DIRENT
+// bucket of a name. (A client's hooks are set once, before it is used; what runs is armed per
+// case.)
+class OnceAtRootBucket {
+ public:
+  void Arm(const std::string& name, std::function<void()> change) {
+    std::lock_guard lock(mu_);
+    offset_ = DirentOffset(name);
+    change_ = std::move(change);
+  }
+  bool Ran() {
+    std::lock_guard lock(mu_);
+    return change_ == nullptr;
+  }
+  // For ClusterClient::TestHooks.
+  std::function<void(const Oid&)> Hook() {
+    return [this](const Oid& original) {
+      std::function<void()> run;
+      {
+        std::lock_guard lock(mu_);
+        if (original.fno == kRoot && original.type == ObjectType::kDirent &&
+            original.offset == offset_) {
+          run = std::exchange(change_, nullptr);
+        }
+      }
+      if (run) run();
+    };
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t offset_ = 0;
+  std::function<void()> change_;
+};
+
 class NamespaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,6 +78,12 @@ class NamespaceTest : public ::testing::Test {
   }
   Result<InodeRef> CreateFile(Namespace& ns, const std::string& name) {
     return ns.Create(kRoot, name, S_IFREG | 0644, 0, Credentials{});
+  }
+  // The link count as stored now (-1 when the inode is gone).
+  int64_t Nlink(uint64_t fno) {
+    Namespace fresh(&cluster_.client(), kFnso);
+    Result<InodeRef> inode = fresh.GetInode(fno);
+    return inode.ok() ? inode->inode.nlink : -1;
   }
 
   TestCluster cluster_{TestClusterOptions{.osds = 3}};
@@ -243,31 +284,11 @@ TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     fnos[name] = made->fno;
   }
-  // Runs `theirs` once, when A is about to commit an entry named `name` in the root. (The
-  // hook is set once, before A's client is used; what it runs is set per case.)
-  std::mutex hook_mu;
-  uint64_t commit_offset = 0;
-  std::function<void()> theirs;
-  a_client.SetTestHooks({.before_writing_original_then_replica = [&](const Oid& original) {
-    std::function<void()> run;
-    {
-      std::lock_guard lock(hook_mu);
-      if (original.fno == kRoot && original.type == ObjectType::kDirent &&
-          original.offset == commit_offset) {
-        run = std::exchange(theirs, nullptr);
-      }
-    }
-    if (run) run();
-  }});
+  // B's change runs when A is about to commit an entry named `name` in the root.
+  OnceAtRootBucket theirs;
+  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook()});
   auto before_commit_of = [&](const std::string& name, std::function<void()> change) {
-    std::lock_guard lock(hook_mu);
-    commit_offset = DirentOffset(name);
-    theirs = std::move(change);
-  };
-  auto nlink = [&](uint64_t fno) -> int64_t {
-    Namespace fresh(&cluster_.client(), kFnso);
-    Result<InodeRef> inode = fresh.GetInode(fno);
-    return inode.ok() ? inode->inode.nlink : -1;
+    theirs.Arm(name, std::move(change));
   };
 
   {
@@ -277,7 +298,7 @@ TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
     Result<Unlinked> renamed = a.Rename(kRoot, "x1", kRoot, "ya", RenameMode::kReplace, &gone);
     EXPECT_TRUE(renamed.status().Is(StatusCode::kNotFound)) << renamed.status().ToString();
     EXPECT_FALSE(gone.last_link);
-    EXPECT_EQ(nlink(fnos["x1"]), 1);
+    EXPECT_EQ(Nlink(fnos["x1"]), 1);
   }
   {
     SCOPED_TRACE("B unlinks it first");
@@ -291,7 +312,7 @@ TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
     EXPECT_FALSE(unlinked->last_link);
     EXPECT_EQ(gone.fno, fnos["x2"]);
     EXPECT_TRUE(gone.last_link);
-    EXPECT_EQ(nlink(fnos["x2"]), 0);
+    EXPECT_EQ(Nlink(fnos["x2"]), 0);
     EXPECT_TRUE(a.ReleaseInode(gone.fno).ok());
   }
   {
@@ -299,8 +320,8 @@ TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
     before_commit_of("t", [&] { EXPECT_TRUE(b_.Rename(kRoot, "x3", kRoot, "u", {}).ok()); });
     Result<Unlinked> renamed = a.Rename(kRoot, "x3", kRoot, "t", RenameMode::kReplace);
     EXPECT_TRUE(renamed.status().Is(StatusCode::kNotFound)) << renamed.status().ToString();
-    EXPECT_EQ(nlink(fnos["t"]), 1);
-    EXPECT_EQ(nlink(fnos["x3"]), 1);
+    EXPECT_EQ(Nlink(fnos["t"]), 1);
+    EXPECT_EQ(Nlink(fnos["x3"]), 1);
   }
 
   Namespace fresh(&cluster_.client(), kFnso);
@@ -438,38 +459,15 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
 TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
   Namespace a(&a_client, kFnso);
-  // Runs `theirs` once, when A is about to delete (an rmdir's last entry in a bucket) or write
-  // (a rename's commit) the root's DIRENT bucket of `name`.
-  std::mutex hook_mu;
-  uint64_t hooked_offset = 0;
-  std::function<void()> theirs;
-  auto run_theirs_at = [&](const Oid& original) {
-    std::function<void()> run;
-    {
-      std::lock_guard lock(hook_mu);
-      if (original.fno == kRoot && original.type == ObjectType::kDirent &&
-          original.offset == hooked_offset) {
-        run = std::exchange(theirs, nullptr);
-      }
-    }
-    if (run) run();
-  };
-  a_client.SetTestHooks({.before_writing_original_then_replica = run_theirs_at,
-                         .before_deleting_both_copies = run_theirs_at});
+  // B's change runs when A is about to delete (an rmdir's last entry in a bucket) or write (a
+  // rename's commit) the root's DIRENT bucket of `name`.
+  OnceAtRootBucket theirs;
+  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook(),
+                         .before_deleting_both_copies = theirs.Hook()});
   auto at_bucket_of = [&](const std::string& name, std::function<void()> change) {
-    std::lock_guard lock(hook_mu);
-    hooked_offset = DirentOffset(name);
-    theirs = std::move(change);
+    theirs.Arm(name, std::move(change));
   };
-  auto ran = [&] {
-    std::lock_guard lock(hook_mu);
-    return theirs == nullptr;
-  };
-  auto nlink = [&](uint64_t fno) -> int64_t {
-    Namespace fresh(&cluster_.client(), kFnso);
-    Result<InodeRef> inode = fresh.GetInode(fno);
-    return inode.ok() ? inode->inode.nlink : -1;
-  };
+  auto ran = [&] { return theirs.Ran(); };
   auto expect_consistent = [&] {
     FsckOptions dry_run;
     dry_run.dry_run = true;
@@ -486,7 +484,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   ASSERT_TRUE(x.ok()) << x.status().ToString();
   Result<InodeRef> sub = b_.Create(kRoot, "sub", S_IFDIR | 0755, 0, Credentials{});
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
-  const int64_t root_links = nlink(kRoot);
+  const int64_t root_links = Nlink(kRoot);
 
   {
     SCOPED_TRACE("B links a file into the directory A removes");
@@ -497,7 +495,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
     EXPECT_TRUE(a.Rmdir(kRoot, "d1").ok());
     ASSERT_TRUE(ran());
     EXPECT_TRUE(linked.Is(StatusCode::kNotFound)) << linked.ToString();
-    EXPECT_EQ(nlink(x->fno), 1);
+    EXPECT_EQ(Nlink(x->fno), 1);
     expect_consistent();
   }
   {
@@ -513,7 +511,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
     Result<InodeRef> still = b_.Lookup(kRoot, "x");
     ASSERT_TRUE(still.ok()) << still.status().ToString();
     EXPECT_EQ(still->fno, x->fno);
-    EXPECT_EQ(nlink(x->fno), 1);
+    EXPECT_EQ(Nlink(x->fno), 1);
     expect_consistent();
   }
   {
@@ -528,7 +526,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
     ASSERT_TRUE(ran());
     EXPECT_TRUE(renamed.Is(StatusCode::kNotFound)) << renamed.ToString();
     EXPECT_TRUE(b_.Lookup(kRoot, "sub").ok());
-    EXPECT_EQ(nlink(kRoot), root_links);
+    EXPECT_EQ(Nlink(kRoot), root_links);
     expect_consistent();
   }
   {
@@ -546,7 +544,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
     Result<InodeRef> moved = b_.Lookup(kRoot, "t");
     ASSERT_TRUE(moved.ok()) << moved.status().ToString();
     EXPECT_EQ(moved->fno, sub->fno);
-    EXPECT_EQ(nlink(kRoot), root_links);
+    EXPECT_EQ(Nlink(kRoot), root_links);
     expect_consistent();
   }
   {
