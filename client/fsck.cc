@@ -123,8 +123,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       const bool changing =
           inode->version != version ||
           (options.grace_seconds > 0 && now.sec - inode->inode.ctime.sec < options.grace_seconds);
-      // An rmdir's mark that nothing is changing any more: the rmdir stopped (a crash).
-      const bool stale_mark = inode->inode.removing && !changing;
+      // Removal marks that nothing is changing any more: their removals stopped (a crash).
+      const bool stale_mark = inode->inode.removing() && !changing;
       const bool wrong_count = inode->inode.nlink != want && !changing;
       if (wrong_count || stale_mark) {
         report.link_count_fixes += wrong_count;
@@ -132,7 +132,7 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
         if (!options.dry_run) {
           Inode fixed = inode->inode;
           fixed.nlink = want;
-          fixed.removing = false;
+          fixed.removal_marks = 0;
           Result<wire::ObjectMeta> w = cluster->WriteOriginalThenReplica(
               Oid{fnso, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode->version);
           if (!w.ok() && !w.status().Is(StatusCode::kVersionMismatch)) return w.status();

@@ -304,11 +304,10 @@ Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
   return entries;
 }
 
-bool Namespace::EntryLanded(const Oid& dirent, std::string_view name, uint64_t fno) {
+Result<bool> Namespace::HasEntry(const Oid& dirent, std::string_view name, uint64_t fno) {
   Result<Bucket> bucket = ReadBucket(dirent);
-  return bucket.ok() &&
-         std::any_of(bucket->entries.begin(), bucket->entries.end(),
-                     [&](const DirEntry& e) { return e.name == name && e.fno == fno; });
+  if (!bucket.ok()) return bucket.status();
+  return bucket->Names(name, fno);
 }
 
 Result<bool> Namespace::DirectoryIsEmpty(uint64_t dir) {
@@ -329,7 +328,7 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
   return UpdateInode(
              dir,
              [&](Inode* inode) {
-               if (entry_added && inode->removing) {
+               if (entry_added && inode->removing()) {
                  return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
                }
                inode->mtime = inode->ctime = now;
@@ -379,20 +378,28 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
       // The commit may have landed with its answer lost, or land later (a delayed request):
       // the entry decides. Unseen, the inode stays (an orphan at worst, which fsck collects),
       // never released under an entry that points to it.
-      if (!EntryLanded(dirent, name, *fno)) return st;
-      st = Status::Ok();
+      Result<bool> landed = HasEntry(dirent, name, *fno);
+      if (!landed.ok() || !*landed) return st;
+      break;
     }
     if (st.ok()) break;
-    if (!st.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) {
+    if (!st.Is(StatusCode::kVersionMismatch)) {
       (void)ReleaseInode(*fno);
       return st;
     }
+    // A conflict, or this create's own commit whose answer was lost before the fallback to the
+    // replica met a later change: then the entry shows.
     Backoff(attempt);
     bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
+    if (bucket->Names(name, *fno)) break;
     if (bucket->Has(name)) {
       (void)ReleaseInode(*fno);  // somebody else created it first
       return Status::AlreadyExists("'" + std::string(name) + "' exists");
+    }
+    if (attempt == kMaxAttempts) {
+      (void)ReleaseInode(*fno);
+      return st;
     }
   }
   // 3. The parent's times (and link count for a subdirectory), from the parent read above; its
@@ -472,16 +479,22 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<Bucket> bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
-    Status st =
-        bucket->Has(name) ? Status::AlreadyExists("'" + std::string(name) + "' exists") : [&] {
-          auto entries = bucket->entries;
-          entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
-          return WriteBucket(dirent, entries, bucket->version);
-        }();
+    Status st;
+    if (attempt > 0 && bucket->Names(name, fno)) {
+      // After a conflict: this link's own commit, whose answer was lost before the fallback to
+      // the replica met a later change.
+    } else if (bucket->Has(name)) {
+      st = Status::AlreadyExists("'" + std::string(name) + "' exists");
+    } else {
+      auto entries = bucket->entries;
+      entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
+      st = WriteBucket(dirent, entries, bucket->version);
+    }
     if (ClusterClient::IsOsdFailure(st)) {
       // As at a create: the entry decides. Unseen, the raised count stays (one too high at
       // worst, which fsck fixes), never one too low for an entry that landed after all.
-      if (!EntryLanded(dirent, name, fno)) return st;
+      Result<bool> landed = HasEntry(dirent, name, fno);
+      if (!landed.ok() || !*landed) return st;
       st = Status::Ok();
     }
     auto drop_raised_link = [&] {
@@ -583,7 +596,14 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   }
   ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, name));
   if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
-    ClearRemovalMark(entry->fno);
+    // A removal that failed as a transport failure may have landed with its answer lost (or
+    // another client renamed the directory meanwhile). Unless the entry is still there, the
+    // mark stays, so that nothing is created in a directory that may be unlinked; the inode
+    // stays too (fsck collects it, or clears the mark of one that lives on).
+    Result<bool> still_there = ClusterClient::IsOsdFailure(removed)
+                                   ? HasEntry(DirentOid(dir, name), name, entry->fno)
+                                   : Result<bool>(true);
+    if (still_there.ok() && *still_there) ClearRemovalMark(entry->fno);
     return removed;
   }
   ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
@@ -591,11 +611,11 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
 }
 
 Status Namespace::MarkForRemovalIfEmpty(uint64_t dir, std::string_view name) {
-  // The directory is marked first (Inode::removing): an entry made in it (create, link, rename)
-  // whose parent update comes after the mark refuses and is taken back, and one whose update
-  // came before committed its entry before that, so the check below sees it.
+  // The directory is marked first (Inode::removal_marks): an entry made in it (create, link,
+  // rename) whose parent update comes after the mark refuses and is taken back, and one whose
+  // update came before committed its entry before that, so the check below sees it.
   Result<InodeRef> marked = UpdateInode(dir, [](Inode* inode) {
-    inode->removing = true;
+    ++inode->removal_marks;
     inode->ctime = Now();
     return Status::Ok();
   });
@@ -608,9 +628,10 @@ Status Namespace::MarkForRemovalIfEmpty(uint64_t dir, std::string_view name) {
 }
 
 void Namespace::ClearRemovalMark(uint64_t dir) {
-  // A mark left behind (this update failing too) refuses new entries until fsck clears it.
+  // Takes this removal's mark away, leaving any other's. One left behind (this update failing
+  // too) refuses new entries until fsck clears it.
   Result<InodeRef> cleared = UpdateInode(dir, [](Inode* inode) {
-    inode->removing = false;
+    if (inode->removal_marks > 0) --inode->removal_marks;
     return Status::Ok();
   });
   if (!cleared.ok() && !cleared.status().Is(StatusCode::kNotFound)) {
@@ -680,6 +701,13 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
   int new_dir_links = 0;  // the change of new_dir's link count
   bool new_dir_touched = false;
+  // A commit that failed may still have landed (the original's write is the commit, and an
+  // answer can be lost): then the new entry shows. Unknown, the pin stays (a count too high
+  // at worst, which fsck fixes) and so does the target's mark.
+  auto landed_after = [&](const Status& failed) -> Result<bool> {
+    if (!ClusterClient::IsOsdFailure(failed)) return false;
+    return HasEntry(new_dirent, new_name, source->fno);
+  };
   // 1. Point new_name at the source (the commit point), replacing a target entry.
   for (int attempt = 0;; ++attempt) {
     unmark_target();  // a conflict: the target may be another one now
@@ -687,7 +715,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     Result<Bucket> bucket = ReadBucket(new_dirent);
     if (!bucket.ok()) return give_up(bucket.status());
     std::vector<DirEntry> entries;
-    replaced.reset();
+    const std::optional<DirEntry> replaced_before = std::exchange(replaced, std::nullopt);
     for (const auto& e : bucket->entries) {
       if (e.name == new_name) {
         replaced = e;
@@ -695,11 +723,18 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         entries.push_back(e);
       }
     }
-    if (replaced) {
-      if (replaced->fno == source->fno) {  // two hard links to one inode: nothing changes
-        (void)unpin();
+    bool committed = false;
+    if (replaced && replaced->fno == source->fno) {
+      if (attempt == 0 || new_dirent == old_dirent) {
+        (void)unpin();  // two hard links to one inode: nothing changes
         return Unlinked{};
       }
+      // After a conflict: this rename's own commit, whose answer was lost before the fallback
+      // to the replica met a later change. It replaced what the attempt before saw.
+      replaced = replaced_before;
+      committed = true;
+    }
+    if (replaced && !committed) {
       if (mode == RenameMode::kNoReplace) {
         return give_up(Status::AlreadyExists("'" + std::string(new_name) + "' exists"));
       }
@@ -733,22 +768,30 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       same.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, same, bucket->version);
       if (st.ok()) break;
-      // Any other failure may still have committed (the original's write is the commit, and
-      // an answer can be lost): the pin stays, a count too high at worst (fsck fixes it). The
-      // target's mark goes: a target still there must take entries again, and one replaced is
-      // an orphan that fsck collects.
       if (!st.Is(StatusCode::kVersionMismatch)) {
+        Result<bool> landed = landed_after(st);
+        if (landed.ok() && *landed) break;
+        if (!landed.ok()) return st;
+        // The target's mark goes: a target still there must take entries again (one replaced
+        // by a commit that lands late is an orphan that fsck collects).
         unmark_target();
         return st;
       }
     } else {
-      entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
-      Status st = WriteBucket(new_dirent, entries, bucket->version);
-      if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) {  // as above
-        unmark_target();
-        return st;
+      if (!committed) {
+        entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
+        Status st = WriteBucket(new_dirent, entries, bucket->version);
+        if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) {
+          Result<bool> landed = landed_after(st);
+          if (!landed.ok()) return st;
+          if (!*landed) {
+            unmark_target();  // as above
+            return st;
+          }
+        }
+        committed = !st.Is(StatusCode::kVersionMismatch);
       }
-      if (st.ok()) {
+      if (committed) {
         // Until the old name goes, this rename can still be taken back: its entry goes again
         // and the target comes back.
         auto take_back = [&](Status why) {
@@ -760,16 +803,16 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
           if (new_dir_touched && new_dir_links != 0) (void)TouchDirectory(new_dir, -new_dir_links);
           return give_up(why);
         };
-        // 2. A new directory refuses the entry if an rmdir is removing it (see MakeInode).
-        if (new_dir != old_dir) {
-          Status touched =
-              TouchDirectory(new_dir, new_dir_links, std::nullopt, nullptr, /*entry_added=*/true);
-          if (touched.Is(StatusCode::kNotFound)) {
-            return take_back(Status::NotFound("the target directory is being removed"));
-          }
-          if (!touched.ok()) return take_back(touched);
-          new_dir_touched = true;
+        // 2. The new entry's directory refuses it if a removal marked it (see MakeInode). Also
+        // within one directory: an rmdir's emptiness check lists its buckets one OSD after
+        // another, and could miss both names.
+        Status touched =
+            TouchDirectory(new_dir, new_dir_links, std::nullopt, nullptr, /*entry_added=*/true);
+        if (touched.Is(StatusCode::kNotFound)) {
+          return take_back(Status::NotFound("the target directory is being removed"));
         }
+        if (!touched.ok()) return take_back(touched);
+        new_dir_touched = true;
         // 3. Drop the old name (a crash before this leaves two links, counted). If another
         // client took it first (a rename or unlink of the same name), this rename lost.
         Status removed = RemoveEntry(old_dir, old_name, source->fno);
@@ -786,8 +829,11 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
                  source->fno, dropped.ToString());
   }
-  // 4. Parents' times and link counts; the replaced target loses its link.
-  ORTHOFS_RETURN_IF_ERROR(TouchDirectory(old_dir, -moved_dir_links));
+  // 4. Parents' times and link counts (new_dir's above, unless one bucket held both names);
+  // the replaced target loses its link.
+  if (!new_dir_touched || old_dir != new_dir) {
+    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(old_dir, -moved_dir_links));
+  }
   if (!new_dir_touched && replaced) {
     ORTHOFS_RETURN_IF_ERROR(TouchDirectory(new_dir, new_dir_links));
   }

@@ -144,12 +144,17 @@ class Namespace {
       return std::any_of(entries.begin(), entries.end(),
                          [&](const DirEntry& e) { return e.name == name; });
     }
+    // `name` is here and names inode `fno`.
+    bool Names(std::string_view name, uint64_t fno) const {
+      return std::any_of(entries.begin(), entries.end(),
+                         [&](const DirEntry& e) { return e.name == name && e.fno == fno; });
+    }
   };
   Result<Bucket> ReadBucket(const Oid& oid);
-  // Whether `dirent`'s bucket, read now, has `name` pointing to `fno`: after a commit of that
-  // entry failed as a transport failure (ClusterClient::IsOsdFailure), it may have landed with
-  // its answer lost. False when it cannot be read either.
-  bool EntryLanded(const Oid& dirent, std::string_view name, uint64_t fno);
+  // Whether `dirent`'s bucket, read now, has `name` pointing to `fno`: a change of that entry
+  // that failed as a transport failure (ClusterClient::IsOsdFailure) may have landed with its
+  // answer lost, and the entry decides.
+  Result<bool> HasEntry(const Oid& dirent, std::string_view name, uint64_t fno);
   // The bucket of `oid` to start a change from: a lookup's read of it a moment ago if there is
   // one (`*recent`), else a fresh read. Never answer from a recent one (see recent_buckets_).
   Result<Bucket> BucketToChange(const Oid& oid, bool* recent);

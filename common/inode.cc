@@ -10,10 +10,11 @@ namespace {
 
 constexpr uint8_t kInodeFormat = 1;
 constexpr uint8_t kInodeWithXattrsFormat = 2;  // format 1 followed by the attributes
-// Format 1, then flags (u32) and the attributes (their count may be 0). Written only while a
-// flag is set, so inodes without one keep the formats older clients read.
-constexpr uint8_t kInodeWithFlagsFormat = 3;
-constexpr uint32_t kInodeRemovingFlag = 1;
+// Format 1, then the removal marks (u32, at least 1) and the attributes (their count may be
+// 0). Written only while a mark is set, so other inodes keep the formats older clients read.
+constexpr uint8_t kInodeWithMarksFormat = 3;
+// More removals of one directory at once than this is a damaged record.
+constexpr uint32_t kMaxRemovalMarks = 1 << 16;
 constexpr uint8_t kDirentFormat = 1;
 constexpr uint8_t kSuperFormat = 1;
 
@@ -88,7 +89,7 @@ void Inode::DropPrivileges() {
 
 std::string EncodeInode(const Inode& inode) {
   std::string out;
-  const uint8_t format = inode.removing         ? kInodeWithFlagsFormat
+  const uint8_t format = inode.removing()       ? kInodeWithMarksFormat
                          : inode.xattrs.empty() ? kInodeFormat
                                                 : kInodeWithXattrsFormat;
   out.push_back(static_cast<char>(format));
@@ -101,7 +102,7 @@ std::string EncodeInode(const Inode& inode) {
   AppendTime(&out, inode.atime);
   AppendTime(&out, inode.mtime);
   AppendTime(&out, inode.ctime);
-  if (format == kInodeWithFlagsFormat) AppendBigEndian32(&out, kInodeRemovingFlag);
+  if (format == kInodeWithMarksFormat) AppendBigEndian32(&out, inode.removal_marks);
   if (format != kInodeFormat) {
     AppendBigEndian32(&out, static_cast<uint32_t>(inode.xattrs.size()));
     for (const auto& [name, value] : inode.xattrs) {
@@ -123,16 +124,17 @@ Result<Inode> DecodeInode(std::string_view bytes) {
   };
   if (!r.U8(&format) ||
       (format != kInodeFormat && format != kInodeWithXattrsFormat &&
-       format != kInodeWithFlagsFormat) ||
+       format != kInodeWithMarksFormat) ||
       !r.U32(&inode.mode) || !r.U32(&inode.uid) || !r.U32(&inode.gid) || !r.U32(&inode.nlink) ||
       !r.U64(&inode.size) || !r.U64(&inode.rdev) || !r.Time(&inode.atime) ||
       !r.Time(&inode.mtime) || !r.Time(&inode.ctime)) {
     return corrupt();
   }
-  if (format == kInodeWithFlagsFormat) {
-    uint32_t flags = 0;
-    if (!r.U32(&flags) || flags != kInodeRemovingFlag) return corrupt();
-    inode.removing = true;
+  if (format == kInodeWithMarksFormat) {
+    if (!r.U32(&inode.removal_marks) || inode.removal_marks == 0 ||
+        inode.removal_marks > kMaxRemovalMarks) {
+      return corrupt();
+    }
   }
   if (format != kInodeFormat) {
     uint32_t count = 0;

@@ -37,10 +37,13 @@ struct Inode {
   Timespec atime, mtime, ctime;
   // Extended attributes live in the inode: one conditional write changes them atomically.
   std::map<std::string, std::string> xattrs;
-  // A directory rmdir is removing: it checked or is checking that the directory is empty,
-  // so no entry may be added (a create's parent update refuses, and the create takes its
-  // entry back). An rmdir that finds entries clears it; fsck clears one left by a crash.
-  bool removing = false;
+  // A directory being removed (by an rmdir, or a rename over it) checked or is checking that
+  // it is empty, so no entry may be added (the parent update of a create, link or rename
+  // refuses, and the entry is taken back). Each removal under way adds a mark and takes its
+  // own away if it does not go ahead, so one that gives up leaves another's standing; fsck
+  // clears marks a crash left.
+  uint32_t removal_marks = 0;
+  bool removing() const { return removal_marks > 0; }
 
   bool IsDirectory() const;
   bool IsRegular() const;

@@ -47,7 +47,7 @@ Inode SampleInode() {
 
 void ExpectInodeRoundTrip(const Inode& inode) {
   std::string bytes = EncodeInode(inode);
-  if (!inode.removing && inode.xattrs.empty()) {
+  if (!inode.removing() && inode.xattrs.empty()) {
     EXPECT_EQ(bytes.size(), kInodeSize);
   }
   auto decoded = DecodeInode(bytes);
@@ -132,7 +132,8 @@ TEST(InodeTest, EachFieldIsEncodedIndependently) {
   vary([](Inode& i) { i.mtime.nsec = 43; });
   vary([](Inode& i) { i.ctime.sec = -7; });
   vary([](Inode& i) { i.ctime.nsec = 44; });
-  vary([](Inode& i) { i.removing = true; });
+  vary([](Inode& i) { i.removal_marks = 1; });
+  vary([](Inode& i) { i.removal_marks = 2; });
   std::set<std::string> encodings = {EncodeInode(base)};
   for (const Inode& v : variants) {
     ExpectInodeRoundTrip(v);
@@ -149,31 +150,34 @@ TEST(InodeTest, EncodingIsVersionedBigEndian) {
   EXPECT_EQ(bytes.substr(1, 4), std::string("\x01\x02\x03\x04", 4));
 }
 
-// A directory being removed is marked in a format of its own (3: flags, then attributes that
-// may be none); without the mark an inode keeps format 1 or 2, which older clients read.
-TEST(InodeTest, TheRemovingMarkRoundTripsInFormat3Only) {
+// A directory being removed is marked in a format of its own (3: the count of removals under
+// way, then attributes that may be none); without a mark an inode keeps format 1 or 2, which
+// older clients read.
+TEST(InodeTest, RemovalMarksRoundTripInFormat3Only) {
   Inode dir = SampleInode();
   dir.mode = S_IFDIR | 0755;
   dir.xattrs.clear();
   EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 1);
-  dir.removing = true;
+  dir.removal_marks = 1;
   const std::string marked = EncodeInode(dir);
   EXPECT_EQ(static_cast<uint8_t>(marked[0]), 3);
-  EXPECT_EQ(marked.size(), EncodeInode(Inode{}).size() + 8);  // flags and a count of 0
+  EXPECT_EQ(marked.size(), EncodeInode(Inode{}).size() + 8);  // the marks and a count of 0
   ExpectInodeRoundTrip(dir);
   dir.xattrs["user.a"] = "b";
   ExpectInodeRoundTrip(dir);
-  dir.removing = false;
+  dir.removal_marks = 3;
+  ExpectInodeRoundTrip(dir);
+  dir.removal_marks = 0;
   EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 2);
 }
 
-TEST(InodeDecodeTest, RejectsUnknownFlags) {
+TEST(InodeDecodeTest, RejectsNoOrImplausiblyManyRemovalMarks) {
   Inode dir;
-  dir.removing = true;
+  dir.removal_marks = 1;
   std::string bytes = EncodeInode(dir);
-  const size_t flags_at = EncodeInode(Inode{}).size();
-  for (uint32_t flags : {0u, 2u, 3u, 0x80000000u}) {
-    PatchBigEndian32(&bytes, flags_at, flags);
+  const size_t marks_at = EncodeInode(Inode{}).size();
+  for (uint32_t marks : {0u, (1u << 16) + 1, 0x80000000u}) {
+    PatchBigEndian32(&bytes, marks_at, marks);
     ExpectCorruptInode(bytes);
   }
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -434,11 +435,11 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   EXPECT_TRUE(b_.Create(e->fno, "h", S_IFREG | 0644, 0, Credentials{}).ok());
   Result<InodeRef> unmarked = b_.GetInode(e->fno);
   ASSERT_TRUE(unmarked.ok()) << unmarked.status().ToString();
-  EXPECT_FALSE(unmarked->inode.removing);
+  EXPECT_FALSE(unmarked->inode.removing());
 
   // An rmdir cut short after its mark (a crash) leaves e refusing new entries; fsck clears it.
   Inode marked = unmarked->inode;
-  marked.removing = true;
+  marked.removal_marks = 1;
   ASSERT_TRUE(cluster_.client()
                   .WriteOriginalThenReplica(Oid{kFnso, e->fno, 0, ObjectType::kInode},
                                             EncodeInode(marked), unmarked->version)
@@ -560,37 +561,53 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   }
 }
 
-// A create's or link's commit (the new entry) lands, but its answer is lost on the way back
-// (a transport failure): the entry decides. The create used to release the new inode under its
-// entry (a dangling entry), and the link to drop the count its entry holds.
+// A create's or link's commit (the new entry) lands, but its answer is lost on the way back:
+// the caller hears a transport failure, or, when the fallback to the replica met a later
+// change of the bucket, a version conflict. The entry decides. The create used to release the
+// new inode under its entry (a dangling entry), and the link to drop the count its entry
+// holds.
 TEST_F(NamespaceTest, ACommitWhoseAnswerIsLostStandsWhenItsEntryLanded) {
   ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
   Namespace a(&a_client, kFnso);
-  std::atomic<bool> lose_next_entry_answer{false};
+  std::mutex mu;
+  std::optional<Status> next_entry_answer;  // what the next commit in the root answers
   a_client.SetTestHooks(
       {.before_answering_original_then_replica = [&](const Oid& original, Status* answer) {
+        std::lock_guard lock(mu);
         if (answer->ok() && original.fno == kRoot && original.type == ObjectType::kDirent &&
-            lose_next_entry_answer.exchange(false)) {
-          *answer = Status::Unavailable("the answer was lost (test)");
+            next_entry_answer) {
+          *answer = *std::exchange(next_entry_answer, std::nullopt);
         }
       }});
-  lose_next_entry_answer = true;
-  Result<InodeRef> made = CreateFile(a, "f");
-  EXPECT_FALSE(lose_next_entry_answer.load()) << "no answer was lost";
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  Result<InodeRef> found = b_.Lookup(kRoot, "f");
-  ASSERT_TRUE(found.ok()) << found.status().ToString();
-  EXPECT_EQ(found->fno, made->fno);
-
+  auto answer_next_commit = [&](Status answer) {
+    std::lock_guard lock(mu);
+    next_entry_answer = std::move(answer);
+  };
+  auto answered = [&] {
+    std::lock_guard lock(mu);
+    return !next_entry_answer.has_value();
+  };
   Result<InodeRef> x = CreateFile(b_, "x");
   ASSERT_TRUE(x.ok()) << x.status().ToString();
-  lose_next_entry_answer = true;
-  Result<InodeRef> linked = a.Link(x->fno, kRoot, "l");
-  EXPECT_FALSE(lose_next_entry_answer.load()) << "no answer was lost";
-  ASSERT_TRUE(linked.ok()) << linked.status().ToString();
-  Result<InodeRef> counted = b_.GetInode(x->fno);
-  ASSERT_TRUE(counted.ok()) << counted.status().ToString();
-  EXPECT_EQ(counted->inode.nlink, 2u);
+  int64_t links = 1;
+  for (const Status& lost : {Status::Unavailable("the answer was lost (test)"),
+                             Status::VersionMismatch("the fallback met a later change (test)")}) {
+    SCOPED_TRACE(lost.ToString());
+    const std::string suffix = std::to_string(links);
+    answer_next_commit(lost);
+    Result<InodeRef> made = CreateFile(a, "f" + suffix);
+    EXPECT_TRUE(answered()) << "no answer was replaced";
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    Result<InodeRef> found = b_.Lookup(kRoot, "f" + suffix);
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    EXPECT_EQ(found->fno, made->fno);
+
+    answer_next_commit(lost);
+    Result<InodeRef> linked = a.Link(x->fno, kRoot, "l" + suffix);
+    EXPECT_TRUE(answered()) << "no answer was replaced";
+    ASSERT_TRUE(linked.ok()) << linked.status().ToString();
+    EXPECT_EQ(Nlink(x->fno), ++links);
+  }
 
   FsckOptions dry_run;
   dry_run.dry_run = true;
@@ -600,6 +617,66 @@ TEST_F(NamespaceTest, ACommitWhoseAnswerIsLostStandsWhenItsEntryLanded) {
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
   EXPECT_EQ(report->orphan_inodes, 0u);
   EXPECT_EQ(report->link_count_fixes, 0u);
+}
+
+// Each removal of a directory under way holds a mark of its own. One that gives up takes only
+// its own away: the other's still refuses entries, within one directory too (an rmdir lists a
+// directory's buckets one OSD after another, so a rename between two of them must refuse).
+TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
+  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
+  Namespace a(&a_client, kFnso);
+  OnceAtRootBucket theirs;
+  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook(),
+                         .before_deleting_both_copies = theirs.Hook()});
+  // Another client's removal of `fno` is under way: it marked the directory.
+  auto marked_by_another = [&](uint64_t fno) {
+    Result<InodeRef> now = b_.GetInode(fno);
+    ASSERT_TRUE(now.ok()) << now.status().ToString();
+    Inode marked = now->inode;
+    ++marked.removal_marks;
+    ASSERT_TRUE(cluster_.client()
+                    .WriteOriginalThenReplica(Oid{kFnso, fno, 0, ObjectType::kInode},
+                                              EncodeInode(marked), now->version)
+                    .ok());
+  };
+  auto marks = [&](uint64_t fno) -> int64_t {
+    Result<InodeRef> inode = b_.GetInode(fno);
+    return inode.ok() ? inode->inode.removal_marks : -1;
+  };
+
+  Result<InodeRef> d = b_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_TRUE(b_.Create(kRoot, "s", S_IFDIR | 0755, 0, Credentials{}).ok());
+  marked_by_another(d->fno);
+  {
+    SCOPED_TRACE("A's rename over d gives up: B renamed its source away");
+    theirs.Arm("d", [&] { EXPECT_TRUE(b_.Rename(kRoot, "s", kRoot, "s2", {}).ok()); });
+    Result<Unlinked> renamed = a.Rename(kRoot, "s", kRoot, "d", RenameMode::kReplace);
+    ASSERT_TRUE(theirs.Ran());
+    EXPECT_TRUE(renamed.status().Is(StatusCode::kNotFound)) << renamed.status().ToString();
+    EXPECT_EQ(marks(d->fno), 1) << "A took the other removal's mark";
+    EXPECT_TRUE(b_.Create(d->fno, "f", S_IFREG | 0644, 0, Credentials{})
+                    .status()
+                    .Is(StatusCode::kNotFound));
+  }
+  {
+    SCOPED_TRACE("A's rmdir of d gives up: it is not empty");
+    Result<InodeRef> e = b_.Create(kRoot, "e", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_TRUE(b_.Create(e->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
+    marked_by_another(e->fno);
+    EXPECT_TRUE(a.Rmdir(kRoot, "e").Is(StatusCode::kNotEmpty));
+    EXPECT_EQ(marks(e->fno), 1) << "A took the other removal's mark";
+
+    // A rename within e between two buckets refuses as well, and leaves the old name.
+    std::string other = "h";
+    while (DirentOffset(other) == DirentOffset("g")) other += "h";
+    EXPECT_TRUE(a.Rename(e->fno, "g", e->fno, other, RenameMode::kReplace)
+                    .status()
+                    .Is(StatusCode::kNotFound));
+    EXPECT_TRUE(b_.Lookup(e->fno, "g").ok());
+    EXPECT_TRUE(b_.Lookup(e->fno, other).status().Is(StatusCode::kNotFound));
+  }
 }
 
 }  // namespace
