@@ -351,8 +351,12 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
 
 Status FileIo::RelievePressure(uint64_t writer_fno) {
   std::unique_lock lock(mu_);
+  // Other files whose write-back failed here: theirs are retried by the flush threads and
+  // reported by their own fsync or close, and the writer goes on with the next oldest.
+  std::set<uint64_t> failed_files;
+  Status others_failure;
   while (cache_.UnderPressure()) {
-    if (std::optional<FlushJob> job = cache_.TakeOldestFlush()) {
+    if (std::optional<FlushJob> job = cache_.TakeOldestFlush(failed_files)) {
       ++synchronous_write_backs_;
       const uint64_t job_fno = job->key.fno;
       lock.unlock();
@@ -361,13 +365,14 @@ Status FileIo::RelievePressure(uint64_t writer_fno) {
       const Status written = WriteBackNow(std::move(oldest));
       lock.lock();
       if (!written.ok()) {
-        // What failed is retried, and reported by its own file's fsync or close. The writer
-        // hears of it only when it is its own file's, or when there is no room left for its
-        // bytes at all (both copies' OSDs down, a full OSD) instead of waiting forever.
-        if (job_fno == writer_fno || cache_.Full()) return written;
-        return Status::Ok();
+        if (job_fno == writer_fno) return written;
+        failed_files.insert(job_fno);
+        if (others_failure.ok()) others_failure = written;
       }
     } else if (cache_.Full()) {
+      // No room, and none to be made from what failed: the writer hears why (both copies'
+      // OSDs down, a full OSD) instead of waiting forever.
+      if (!others_failure.ok()) return others_failure;
       // Everything pinned is already being written back: wait for some of it.
       ++writer_waits_;
       written_back_cv_.wait(lock);
@@ -531,7 +536,16 @@ void FileIo::ForgetClean(uint64_t fno) {
   read_ahead_.Forget(fno);  // a fill of the old file stops (its end may be wrong now)
 }
 
-Status FileIo::PrepareTruncate(uint64_t fno) { return Flush(fno); }
+Status FileIo::PrepareTruncate(uint64_t fno) {
+  Status flushed = Flush(fno);
+  if (!IsRefusedForGood(flushed)) return flushed;
+  // The OSDs refused bytes for lack of space, which are dropped: failing the truncation would
+  // save none of them, and truncating is how users free space. The file's next write, fsync
+  // or close still reports it.
+  std::lock_guard lock(mu_);
+  write_back_errors_.emplace(fno, flushed);
+  return Status::Ok();
+}
 
 void FileIo::Truncated(uint64_t fno, uint64_t size) {
   std::lock_guard lock(mu_);

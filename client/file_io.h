@@ -83,7 +83,8 @@ class FileIo {
   void ForgetClean(uint64_t fno);
   // Before the OSDs truncate the file: every byte written is written back, so that none lands
   // after the truncation, and those past the new end too, so that a truncation that fails
-  // loses nothing (Truncated drops them from the cache once it succeeded).
+  // loses nothing (Truncated drops them from the cache once it succeeded). Bytes the OSDs
+  // refuse for lack of space do not fail the truncation (see Flush for their error).
   Status PrepareTruncate(uint64_t fno);
   // After the OSDs truncated the file to `size`: a read that fetched while the truncation was
   // on its way (with a fill token taken after PrepareTruncate) may have cached old bytes past
@@ -146,7 +147,7 @@ class FileIo {
   void FlushThread();
   // Under memory pressure the writer (of file `writer_fno`) writes back the oldest dirty
   // objects itself. A failure is its error if the object is of its file, or if the cache is
-  // full; another file's failure is that file's to report.
+  // full of what cannot be written back; another file's failure is that file's to report.
   Status RelievePressure(uint64_t writer_fno);
   // COR: the replica OSD announced a new window for one of this client's files.
   void ApplyWindowUpdate(const wire::WindowUpdate& update);

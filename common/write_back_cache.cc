@@ -218,8 +218,9 @@ std::optional<FlushJob> WriteBackCache::TakeDueFlush(CacheClock::time_point now)
   return std::nullopt;
 }
 
-std::optional<FlushJob> WriteBackCache::TakeOldestFlush() {
+std::optional<FlushJob> WriteBackCache::TakeOldestFlush(const std::set<uint64_t>& skip_files) {
   for (const auto& [seq, key] : dirty_order_) {
+    if (skip_files.contains(key.fno)) continue;
     auto it = entries_.find(key);
     if (!it->second.in_flight) return Take(it);
   }

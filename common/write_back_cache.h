@@ -130,7 +130,8 @@ class WriteBackCache {
   // write-back per object is in flight, so writes reach the OSDs in order.
   std::optional<FlushJob> TakeFlushOf(uint64_t fno);                 // any dirty object of the file
   std::optional<FlushJob> TakeDueFlush(CacheClock::time_point now);  // whole, aged, or pressure
-  std::optional<FlushJob> TakeOldestFlush();                         // synchronous write-back
+  // Synchronous write-back: the oldest dirty object not of a file in `skip_files`.
+  std::optional<FlushJob> TakeOldestFlush(const std::set<uint64_t>& skip_files = {});
   // A failed write-back leaves its bytes dirty, to be retried.
   void FlushDone(const FlushJob& job, bool ok);
   // A write-back the OSDs refused for good (a full disk): retrying cannot help, so its bytes

@@ -618,6 +618,21 @@ TEST(WriteBackCacheTest, TakeOldestFlushTakesObjectDirtiedFirst) {
   EXPECT_FALSE(cache.TakeOldestFlush().has_value());
 }
 
+// A writer skips the files whose write-back just failed, and goes on with the next oldest.
+TEST(WriteBackCacheTest, TakeOldestFlushSkipsTheFilesAskedTo) {
+  WriteBackCache cache(Options());
+  cache.Write({5, 9}, 0, "first", T(0));
+  cache.Write({5, 1}, 0, "second", T(1));
+  cache.Write({3, 2}, 0, "third", T(2));
+  std::optional<FlushJob> job = cache.TakeOldestFlush({5});
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->key, (ObjectKey{3, 2}));
+  EXPECT_FALSE(cache.TakeOldestFlush({5}).has_value());
+  job = cache.TakeOldestFlush({3});
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->key, (ObjectKey{5, 9}));
+}
+
 TEST(WriteBackCacheTest, TakeDueFlushTakesOnlyAgedObjects) {
   WriteBackCache cache(Options());
   cache.Write({1, 0}, 0, "old", T(0));

@@ -138,8 +138,9 @@ TEST(FileIoTest, ATruncationThatFailsLosesNoWrittenBytes) {
 
 // Under memory pressure a writer writes back the oldest dirty object itself, which may be
 // another file's. When that write-back fails (both copies' OSDs are down), the other file's
-// fsync or close reports it; the writer, whose bytes are cached, is not failed for it. It
-// used to answer the other file's error (EIO) to the write.
+// fsync or close reports it; the writer, whose bytes are cached, is not failed for it, and
+// relieves the pressure with the next oldest objects instead. It used to answer the other
+// file's error (EIO) to the write.
 TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   TestCluster cluster;
   ClusterClient client(cluster.map(), cluster.Rpc("client"));
@@ -194,12 +195,32 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
     EXPECT_TRUE(written.ok()) << "write " << i << ": " << written.ToString();
   }
   EXPECT_GE(io.stats().synchronous_write_backs, 1u) << "no pressure: nothing tested";
+  // The one flush thread is held: only the writer wrote anything back.
+  EXPECT_GE(io.stats().cache.flushes, 1u) << "the writer wrote back none of its own objects";
   EXPECT_TRUE(io.Flush(mine).ok());  // one copy and a repair record each
   EXPECT_FALSE(io.Flush(theirs).ok()) << "its failure was not reported to it";
 
   release.set_value();
   for (uint32_t id : stopped) cluster.Start(id);
   EXPECT_TRUE(io.Flush(held).ok());
+}
+
+// Truncating is how users free space on full OSDs. A file's bytes the OSDs refuse for lack of
+// space are dropped either way; they do not fail its truncation too, and its fsync or close
+// still reports them.
+TEST(FileIoTest, BytesRefusedForLackOfSpaceDoNotFailATruncation) {
+  // Every write is refused: the OSDs keep back more space than the disk has.
+  TestCluster cluster(
+      testing::TestClusterOptions{.extra_osd_flags = {"--reserve-mb", std::to_string(1u << 30)}});
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
+  ASSERT_TRUE(io.Write(kFno, 0, std::string(object_size / 2, 'a')).ok());
+
+  const Status prepared = io.PrepareTruncate(kFno);
+  EXPECT_TRUE(prepared.ok()) << prepared.ToString();
+  const Status flushed = io.Flush(kFno);
+  EXPECT_TRUE(flushed.Is(StatusCode::kNoSpace)) << flushed.ToString();
 }
 
 }  // namespace
