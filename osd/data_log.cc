@@ -404,6 +404,11 @@ Status DataLog::Remove(uint64_t segment) {
   return Status::Ok();
 }
 
+bool DataLog::HasUnsynced() const {
+  std::lock_guard lock(mu_);
+  return !unsynced_.empty() || directory_changed_;
+}
+
 uint64_t DataLog::total_bytes() const {
   std::lock_guard lock(mu_);
   return usage_.total_bytes();

@@ -93,6 +93,8 @@ class DataLog {
 
   uint64_t total_bytes() const;
   uint64_t garbage_bytes() const;
+  // Records were appended since the last Sync took its segments (not yet durable).
+  bool HasUnsynced() const;
   int64_t live_bytes(uint64_t segment) const;
   std::vector<uint64_t> segments() const;
   const std::string& dir() const { return dir_; }

@@ -685,8 +685,10 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = sync || options_.sync_writes;
-  // Durable bytes before a durable index that refers to them.
-  if (wo.sync && !added.empty()) {
+  // Durable bytes before a durable index that refers to them: this batch's, and those of
+  // every earlier commit, whose index entries the WAL sync makes durable too (a power cut
+  // must not leave the index pointing at bytes that never reached the disk).
+  if (wo.sync) {
     if (Status st = log_->Sync(); !st.ok()) {
       abandon();
       return st;
@@ -712,6 +714,7 @@ Status ObjectStore::Commit(Batch* batch, bool sync) {
     abandon();
     return FromRocks(s, "store write");
   }
+  if (wo.sync) ++wal_syncs_;
   log_->Indexed(added, removed);
   locks.clear();
   objects_ += batch->objects_delta_;
@@ -833,7 +836,9 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
 Status ObjectStore::SyncWal() {
   // The log's bytes first: the index must never be durable before what it refers to.
   ORTHOFS_RETURN_IF_ERROR(log_->Sync());
-  return FromRocks(db_->SyncWAL(), "WAL sync");
+  ORTHOFS_RETURN_IF_ERROR(FromRocks(db_->SyncWAL(), "WAL sync"));
+  ++wal_syncs_;
+  return Status::Ok();
 }
 
 Result<std::string> ObjectStore::GetMeta(const std::string& name) const {
@@ -844,6 +849,8 @@ Result<std::string> ObjectStore::GetMeta(const std::string& name) const {
 }
 
 Status ObjectStore::PutMeta(const std::string& name, const std::string& value) {
+  // A synced write makes the whole WAL durable: the log's bytes first (see Commit).
+  ORTHOFS_RETURN_IF_ERROR(log_->Sync());
   rocksdb::WriteOptions wo;
   wo.sync = true;
   return FromRocks(db_->Put(wo, kMetaPrefix + name, value), "store meta " + name);

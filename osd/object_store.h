@@ -191,6 +191,10 @@ class ObjectStore {
   // (overwritten or deleted objects) not yet collected.
   uint64_t data_log_bytes() const { return log_->total_bytes(); }
   uint64_t data_log_garbage_bytes() const { return log_->garbage_bytes(); }
+  // Appended object bytes not yet durable. A durable index write leaves none behind it.
+  bool data_log_unsynced() const { return log_->HasUnsynced(); }
+  // Writes of the index made durable (synced commits, WAL syncs): what sync requests cost.
+  uint64_t wal_syncs() const { return wal_syncs_.load(); }
 
   uint64_t object_count() const { return objects_.load(); }
   uint64_t byte_count() const { return bytes_.load(); }
@@ -256,6 +260,7 @@ class ObjectStore {
   bool compaction_requested_ = false;  // guarded by compaction_mu_
   bool closing_ = false;               // guarded by compaction_mu_
   std::atomic<uint64_t> compactions_{0};
+  std::atomic<uint64_t> wal_syncs_{0};
   std::thread compaction_thread_;
   std::unique_ptr<DataLog> log_;
   std::shared_ptr<rocksdb::EventListener> flush_listener_;  // syncs log_ before flushes

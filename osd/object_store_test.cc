@@ -306,6 +306,33 @@ TEST_F(ObjectStoreTest, SmallRecordsStayOutOfTheLog) {
   EXPECT_EQ(store_->Get(Key(1))->version, 3u);
 }
 
+// A durable index write (a synced commit, small or not, a store meta value, a WAL sync) makes
+// every earlier index entry durable too, so the log's appended bytes go to the disk first: a
+// power cut must not leave the index pointing at bytes that never got there.
+TEST_F(ObjectStoreTest, ADurableIndexWriteLeavesNoUnsyncedLogBytesBehindIt) {
+  auto put_large = [&](int i, bool sync) {
+    ObjectStore::Batch batch;
+    batch.Put(Key(i), 1, ObjectChecksum(Bytes(i)), Bytes(i), false, 0);
+    ASSERT_TRUE(store_->Commit(&batch, sync).ok());
+  };
+  const uint64_t syncs = store_->wal_syncs();
+  put_large(1, false);
+  EXPECT_TRUE(store_->data_log_unsynced());
+  ObjectStore::Batch small;
+  small.Put(Key(2), 1, ObjectChecksum("small"), "small", false, 0);
+  ASSERT_TRUE(store_->Commit(&small, true).ok());
+  EXPECT_FALSE(store_->data_log_unsynced()) << "a synced small commit";
+  put_large(3, false);
+  ASSERT_TRUE(store_->PutMeta("test", "value").ok());
+  EXPECT_FALSE(store_->data_log_unsynced()) << "a store meta value";
+  put_large(4, false);
+  ASSERT_TRUE(store_->SyncWal().ok());
+  EXPECT_FALSE(store_->data_log_unsynced()) << "a WAL sync";
+  put_large(5, true);
+  EXPECT_FALSE(store_->data_log_unsynced()) << "a synced large commit";
+  EXPECT_EQ(store_->wal_syncs(), syncs + 3);  // PutMeta is not counted: no request waits on it
+}
+
 // Bytes handed over in pieces are stored as the joined bytes, small (inline) and large
 // (logged) alike, with a binding that checks out when read back.
 TEST_F(ObjectStoreTest, PutsBytesInPieces) {

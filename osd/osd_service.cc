@@ -710,6 +710,10 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
       if (Status st = CommitRepairRecordOnly(oid, stored_version, request.sync()); !st.ok()) {
         return st;
       }
+    } else if (request.sync()) {
+      // What is kept may itself not be durable yet (a newer copy update without sync): a sync
+      // request answers only once it is (a repair's pusher then drops its record).
+      ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
     }
     if (existed) {
       FillMeta(oid, *current, response->mutable_meta());
@@ -789,7 +793,8 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
     // copy may still need the deletion.
     Status st = request->record_repair()
                     ? CommitRepairRecordOnly(*oid, stored_version, request->sync())
-                    : Status::Ok();
+                : request->sync() ? store_->SyncWal()  // what is kept is durable (see StageWrite)
+                                  : Status::Ok();
     return Finish(kDelete, st);
   }
   // During a rebalance a gained DATA copy leaves a tombstone too: were the key simply gone, a
@@ -1141,6 +1146,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["bytes_in"] = bytes_in_.load();
   counters["writes_refused_full"] = writes_refused_full_.load();
   counters["store_compactions"] = store_->compactions();
+  counters["store_wal_syncs"] = store_->wal_syncs();
   counters["store_log_bytes"] = store_->data_log_bytes();
   counters["store_log_garbage_bytes"] = store_->data_log_garbage_bytes();
   counters["store_log_segments_collected"] = store_->segments_collected();

@@ -724,6 +724,44 @@ TEST_F(OsdTest, LateCopyUpdatesOlderThanTheStoredVersionChangeNothing) {
   EXPECT_TRUE(client().Read(never).status().Is(StatusCode::kNotFound));
 }
 
+// A sync request answers only once what the copy holds is durable, even when it changes
+// nothing (a copy update or delete not newer than what is kept, which may itself have come
+// without sync): a repair's pusher then drops its record.
+TEST_F(OsdTest, ASyncRequestThatChangesNothingStillSyncs) {
+  const Oid replica{1, 703, 5, ObjectType::kDirent, CopyFlag::kReplica};
+  OsdClient* osd = client().Osd(client().placement().OsdFor(replica));
+  auto wal_syncs = [&] {
+    Result<wire::StatsResponse> s = osd->Stats(wire::StatsRequest());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? s->counters().at("store_wal_syncs") : 0;
+  };
+  auto copy_write = [&](uint64_t version, bool sync) {
+    wire::WriteRequest w;
+    w.set_epoch(client().map().epoch);
+    *w.mutable_oid() = ToWire(replica);
+    w.set_replace(true);
+    w.set_data("v" + std::to_string(version));
+    w.set_set_version(version);
+    w.set_sync(sync);
+    Result<wire::WriteResponse> r = osd->Write(w);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+  };
+  copy_write(4, false);
+  uint64_t before = wal_syncs();
+  copy_write(4, true);  // the same version again: kept as it is
+  EXPECT_GT(wal_syncs(), before) << "a sync copy write that changed nothing synced nothing";
+
+  wire::DeleteRequest late_delete;
+  late_delete.set_epoch(client().map().epoch);
+  *late_delete.mutable_oid() = ToWire(replica);
+  late_delete.set_set_version(3);  // older than what is kept: changes nothing
+  late_delete.set_sync(true);
+  before = wal_syncs();
+  ASSERT_TRUE(osd->Delete(late_delete).ok());
+  EXPECT_GT(wal_syncs(), before) << "a sync delete that changed nothing synced nothing";
+  EXPECT_EQ(ReadAll(client(), replica), "v4");
+}
+
 TEST_F(OsdTest, DeletedDataLeavesNoTombstone) {
   const Oid data = Data(703, 0);
   ObjectWrite how;
