@@ -946,8 +946,10 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
   std::vector<uint64_t> emptied;
   uint64_t moved_bytes = 0;
   Status stopped = Status::Ok();
+  Status unreadable = Status::Ok();  // the first record that could not be read
   for (uint64_t segment : order) {
     std::vector<Move> moves;
+    bool kept = false;
     for (const auto& [key, extent] : to_move[segment]) {
       {
         std::lock_guard lock(compaction_mu_);
@@ -957,9 +959,12 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
       std::string none;
       std::string record;
       if (Status st = log_->Read(extent, &none, &record); !st.ok()) {
+        // The segment stays (scrub finds the damaged copy, and its rewrite frees the record);
+        // the other victims are still collected.
         spdlog::error("store: data log segment {} is kept: a record in it cannot be read ({})",
                       segment, st.ToString());
-        stopped = st;
+        if (unreadable.ok()) unreadable = st;
+        kept = true;
         break;
       }
       // Moved as it is, binding and all: a damaged record stays damaged for scrub to find.
@@ -972,7 +977,7 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
       moves.push_back({key, extent, *to});
     }
     Status synced = moves.empty() ? Status::Ok() : log_->Sync();
-    bool all_moved = stopped.ok() && synced.ok();
+    bool all_moved = stopped.ok() && synced.ok() && !kept;
     for (const Move& move : moves) {
       if (!synced.ok()) {
         log_->Abandoned(move.to);
@@ -1020,7 +1025,7 @@ Status ObjectStore::CollectSegments(double min_garbage_fraction) {
                   emptied.size(), moved_bytes >> 20);
   }
   if (stopped.Is(StatusCode::kUnavailable)) return Status::Ok();  // closing
-  return stopped;
+  return stopped.ok() ? unreadable : stopped;
 }
 
 }  // namespace orthofs

@@ -253,6 +253,35 @@ TEST_F(ObjectStoreTest, ALostSegmentReadsAsDamagedAndItsIdIsRetired) {
   EXPECT_TRUE(store_->Get(Key(3))->data == data);
 }
 
+// A record that cannot be read keeps its segment, but no other: collection goes on with the
+// other victims (it used to stop the whole round there, every round).
+TEST_F(ObjectStoreTest, AnUnreadableRecordKeepsOnlyItsOwnSegment) {
+  auto put = [&](int key, int content, uint64_t version) {
+    ObjectStore::Batch batch;
+    const std::string data = Bytes(content);
+    batch.Put(Key(key), version, ObjectChecksum(data), data, version > 1,
+              version > 1 ? kObjectSize : 0);
+    ASSERT_TRUE(store_->Commit(&batch, false).ok());
+  };
+  // Segments 1 and 2 hold seven records each; all but the first of each are overwritten.
+  for (int i = 0; i < 14; ++i) put(i, i, 1);
+  for (int i = 0; i < 14; ++i) {
+    if (i != 0 && i != 7) put(i, i + 1, 2);
+  }
+  const std::string first = dir_ + "/data-log/000000000001.seg";
+  const std::string second = dir_ + "/data-log/000000000002.seg";
+  ASSERT_TRUE(std::filesystem::exists(first) && std::filesystem::exists(second));
+  std::filesystem::resize_file(first, 0);  // object 0's record is gone (a damaged disk)
+
+  CompactAndWait();
+  EXPECT_TRUE(std::filesystem::exists(first)) << "a segment with an unreadable record went";
+  EXPECT_FALSE(std::filesystem::exists(second)) << "the collection stopped at the damage";
+  EXPECT_TRUE(store_->Get(Key(0)).status().Is(StatusCode::kCorruption));
+  Result<StoredObject> moved = store_->Get(Key(7));
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_TRUE(moved->data == Bytes(7));
+}
+
 TEST_F(ObjectStoreTest, ABatchChangesEachKeyOnce) {
   ObjectStore::Batch batch;
   const std::string data = Bytes(5);
