@@ -351,10 +351,14 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
 
 Status FileIo::RelievePressure(uint64_t writer_fno) {
   std::unique_lock lock(mu_);
-  // Other files whose write-back failed here: theirs are retried by the flush threads and
-  // reported by their own fsync or close, and the writer goes on with the next oldest.
+  // Other files whose write-back failed (here, or before without their fsync or close having
+  // reported it yet): theirs are retried by the flush threads and reported by their own fsync
+  // or close, and the writer goes on with the next oldest.
   std::set<uint64_t> failed_files;
   Status others_failure;
+  for (const auto& [fno, error] : write_back_errors_) {
+    if (fno != writer_fno) failed_files.insert(fno);
+  }
   while (cache_.UnderPressure()) {
     if (std::optional<FlushJob> job = cache_.TakeOldestFlush(failed_files)) {
       ++synchronous_write_backs_;
@@ -371,8 +375,13 @@ Status FileIo::RelievePressure(uint64_t writer_fno) {
       }
     } else if (cache_.Full()) {
       // No room, and none to be made from what failed: the writer hears why (both copies'
-      // OSDs down, a full OSD) instead of waiting forever.
+      // OSDs down, a full OSD) instead of waiting forever. Files that failed before are tried
+      // once more first.
       if (!others_failure.ok()) return others_failure;
+      if (!failed_files.empty()) {
+        failed_files.clear();
+        continue;
+      }
       // Everything pinned is already being written back: wait for some of it.
       ++writer_waits_;
       written_back_cv_.wait(lock);
@@ -541,9 +550,11 @@ Status FileIo::PrepareTruncate(uint64_t fno) {
   if (!IsRefusedForGood(flushed)) return flushed;
   // The OSDs refused bytes for lack of space, which are dropped: failing the truncation would
   // save none of them, and truncating is how users free space. The file's next write, fsync
-  // or close still reports it.
+  // or close still reports it. Unless other bytes are still to be written back (another
+  // failure, kept for a retry): one landing after the truncation would bring old bytes back.
   std::lock_guard lock(mu_);
   write_back_errors_.emplace(fno, flushed);
+  if (cache_.HasUnwritten(fno)) return flushed;
   return Status::Ok();
 }
 

@@ -479,11 +479,12 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<Bucket> bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
+    // (After a conflict, the name naming the inode may also be this link's own commit, whose
+    // answer was lost before the fallback to the replica met a later change. It is taken for
+    // another client's link all the same: two links of one name must not both succeed, which
+    // lock files rely on.)
     Status st;
-    if (attempt > 0 && bucket->Names(name, fno)) {
-      // After a conflict: this link's own commit, whose answer was lost before the fallback to
-      // the replica met a later change.
-    } else if (bucket->Has(name)) {
+    if (bucket->Has(name)) {
       st = Status::AlreadyExists("'" + std::string(name) + "' exists");
     } else {
       auto entries = bucket->entries;
@@ -701,12 +702,13 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
   int new_dir_links = 0;  // the change of new_dir's link count
   bool new_dir_touched = false;
-  // A commit that failed may still have landed (the original's write is the commit, and an
-  // answer can be lost): then the new entry shows. Unknown, the pin stays (a count too high
-  // at worst, which fsck fixes) and so does the target's mark.
-  auto landed_after = [&](const Status& failed) -> Result<bool> {
-    if (!ClusterClient::IsOsdFailure(failed)) return false;
-    return HasEntry(new_dirent, new_name, source->fno);
+  // A commit that failed at the transport may still have landed (the original's write is the
+  // commit, and an answer can be lost), and an entry found there may as well be another
+  // client's same rename: the outcome stays unknown. The pin stays (a count too high at
+  // worst, which fsck fixes), and so does the target's mark (an orphan's, if it landed). A
+  // refusal changed nothing: the rename gives up.
+  auto commit_failed = [&](Status st) {
+    return ClusterClient::IsOsdFailure(st) ? st : give_up(st);
   };
   // 1. Point new_name at the source (the commit point), replacing a target entry.
   for (int attempt = 0;; ++attempt) {
@@ -715,7 +717,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     Result<Bucket> bucket = ReadBucket(new_dirent);
     if (!bucket.ok()) return give_up(bucket.status());
     std::vector<DirEntry> entries;
-    const std::optional<DirEntry> replaced_before = std::exchange(replaced, std::nullopt);
+    replaced.reset();
     for (const auto& e : bucket->entries) {
       if (e.name == new_name) {
         replaced = e;
@@ -723,18 +725,11 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         entries.push_back(e);
       }
     }
-    bool committed = false;
-    if (replaced && replaced->fno == source->fno) {
-      if (attempt == 0 || new_dirent == old_dirent) {
-        (void)unpin();  // two hard links to one inode: nothing changes
+    if (replaced) {
+      if (replaced->fno == source->fno) {  // two hard links to one inode: nothing changes
+        (void)unpin();
         return Unlinked{};
       }
-      // After a conflict: this rename's own commit, whose answer was lost before the fallback
-      // to the replica met a later change. It replaced what the attempt before saw.
-      replaced = replaced_before;
-      committed = true;
-    }
-    if (replaced && !committed) {
       if (mode == RenameMode::kNoReplace) {
         return give_up(Status::AlreadyExists("'" + std::string(new_name) + "' exists"));
       }
@@ -768,30 +763,12 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       same.push_back(DirEntry{std::string(new_name), source->fno, source->type});
       Status st = WriteBucket(new_dirent, same, bucket->version);
       if (st.ok()) break;
-      if (!st.Is(StatusCode::kVersionMismatch)) {
-        Result<bool> landed = landed_after(st);
-        if (landed.ok() && *landed) break;
-        if (!landed.ok()) return st;
-        // The target's mark goes: a target still there must take entries again (one replaced
-        // by a commit that lands late is an orphan that fsck collects).
-        unmark_target();
-        return st;
-      }
+      if (!st.Is(StatusCode::kVersionMismatch)) return commit_failed(st);
     } else {
-      if (!committed) {
-        entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
-        Status st = WriteBucket(new_dirent, entries, bucket->version);
-        if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) {
-          Result<bool> landed = landed_after(st);
-          if (!landed.ok()) return st;
-          if (!*landed) {
-            unmark_target();  // as above
-            return st;
-          }
-        }
-        committed = !st.Is(StatusCode::kVersionMismatch);
-      }
-      if (committed) {
+      entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
+      Status st = WriteBucket(new_dirent, entries, bucket->version);
+      if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) return commit_failed(st);
+      if (st.ok()) {
         // Until the old name goes, this rename can still be taken back: its entry goes again
         // and the target comes back.
         auto take_back = [&](Status why) {
