@@ -553,8 +553,8 @@ Status FileIo::PrepareTruncate(uint64_t fno) {
   // or close still reports it. Unless other bytes are still to be written back (another
   // failure, kept for a retry): one landing after the truncation would bring old bytes back.
   std::lock_guard lock(mu_);
-  write_back_errors_.emplace(fno, flushed);
   if (cache_.HasUnwritten(fno)) return flushed;
+  write_back_errors_.emplace(fno, flushed);
   return Status::Ok();
 }
 

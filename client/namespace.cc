@@ -479,25 +479,22 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<Bucket> bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
-    // (After a conflict, the name naming the inode may also be this link's own commit, whose
-    // answer was lost before the fallback to the replica met a later change. It is taken for
-    // another client's link all the same: two links of one name must not both succeed, which
-    // lock files rely on.)
+    // Two links of one name must not both succeed (lock files rely on it), and this link
+    // cannot tell its own commit whose answer was lost from another client's same link: a
+    // commit failed at the transport answers its error, and one that finds the name naming
+    // the inode after a conflict answers EEXIST. Either may have landed, so the raised count
+    // stays (one too high at worst, which fsck fixes; never too low for an entry).
     Status st;
+    bool may_be_own = false;
     if (bucket->Has(name)) {
       st = Status::AlreadyExists("'" + std::string(name) + "' exists");
+      may_be_own = attempt > 0 && bucket->Names(name, fno);
     } else {
       auto entries = bucket->entries;
       entries.push_back(DirEntry{std::string(name), fno, raised->inode.mode & S_IFMT});
       st = WriteBucket(dirent, entries, bucket->version);
     }
-    if (ClusterClient::IsOsdFailure(st)) {
-      // As at a create: the entry decides. Unseen, the raised count stays (one too high at
-      // worst, which fsck fixes), never one too low for an entry that landed after all.
-      Result<bool> landed = HasEntry(dirent, name, fno);
-      if (!landed.ok() || !*landed) return st;
-      st = Status::Ok();
-    }
+    if (ClusterClient::IsOsdFailure(st) || may_be_own) return st;
     auto drop_raised_link = [&] {
       (void)UpdateInode(fno, [](Inode* inode) {
         if (inode->nlink > 0) --inode->nlink;
@@ -726,7 +723,16 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       }
     }
     if (replaced) {
-      if (replaced->fno == source->fno) {  // two hard links to one inode: nothing changes
+      if (replaced->fno == source->fno) {
+        // Two hard links to one inode: nothing changes. After a conflict this may also be this
+        // rename's own commit (its answer lost before the fallback to the replica met a later
+        // change), or another client's same rename whose old name's removal is still to come:
+        // while the old name names the source, the pin stays and counts it (one too high at
+        // worst, which fsck fixes).
+        if (attempt > 0 && new_dirent != old_dirent) {
+          Result<bool> old_there = HasEntry(old_dirent, old_name, source->fno);
+          if (!old_there.ok() || *old_there) return Unlinked{};
+        }
         (void)unpin();
         return Unlinked{};
       }
