@@ -72,6 +72,19 @@ class OnceAtRootBucket {
   std::function<void()> change_;
 };
 
+// Client A of a test: a connection of its own, whose writes and deletes of a root bucket run
+// another client's change armed in `theirs` first.
+struct ClientWithHooks {
+  explicit ClientWithHooks(TestCluster& cluster)
+      : client(cluster.client().map(), cluster.Rpc("client")), ns(&client, kFnso) {
+    client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook(),
+                         .before_deleting_both_copies = theirs.Hook()});
+  }
+  ClusterClient client;
+  OnceAtRootBucket theirs;
+  Namespace ns;
+};
+
 class NamespaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -277,8 +290,9 @@ TEST_F(NamespaceTest, NoLinkToAnInodeWhoseLastLinkIsGone) {
 // both renames succeeded, two entries named one file with a count of one, and after an
 // unlink the new entry named a freed file.)
 TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
-  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
-  Namespace a(&a_client, kFnso);
+  ClientWithHooks a_client(cluster_);
+  Namespace& a = a_client.ns;
+  OnceAtRootBucket& theirs = a_client.theirs;
   std::map<std::string, uint64_t> fnos;
   for (const char* name : {"x1", "x2", "x3", "t"}) {
     Result<InodeRef> made = CreateFile(b_, name);
@@ -286,8 +300,6 @@ TEST_F(NamespaceTest, ARenameThatLosesItsSourceToAnotherClientTakesNothing) {
     fnos[name] = made->fno;
   }
   // B's change runs when A is about to commit an entry named `name` in the root.
-  OnceAtRootBucket theirs;
-  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook()});
   auto before_commit_of = [&](const std::string& name, std::function<void()> change) {
     theirs.Arm(name, std::move(change));
   };
@@ -458,13 +470,11 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
 // entry is, and a rename over an empty directory marks it as an rmdir does: nothing lands in a
 // directory between its emptiness check and its deletion.
 TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
-  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
-  Namespace a(&a_client, kFnso);
   // B's change runs when A is about to delete (an rmdir's last entry in a bucket) or write (a
   // rename's commit) the root's DIRENT bucket of `name`.
-  OnceAtRootBucket theirs;
-  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook(),
-                         .before_deleting_both_copies = theirs.Hook()});
+  ClientWithHooks a_client(cluster_);
+  Namespace& a = a_client.ns;
+  OnceAtRootBucket& theirs = a_client.theirs;
   auto at_bucket_of = [&](const std::string& name, std::function<void()> change) {
     theirs.Arm(name, std::move(change));
   };
@@ -645,10 +655,9 @@ TEST_F(NamespaceTest, ACommitWhoseAnswerIsLostStandsWhenItsEntryLanded) {
 // under the new name, counted once. (A rename that took the other client's entry for its own
 // lost commit used to put the target back over it: the source lost its name.)
 TEST_F(NamespaceTest, TwoClientsMakingOneNameOnlyOneSucceeds) {
-  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
-  Namespace a(&a_client, kFnso);
-  OnceAtRootBucket theirs;
-  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook()});
+  ClientWithHooks a_client(cluster_);
+  Namespace& a = a_client.ns;
+  OnceAtRootBucket& theirs = a_client.theirs;
   Result<InodeRef> x = CreateFile(b_, "x");
   ASSERT_TRUE(x.ok()) << x.status().ToString();
   theirs.Arm("lock", [&] { EXPECT_TRUE(b_.Link(x->fno, kRoot, "lock").ok()); });
@@ -678,11 +687,9 @@ TEST_F(NamespaceTest, TwoClientsMakingOneNameOnlyOneSucceeds) {
 // its own away: the other's still refuses entries, within one directory too (an rmdir lists a
 // directory's buckets one OSD after another, so a rename between two of them must refuse).
 TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
-  ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
-  Namespace a(&a_client, kFnso);
-  OnceAtRootBucket theirs;
-  a_client.SetTestHooks({.before_writing_original_then_replica = theirs.Hook(),
-                         .before_deleting_both_copies = theirs.Hook()});
+  ClientWithHooks a_client(cluster_);
+  Namespace& a = a_client.ns;
+  OnceAtRootBucket& theirs = a_client.theirs;
   // Another client's removal of `fno` is under way: it marked the directory.
   auto marked_by_another = [&](uint64_t fno) {
     Result<InodeRef> now = b_.GetInode(fno);
