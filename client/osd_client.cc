@@ -14,6 +14,7 @@
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/limits.h"
+#include "common/object_version.h"
 #include "common/peer_role.h"
 
 namespace orthofs {
@@ -645,6 +646,22 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original
   return other;
 }
 
+namespace {
+
+// A change one copy takes alone (with a repair record) carries this client's clock as its
+// version's floor (common/object_version.h): a double outage then cannot leave the two copies
+// at one version with different bytes. So does a data deletion (one floor for both copies: a
+// tombstone kept on either has it). Changes both copies take count up by one, which keeps
+// them equal and is how a client knows an INODE version that follows its own change
+// (CachedVersions).
+bool NeedsVersionFloor(const Oid& oid, bool record_repair) {
+  return record_repair || oid.type == ObjectType::kData;
+}
+
+uint64_t VersionFloor() { return VersionFloorAt(std::chrono::system_clock::now()); }
+
+}  // namespace
+
 wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view data,
                                             const ObjectWrite& how, bool with_data) const {
   wire::WriteRequest r;
@@ -659,6 +676,7 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
   r.set_sync(how.sync);
   r.set_record_repair(how.record_repair);
   if (how.record_repair) ++degraded_writes_;
+  if (how.record_repair) r.set_min_version(VersionFloor());
   return r;
 }
 
@@ -667,9 +685,12 @@ wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t v
   wire::WriteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
-  r.set_set_version(version);  // not newer than what is stored: changes nothing
+  r.set_set_version(version);  // not newer than what is stored: changes no bytes
   r.set_record_repair(true);
   r.set_sync(sync);
+  // A data copy still at `version` moves up to the floor it would have had as a write taken
+  // alone. Metadata keeps its version: the caller holds it as the expected one.
+  if (oid.type == ObjectType::kData) r.set_min_version(VersionFloor());
   ++degraded_writes_;
   return r;
 }
@@ -1088,16 +1109,18 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
   if (test_hooks_.before_deleting_both_copies) test_hooks_.before_deleting_both_copies(original);
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
+  const uint64_t floor = VersionFloor();  // one deletion, one floor for both copies
   // A data object's original believed down is not waited for, as in WriteBothCopiesAsync (one
   // that hangs would hold every delete of a truncate for the deadline): the replica with a
   // repair record. Metadata keeps the careful order below (a belief can outlive the outage).
   if (original.type == ObjectType::kData && !expected_version && CopyIsDown(original_copy) &&
       !CopyIsDown(replica_copy)) {
-    Status replica = DeleteCopy(replica_copy, std::nullopt, std::nullopt, true).status();
+    Status replica = DeleteCopy(replica_copy, std::nullopt, std::nullopt, true, floor).status();
     if (replica.ok() || !IsOsdFailure(replica)) return replica;
   }
   {  // the original first, as in WriteOriginalThenReplica
-    Result<wire::DeleteResponse> gone = DeleteCopy(original_copy, expected_version, std::nullopt);
+    Result<wire::DeleteResponse> gone =
+        DeleteCopy(original_copy, expected_version, std::nullopt, false, floor);
     if (gone.ok()) {
       // A metadata replica gets the original's tombstone version, so a late replica write from
       // another client (older by version) cannot bring the deleted object back. A data replica
@@ -1107,7 +1130,7 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       if (gone->version() > 0) deleted_at = gone->version();
       const bool data = original.type == ObjectType::kData;
       Result<wire::DeleteResponse> replica =
-          DeleteCopy(replica_copy, std::nullopt, data ? std::nullopt : deleted_at);
+          DeleteCopy(replica_copy, std::nullopt, data ? std::nullopt : deleted_at, false, floor);
       if (replica.ok()) {
         return data ? MatchDataTombstones(original_copy, *gone, replica_copy, *replica)
                     : Status::Ok();
@@ -1121,7 +1144,7 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     if (!IsOsdFailure(gone.status())) return gone.status();
   }
   // The original's OSD is down: the replica (same version) is the commit point.
-  return DeleteCopy(replica_copy, expected_version, std::nullopt, true).status();
+  return DeleteCopy(replica_copy, expected_version, std::nullopt, true, floor).status();
 }
 
 Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,
@@ -1353,13 +1376,16 @@ std::vector<OsdClient*> ClusterClient::MapState::ListingTargets(CopyFlag flag, u
 Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,
                                                        std::optional<uint64_t> expected_version,
                                                        std::optional<uint64_t> set_version,
-                                                       bool record_repair) {
+                                                       bool record_repair,
+                                                       std::optional<uint64_t> version_floor) {
   wire::DeleteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
   if (expected_version) r.set_expected_version(*expected_version);
   if (set_version) r.set_set_version(*set_version);
   r.set_record_repair(record_repair);
+  if (NeedsVersionFloor(oid, record_repair))
+    r.set_min_version(version_floor.value_or(VersionFloor()));
   return SendForCopy(oid, std::move(r), &OsdClient::Delete);
 }
 

@@ -322,9 +322,12 @@ class ClusterClient {
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
+  // `version_floor`: the change's floor where it needs one (common/object_version.h); one
+  // deletion of both copies passes one. Default: this client's clock now.
   Result<wire::DeleteResponse> DeleteCopy(const Oid& oid, std::optional<uint64_t> expected_version,
                                           std::optional<uint64_t> set_version,
-                                          bool record_repair = false);
+                                          bool record_repair = false,
+                                          std::optional<uint64_t> version_floor = std::nullopt);
   Result<wire::ObjectMeta> Stat(const Oid& oid);
 
   // Writes the original and the replica of `original` in parallel (the data path). When one

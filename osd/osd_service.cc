@@ -17,6 +17,7 @@
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/object_record.h"
+#include "common/object_version.h"
 #include "common/prometheus_text.h"
 #include "osd/read_reply.h"
 #include "osd/write_many_request.h"
@@ -706,6 +707,20 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   if (request.has_set_version() && request.set_version() <= stored_version) {
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
+    if (request.record_repair() && existed && old_object && request.min_version() > 0 &&
+        request.set_version() == stored_version) {
+      // A write this copy took while its other copy's write failed: the client asks for the
+      // record now, and for the version floor the write would have had had it known
+      // (common/object_version.h). The bytes stay; the version moves up to the floor.
+      const uint64_t version = NextObjectVersion(stored_version, request.min_version());
+      auto restamped = MakeObject(version, old_object->checksum, old_object->data);
+      const ObjectRecordSummary summary{version, restamped->checksum, restamped->data.size()};
+      BytePieces bytes(restamped->data);
+      batch->Put(key, version, summary.checksum, bytes, true, old_length);
+      batch->PutRepairRecord(OtherCopyKey(oid), version);
+      return std::optional<StagedWrite>(
+          StagedWrite{oid, key, std::move(restamped), bytes, summary, true, response});
+    }
     if (request.record_repair()) {
       if (Status st = CommitRepairRecordOnly(oid, stored_version, request.sync()); !st.ok()) {
         return st;
@@ -728,7 +743,9 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
                                    std::to_string(old_version) + ", expected " +
                                    std::to_string(request.expected_version()));
   }
-  const uint64_t version = request.has_set_version() ? request.set_version() : stored_version + 1;
+  const uint64_t version = request.has_set_version()
+                               ? request.set_version()
+                               : NextObjectVersion(stored_version, request.min_version());
   // A replacing write stores the bytes as they arrived (no copy; they are joined only to
   // refresh a cached copy); a ranged one merges them into the old bytes.
   std::shared_ptr<const CachedObject> merged;
@@ -787,8 +804,11 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   }
   response->set_version(stored_version);
   response->set_tombstone(!existed && stored_version > 0);
+  // A degraded delete of a copy that is absent here still leaves a tombstone (below): its
+  // version is what the replay at the other copy carries, so that a newer write there (made
+  // while this OSD was down in turn) is not deleted by it.
   if ((request->has_set_version() && request->set_version() <= stored_version) ||
-      (!existed && !request->has_set_version())) {
+      (!existed && !request->has_set_version() && !request->record_repair())) {
     // A newer state is already here, or nothing to remove and no version to record; the other
     // copy may still need the deletion.
     Status st = request->record_repair()
@@ -806,8 +826,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   const bool tombstone = oid->type != ObjectType::kData ||
                          view.PreviousOwnerOf(*oid, osd_id_).has_value() ||
                          request->record_repair() || request->has_set_version();
-  const uint64_t new_version =
-      request->has_set_version() ? request->set_version() : stored_version + 1;
+  const uint64_t new_version = request->has_set_version()
+                                   ? request->set_version()
+                                   : NextObjectVersion(stored_version, request->min_version());
   const uint64_t old_length = existed ? current->length : 0;
   ObjectStore::Batch batch;
   if (tombstone) {

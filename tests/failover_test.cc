@@ -336,6 +336,92 @@ TEST(FailoverTest, ASizeUnpublishedAtCloseIsPublishedWhenItsOsdsAreBack) {
   ExpectSameBytes(ReadFile(other / "f"), want);
 }
 
+// A double outage: the replica's OSD is down while the original takes writes, and the
+// original's OSD goes down before their records were replayed, so the replica (back, still
+// at the versions before them) takes the next writes alone. Once both are back, the later
+// writes are what both copies hold and what a reader gets: versions carry the writers' clocks
+// (common/object_version.h). Before, both copies reached one version with different bytes,
+// each replay was a no-op at the other copy, and the original's older bytes were read. Two
+// objects on one original OSD: one written by the mounts, which know the OSD is down before
+// they write data (their metadata calls found out) and send it to the live copy alone; the
+// other by a client that finds out on the way, so the copy that took the write is moved up to
+// the floor when the client asks it for the repair record.
+TEST(FailoverTest, TheLaterWriteWinsWhenEachCopyWasDownInTurn) {
+  TestCluster cluster(TestClusterOptions{.osds = 4});
+  constexpr uint64_t kObjects = 16;
+  const std::string first = RandomBytes(kObjects * kObjectSize, 31);
+  uint64_t fno = 0;
+  uint32_t original_osd = 0;
+  uint32_t replica_osd = 0;
+  std::vector<uint64_t> targets;  // two objects whose original is on original_osd
+  std::string want = first;
+  auto write_unaware = [&](uint64_t index, int seed) {
+    ClusterClient unaware(cluster.client().map(), cluster.Rpc("client"));
+    const std::string bytes = RandomBytes(kObjectSize, seed);
+    want.replace(index * kObjectSize, kObjectSize, bytes);
+    PendingCalls pending;
+    unaware.WriteBothCopiesAsync(DataOid(fno, index), bytes, ObjectWrite{.replace = true},
+                                 &pending);
+    ASSERT_TRUE(pending.Wait().ok());
+    EXPECT_EQ(unaware.degraded_writes(), 1u) << "found out on the way: one repair record asked";
+  };
+  auto overwrite = [&](const std::string& path, uint64_t index, int seed) {
+    const std::string bytes = RandomBytes(kObjectSize, seed);
+    want.replace(index * kObjectSize, kObjectSize, bytes);
+    Fd fd(open(path.c_str(), O_WRONLY));
+    ASSERT_GE(fd.get(), 0) << std::strerror(errno);
+    ASSERT_TRUE(WriteFull(fd.get(), bytes, index * kObjectSize)) << std::strerror(errno);
+    ASSERT_EQ(fsync(fd.get()), 0) << std::strerror(errno);
+    ASSERT_EQ(fd.Close(), 0) << std::strerror(errno);
+  };
+  {
+    TestMount mount(&cluster, kFnso);
+    CreateFile(mount / "f", first);
+    fno = FreshStat(mount / "f").st_ino;
+    const Placement& placement = cluster.client().placement();
+    replica_osd = placement.OsdFor(DataOid(fno, 0, CopyFlag::kReplica));
+    std::map<uint32_t, std::vector<uint64_t>> by_osd;
+    for (uint64_t i = 0; i < kObjects; ++i) by_osd[placement.OsdFor(DataOid(fno, i))].push_back(i);
+    for (const auto& [osd, indexes] : by_osd) {
+      if (indexes.size() >= 2) {
+        original_osd = osd;
+        targets = {indexes[0], indexes[1]};
+        break;
+      }
+    }
+    ASSERT_EQ(targets.size(), 2u) << "16 objects on 3 OSDs: one holds two";
+    cluster.Stop(replica_osd, SIGKILL);
+    // The original alone, with records for the replica.
+    write_unaware(targets[0], 40 + static_cast<int>(targets[0]));
+    overwrite(mount / "f", targets[1], 40 + static_cast<int>(targets[1]));
+  }
+  cluster.Stop(original_osd, SIGKILL);
+  cluster.Start(replica_osd);  // its recovery cannot reach the original: it keeps `first`
+  {
+    TestMount mount(&cluster, kFnso);
+    // The replica alone, with records for the original.
+    write_unaware(targets[0], 60 + static_cast<int>(targets[0]));
+    overwrite(mount / "f", targets[1], 60 + static_cast<int>(targets[1]));
+  }
+  cluster.Start(original_osd);
+  EXPECT_EQ(RunRepair(cluster), 0);
+  for (uint64_t index : targets) {
+    const std::string later = want.substr(index * kObjectSize, kObjectSize);
+    const std::string earlier = RandomBytes(kObjectSize, 40 + static_cast<int>(index));
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      Result<wire::ReadResponse> copy = cluster.client().Read(DataOid(fno, index, flag));
+      ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+      EXPECT_TRUE(copy->data() == later)
+          << "object " << index << ": the "
+          << (flag == CopyFlag::kOriginal ? "original" : "replica") << " holds "
+          << (copy->data() == earlier ? "the earlier write" : "other bytes");
+    }
+  }
+  TestMount mount(&cluster, kFnso);
+  ExpectSameBytes(ReadFile(mount / "f"), want);
+  EXPECT_EQ(cluster.Orthofs("scrub").exit_code, 0);
+}
+
 // The durability policy through a mount: once fsync returned, kill -9 of every OSD at once
 // (each copy's process dies with whatever it had not flushed) loses none of it.
 TEST(FailoverTest, FsyncedDataSurvivesEveryOsdKilledAtOnce) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -52,6 +53,19 @@ std::string ReadAll(ClusterClient& c, const Oid& oid) {
   Result<wire::ReadResponse> r = c.Read(oid);
   EXPECT_TRUE(r.ok()) << oid.ToString() << ": " << r.status().ToString();
   return r.ok() ? r->data() : std::string("<error>");
+}
+
+// One raw WriteRequest to the OSD holding `oid` (epoch and oid filled in, the rest by `fill`);
+// the version it answers, 0 on failure.
+uint64_t WriteVersion(ClusterClient& c, const Oid& oid,
+                      const std::function<void(wire::WriteRequest*)>& fill) {
+  wire::WriteRequest w;
+  w.set_epoch(c.map().epoch);
+  *w.mutable_oid() = ToWire(oid);
+  fill(&w);
+  Result<wire::WriteResponse> r = c.Osd(c.placement().OsdFor(oid))->Write(w);
+  EXPECT_TRUE(r.ok()) << oid.ToString() << ": " << r.status().ToString();
+  return r.ok() ? r->meta().version() : 0;
 }
 
 // An OSD that does not hold the copy.
@@ -688,19 +702,68 @@ TEST_F(OsdTest, DeletedMetadataKeepsItsVersionAsATombstone) {
   EXPECT_EQ(page->objects_size(), 0);
 }
 
+// min_version (a client's clock): the next version is at least the floor, and a degraded
+// delete of an absent copy leaves a tombstone at it, so that its replay carries that version.
+TEST_F(OsdTest, AVersionFloorRaisesTheNextVersion) {
+  const Oid inode{1, 703, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  auto write = [&](uint64_t floor) {
+    return WriteVersion(client(), inode, [&](wire::WriteRequest* w) {
+      w->set_replace(true);
+      w->set_data("bytes");
+      w->set_min_version(floor);
+    });
+  };
+  EXPECT_EQ(write(1000), 1000u);
+  EXPECT_EQ(write(500), 1001u);  // a floor behind the stored version: one up
+  EXPECT_EQ(write(0), 1002u);
+
+  const Oid absent{1, 704, 3, ObjectType::kData, CopyFlag::kReplica};
+  OsdClient* holder = client().Osd(client().placement().OsdFor(absent));
+  wire::DeleteRequest d;
+  d.set_epoch(client().map().epoch);
+  *d.mutable_oid() = ToWire(absent);
+  d.set_record_repair(true);
+  d.set_min_version(5000);
+  Result<wire::DeleteResponse> gone = holder->Delete(d);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(gone->existed());
+  EXPECT_TRUE(gone->tombstone());
+  EXPECT_EQ(gone->version(), 5000u);
+  // An older copy write arriving later stays out.
+  wire::WriteRequest older;
+  older.set_epoch(client().map().epoch);
+  *older.mutable_oid() = ToWire(absent);
+  older.set_replace(true);
+  older.set_data("older");
+  older.set_set_version(4999);
+  ASSERT_TRUE(holder->Write(older).ok());
+  EXPECT_TRUE(client().Read(absent).status().Is(StatusCode::kNotFound));
+
+  // A repair record asked for after the write (its other copy's write failed) moves a copy
+  // that is still at the write's version up to the floor, bytes unchanged; one asked for at a
+  // version that is no longer stored changes nothing.
+  const Oid data{1, 705, 0, ObjectType::kData, CopyFlag::kOriginal};
+  ASSERT_TRUE(client().Write(data, "kept", ObjectWrite{.replace = true}).ok());
+  auto record = [&](uint64_t at, uint64_t floor) {
+    return WriteVersion(client(), data, [&](wire::WriteRequest* w) {
+      w->set_set_version(at);
+      w->set_record_repair(true);
+      w->set_min_version(floor);
+    });
+  };
+  EXPECT_EQ(record(1, 7000), 7000u);
+  EXPECT_EQ(record(1, 8000), 7000u);
+  EXPECT_EQ(ReadAll(client(), data), "kept");
+}
+
 TEST_F(OsdTest, LateCopyUpdatesOlderThanTheStoredVersionChangeNothing) {
   const Oid replica{1, 701, 5, ObjectType::kDirent, CopyFlag::kReplica};
-  OsdClient* osd = client().Osd(client().placement().OsdFor(replica));
   auto copy_write = [&](uint64_t version, const std::string& data) {
-    wire::WriteRequest w;
-    w.set_epoch(client().map().epoch);
-    *w.mutable_oid() = ToWire(replica);
-    w.set_replace(true);
-    w.set_data(data);
-    w.set_set_version(version);
-    Result<wire::WriteResponse> r = osd->Write(w);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r->meta().version() : 0;
+    return WriteVersion(client(), replica, [&](wire::WriteRequest* w) {
+      w->set_replace(true);
+      w->set_data(data);
+      w->set_set_version(version);
+    });
   };
   EXPECT_EQ(copy_write(4, "four"), 4u);
   EXPECT_EQ(copy_write(3, "three"), 4u);  // arrived late: dropped
@@ -1242,9 +1305,12 @@ TEST(OsdCreateTest, CreateBothCopiesWithAnOsdDownLeavesARepairForIt) {
     Oid second{1, 171, 0, ObjectType::kInode, CopyFlag::kOriginal};
     while (c.placement().OsdFor(second.WithFlag(lost)) != down) ++second.fno;
     cluster.Stop(down, SIGKILL);
+    std::map<uint64_t, uint64_t> created_at;  // fno -> version
     for (const Oid& oid : {first, second}) {
       Result<wire::ObjectMeta> created = c.CreateBothCopies(oid, "inode " + oid.ToString());
       ASSERT_TRUE(created.ok()) << oid.ToString() << ": " << created.status().ToString();
+      // 1, or the client's clock where the live copy took it as a degraded commit.
+      created_at[oid.fno] = created->version();
       EXPECT_EQ(ReadAll(c, oid.WithFlag(lost == CopyFlag::kOriginal ? CopyFlag::kReplica
                                                                     : CopyFlag::kOriginal)),
                 "inode " + oid.ToString());
@@ -1259,7 +1325,7 @@ TEST(OsdCreateTest, CreateBothCopiesWithAnOsdDownLeavesARepairForIt) {
       }
       ASSERT_TRUE(copy.ok()) << oid.ToString() << ": " << copy.status().ToString();
       EXPECT_EQ(copy->data(), "inode " + oid.ToString());
-      EXPECT_EQ(copy->meta().version(), 1u);
+      EXPECT_EQ(copy->meta().version(), created_at[oid.fno]);
     }
   }
 }
