@@ -648,15 +648,15 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original
 
 namespace {
 
-// A change one copy takes alone (with a repair record) carries this client's clock as its
-// version's floor (common/object_version.h): a double outage then cannot leave the two copies
-// at one version with different bytes. So does a data deletion (one floor for both copies: a
-// tombstone kept on either has it). Changes both copies take count up by one, which keeps
-// them equal and is how a client knows an INODE version that follows its own change
-// (CachedVersions).
-bool NeedsVersionFloor(const Oid& oid, bool record_repair) {
-  return record_repair || oid.type == ObjectType::kData;
-}
+// A data change one copy takes alone (with a repair record) carries this client's clock as
+// its version's floor (common/object_version.h): a double outage then cannot leave the two
+// copies at one version with different bytes. So does every data deletion (one floor for both
+// copies: a tombstone kept on either has it). Data changes both copies take count up by one,
+// which keeps them equal. Metadata never gets a floor: its changes commit on the original
+// first and the replica follows at the original's version, so a floor on a change the replica
+// took alone would outrank every later change the original takes at version + 1 (the caller
+// holds the version it got as the next expected one).
+bool NeedsVersionFloor(const Oid& oid) { return oid.type == ObjectType::kData; }
 
 uint64_t VersionFloor() { return VersionFloorAt(std::chrono::system_clock::now()); }
 
@@ -676,7 +676,7 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
   r.set_sync(how.sync);
   r.set_record_repair(how.record_repair);
   if (how.record_repair) ++degraded_writes_;
-  if (how.record_repair) r.set_min_version(VersionFloor());
+  if (how.record_repair && NeedsVersionFloor(oid)) r.set_min_version(VersionFloor());
   return r;
 }
 
@@ -689,8 +689,8 @@ wire::WriteRequest ClusterClient::RecordRepairRequest(const Oid& oid, uint64_t v
   r.set_record_repair(true);
   r.set_sync(sync);
   // A data copy still at `version` moves up to the floor it would have had as a write taken
-  // alone. Metadata keeps its version: the caller holds it as the expected one.
-  if (oid.type == ObjectType::kData) r.set_min_version(VersionFloor());
+  // alone.
+  if (NeedsVersionFloor(oid)) r.set_min_version(VersionFloor());
   ++degraded_writes_;
   return r;
 }
@@ -1384,8 +1384,7 @@ Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,
   if (expected_version) r.set_expected_version(*expected_version);
   if (set_version) r.set_set_version(*set_version);
   r.set_record_repair(record_repair);
-  if (NeedsVersionFloor(oid, record_repair))
-    r.set_min_version(version_floor.value_or(VersionFloor()));
+  if (NeedsVersionFloor(oid)) r.set_min_version(version_floor.value_or(VersionFloor()));
   return SendForCopy(oid, std::move(r), &OsdClient::Delete);
 }
 

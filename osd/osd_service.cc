@@ -708,10 +708,13 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
     if (request.record_repair() && existed && old_object && request.min_version() > 0 &&
-        request.set_version() == stored_version) {
-      // A write this copy took while its other copy's write failed: the client asks for the
-      // record now, and for the version floor the write would have had had it known
-      // (common/object_version.h). The bytes stay; the version moves up to the floor.
+        request.set_version() == stored_version && oid.type == ObjectType::kData &&
+        CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(), SpaceReserve::Use::kData)
+            .ok()) {
+      // A data write this copy took while its other copy's write failed: the client asks for
+      // the record now, and for the version floor the write would have had had it known
+      // (common/object_version.h). The bytes stay (written again: a record's version is in its
+      // header); the version moves up to the floor. Without room for that, the record alone.
       const uint64_t version = NextObjectVersion(stored_version, request.min_version());
       auto restamped = MakeObject(version, old_object->checksum, old_object->data);
       const ObjectRecordSummary summary{version, restamped->checksum, restamped->data.size()};
