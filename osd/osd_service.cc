@@ -807,11 +807,14 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   }
   response->set_version(stored_version);
   response->set_tombstone(!existed && stored_version > 0);
-  // A degraded delete of a copy that is absent here still leaves a tombstone (below): its
-  // version is what the replay at the other copy carries, so that a newer write there (made
-  // while this OSD was down in turn) is not deleted by it.
+  // A degraded delete of a data copy that is absent here still leaves a tombstone (below), at
+  // the client's floor: its version is what the replay at the other copy carries, so that a
+  // newer write there (made while this OSD was down in turn) is not deleted by it. Not for
+  // metadata, which has no floor: a tombstone at stored + 1 would tie with a copy the other
+  // OSD holds at that version, and neither replay would change anything.
+  const bool tombstone_for_absent = request->record_repair() && oid->type == ObjectType::kData;
   if ((request->has_set_version() && request->set_version() <= stored_version) ||
-      (!existed && !request->has_set_version() && !request->record_repair())) {
+      (!existed && !request->has_set_version() && !tombstone_for_absent)) {
     // A newer state is already here, or nothing to remove and no version to record; the other
     // copy may still need the deletion.
     Status st = request->record_repair()

@@ -738,6 +738,16 @@ TEST_F(OsdTest, AVersionFloorRaisesTheNextVersion) {
   older.set_set_version(4999);
   ASSERT_TRUE(holder->Write(older).ok());
   EXPECT_TRUE(client().Read(absent).status().Is(StatusCode::kNotFound));
+  // Not so for metadata (no floor): a tombstone at version 1 would tie with the other copy's
+  // object at 1 (the replica took the create alone), and neither replay would change a thing.
+  const Oid absent_inode{1, 706, 0, ObjectType::kInode, CopyFlag::kReplica};
+  *d.mutable_oid() = ToWire(absent_inode);
+  d.clear_min_version();
+  Result<wire::DeleteResponse> not_there =
+      client().Osd(client().placement().OsdFor(absent_inode))->Delete(d);
+  ASSERT_TRUE(not_there.ok()) << not_there.status().ToString();
+  EXPECT_FALSE(not_there->tombstone());
+  EXPECT_EQ(not_there->version(), 0u);
 
   // A repair record asked for after the write (its other copy's write failed) moves a copy
   // that is still at the write's version up to the floor, bytes unchanged; one asked for at a
