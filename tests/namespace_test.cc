@@ -93,6 +93,13 @@ class NamespaceTest : public ::testing::Test {
   Result<InodeRef> CreateFile(Namespace& ns, const std::string& name) {
     return ns.Create(kRoot, name, S_IFREG | 0644, 0, Credentials{});
   }
+  // What fsck finds now (nothing changed; no grace period, so every orphan counts).
+  Result<FsckReport> DryRunFsck() {
+    FsckOptions dry_run;
+    dry_run.dry_run = true;
+    dry_run.grace_seconds = 0;
+    return RunFsck(&cluster_.client(), kFnso, dry_run);
+  }
   // The link count as stored now (-1 when the inode is gone).
   int64_t Nlink(uint64_t fno) {
     Namespace fresh(&cluster_.client(), kFnso);
@@ -431,10 +438,7 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   EXPECT_TRUE(removed.ok()) << removed.ToString();
   ASSERT_TRUE(ran) << "the rmdir did not delete the entry's DIRENT object";
   EXPECT_TRUE(created.Is(StatusCode::kNotFound)) << created.ToString();
-  FsckOptions dry_run;
-  dry_run.dry_run = true;
-  dry_run.grace_seconds = 0;
-  Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, dry_run);
+  Result<FsckReport> report = DryRunFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->dangling.empty());
   EXPECT_EQ(report->orphan_inodes, 0u) << "the file created in the removed directory stayed";
@@ -480,10 +484,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   };
   auto ran = [&] { return theirs.Ran(); };
   auto expect_consistent = [&] {
-    FsckOptions dry_run;
-    dry_run.dry_run = true;
-    dry_run.grace_seconds = 0;
-    Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, dry_run);
+    Result<FsckReport> report = DryRunFsck();
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     EXPECT_TRUE(report->dangling.empty());
     EXPECT_EQ(report->orphan_inodes, 0u);
@@ -635,10 +636,7 @@ TEST_F(NamespaceTest, ACommitWhoseAnswerIsLostStandsWhenItsEntryLanded) {
     EXPECT_EQ(Nlink(moved->fno), old_name_stays ? 2 : 1);
   }
 
-  FsckOptions dry_run;
-  dry_run.dry_run = true;
-  dry_run.grace_seconds = 0;
-  Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, dry_run);
+  Result<FsckReport> report = DryRunFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
   EXPECT_EQ(report->orphan_inodes, 0u);
