@@ -17,4 +17,8 @@ uint64_t VersionFloorAt(std::chrono::system_clock::time_point now) {
   return micros > 0 ? static_cast<uint64_t>(micros) : 0;
 }
 
+uint64_t BoundedVersionFloor(uint64_t asked, std::chrono::system_clock::time_point now) {
+  return std::min(asked, VersionFloorAt(now + kMaxVersionFloorLead));
+}
+
 }  // namespace orthofs

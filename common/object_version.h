@@ -22,4 +22,12 @@ uint64_t NextObjectVersion(uint64_t stored, uint64_t floor);
 // The floor for a change made at `now`: microseconds since the Unix epoch (0 before it).
 uint64_t VersionFloorAt(std::chrono::system_clock::time_point now);
 
+// How far ahead of an OSD's clock a writer's floor may be.
+inline constexpr std::chrono::hours kMaxVersionFloorLead{24};
+
+// The floor an OSD applies for a writer's `asked` one, at its own clock `now`: cut to
+// kMaxVersionFloorLead ahead of it. A writer's clock that far off (or a crafted request) must
+// not push versions to the top, where they stop growing.
+uint64_t BoundedVersionFloor(uint64_t asked, std::chrono::system_clock::time_point now);
+
 }  // namespace orthofs

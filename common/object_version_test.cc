@@ -46,6 +46,16 @@ TEST(ObjectVersionTest, TheFloorIsMicrosecondsSinceTheEpoch) {
   EXPECT_LT(now, uint64_t{1} << 62);
 }
 
+TEST(ObjectVersionTest, AnOsdCutsAFloorFarAheadOfItsClock) {
+  const auto now = system_clock::time_point{std::chrono::hours(1000)};
+  const uint64_t limit = VersionFloorAt(now + kMaxVersionFloorLead);
+  EXPECT_EQ(BoundedVersionFloor(VersionFloorAt(now), now), VersionFloorAt(now));
+  EXPECT_EQ(BoundedVersionFloor(limit, now), limit);
+  EXPECT_EQ(BoundedVersionFloor(limit + 1, now), limit);
+  EXPECT_EQ(BoundedVersionFloor(std::numeric_limits<uint64_t>::max(), now), limit);
+  EXPECT_EQ(BoundedVersionFloor(0, now), 0u);
+}
+
 TEST(ObjectVersionTest, TwoChangesInTurnOnTwoCopiesOrderByTheirClocks) {
   // The double outage of the header: both copies at 4; A takes a change at t, then B, which
   // missed it, takes one at t + 1 s. B's is newer, so A's replay at B changes nothing and B's

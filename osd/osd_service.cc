@@ -62,6 +62,12 @@ int OsdMethodIndex(std::string_view name) {
 // The store key of the other copy of `oid` (which lives on another OSD).
 std::string OtherCopyKey(const Oid& oid) { return EncodeStoreKey(oid.OtherCopy()); }
 
+// A change's version floor as this OSD applies it (common/object_version.h).
+template <typename Request>
+uint64_t FloorOf(const Request& request) {
+  return BoundedVersionFloor(request.min_version(), std::chrono::system_clock::now());
+}
+
 PrefetchEngineOptions WithCanceller(PrefetchEngineOptions options,
                                     std::shared_ptr<CallCanceller> canceller) {
   options.canceller = std::move(canceller);
@@ -715,7 +721,7 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
       // the record now, and for the version floor the write would have had had it known
       // (common/object_version.h). The bytes stay (written again: a record's version is in its
       // header); the version moves up to the floor. Without room for that, the record alone.
-      const uint64_t version = NextObjectVersion(stored_version, request.min_version());
+      const uint64_t version = NextObjectVersion(stored_version, FloorOf(request));
       auto restamped = MakeObject(version, old_object->checksum, old_object->data);
       const ObjectRecordSummary summary{version, restamped->checksum, restamped->data.size()};
       BytePieces bytes(restamped->data);
@@ -748,7 +754,7 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   }
   const uint64_t version = request.has_set_version()
                                ? request.set_version()
-                               : NextObjectVersion(stored_version, request.min_version());
+                               : NextObjectVersion(stored_version, FloorOf(request));
   // A replacing write stores the bytes as they arrived (no copy; they are joined only to
   // refresh a cached copy); a ranged one merges them into the old bytes.
   std::shared_ptr<const CachedObject> merged;
@@ -834,7 +840,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
                          request->record_repair() || request->has_set_version();
   const uint64_t new_version = request->has_set_version()
                                    ? request->set_version()
-                                   : NextObjectVersion(stored_version, request->min_version());
+                                   : NextObjectVersion(stored_version, FloorOf(*request));
   const uint64_t old_length = existed ? current->length : 0;
   ObjectStore::Batch batch;
   if (tombstone) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -21,6 +22,7 @@
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/limits.h"
+#include "common/object_version.h"
 #include "common/peer_role.h"
 #include "tests/metrics_scrape.h"
 #include "tests/test_cluster.h"
@@ -716,6 +718,12 @@ TEST_F(OsdTest, AVersionFloorRaisesTheNextVersion) {
   EXPECT_EQ(write(1000), 1000u);
   EXPECT_EQ(write(500), 1001u);  // a floor behind the stored version: one up
   EXPECT_EQ(write(0), 1002u);
+  // A floor far ahead of the OSD's clock (a wrong clock, a crafted request) is cut to a day
+  // ahead of it, so versions never reach the top, where they would stop growing.
+  const uint64_t cut = write(std::numeric_limits<uint64_t>::max());
+  EXPECT_LE(cut, VersionFloorAt(std::chrono::system_clock::now() + kMaxVersionFloorLead));
+  EXPECT_GT(cut, VersionFloorAt(std::chrono::system_clock::now()));
+  EXPECT_EQ(write(0), cut + 1);
 
   const Oid absent{1, 704, 3, ObjectType::kData, CopyFlag::kReplica};
   OsdClient* holder = client().Osd(client().placement().OsdFor(absent));
