@@ -710,26 +710,19 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   }
   // Versions only grow, also across a delete: the tombstone's version counts.
   const uint64_t stored_version = existed ? old_version : tombstone_version;
-  if (request.has_set_version() && request.set_version() <= stored_version) {
+  // A data write this copy took while its other copy's write failed: the client asks for the
+  // record now, and for the version floor the write would have had had it known
+  // (common/object_version.h). The copy is written again as a ranged write of no bytes (a
+  // record's version is in its header) at the floor. Without room for that, the record alone.
+  const bool restamp =
+      request.record_repair() && existed && old_object && request.min_version() > 0 &&
+      request.has_set_version() && request.set_version() == stored_version &&
+      oid.type == ObjectType::kData &&
+      CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(), SpaceReserve::Use::kData)
+          .ok();
+  if (request.has_set_version() && request.set_version() <= stored_version && !restamp) {
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
-    if (request.record_repair() && existed && old_object && request.min_version() > 0 &&
-        request.set_version() == stored_version && oid.type == ObjectType::kData &&
-        CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(), SpaceReserve::Use::kData)
-            .ok()) {
-      // A data write this copy took while its other copy's write failed: the client asks for
-      // the record now, and for the version floor the write would have had had it known
-      // (common/object_version.h). The bytes stay (written again: a record's version is in its
-      // header); the version moves up to the floor. Without room for that, the record alone.
-      const uint64_t version = NextObjectVersion(stored_version, FloorOf(request));
-      auto restamped = MakeObject(version, old_object->checksum, old_object->data);
-      const ObjectRecordSummary summary{version, restamped->checksum, restamped->data.size()};
-      BytePieces bytes(restamped->data);
-      batch->Put(key, version, summary.checksum, bytes, true, old_length);
-      batch->PutRepairRecord(OtherCopyKey(oid), version);
-      return std::optional<StagedWrite>(
-          StagedWrite{oid, key, std::move(restamped), bytes, summary, true, response});
-    }
     if (request.record_repair()) {
       if (Status st = CommitRepairRecordOnly(oid, stored_version, request.sync()); !st.ok()) {
         return st;
@@ -752,7 +745,7 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
                                    std::to_string(old_version) + ", expected " +
                                    std::to_string(request.expected_version()));
   }
-  const uint64_t version = request.has_set_version()
+  const uint64_t version = request.has_set_version() && !restamp
                                ? request.set_version()
                                : NextObjectVersion(stored_version, FloorOf(request));
   // A replacing write stores the bytes as they arrived (no copy; they are joined only to
