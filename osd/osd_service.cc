@@ -1128,7 +1128,8 @@ namespace {
 bool IsLevelCounter(const std::string& name) {
   return name.ends_with("_bytes") || name.ends_with("_left") ||
          name.starts_with("windows_active") || name == "subscribers" ||
-         name == "prefetch_quantity" || name.starts_with("prefetch_mode_") || name == "rebalancing";
+         name == "prefetch_quantity" || name == "prefetch_work_pending" ||
+         name.starts_with("prefetch_mode_") || name == "rebalancing";
 }
 
 }  // namespace

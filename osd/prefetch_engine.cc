@@ -99,9 +99,11 @@ void PrefetchEngine::ExecutorThread() {
     if (stopping_) return;
     std::function<void()> work = std::move(queue_.front());
     queue_.pop_front();
+    ++running_;
     lock.unlock();
     work();
     lock.lock();
+    --running_;
   }
 }
 
@@ -451,6 +453,12 @@ void PrefetchEngine::AddCounters(std::map<std::string, uint64_t>* out) const {
   m["readahead_marker_hits"] = c.readahead_marker_hits;
   m["osd_messages_out"] = c.osd_messages_out;
   m["osd_bytes_out"] = c.osd_bytes_out;
+  {
+    // Work queued or running (notifies to send, windows to apply): what a counter reader
+    // waits out before trusting notifies_sent.
+    std::lock_guard queue_lock(queue_mu_);
+    m["prefetch_work_pending"] = queue_.size() + running_;
+  }
   std::lock_guard lock(mu_);
   m["windows_active"] = windows_.size();
   m["subscribers"] = subscribers_.size();

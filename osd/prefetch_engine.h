@@ -126,9 +126,10 @@ class PrefetchEngine {
   std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;
   PendingCalls peer_calls_;  // asynchronous calls to peers not yet finished
 
-  std::mutex queue_mu_;
+  mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<std::function<void()>> queue_;
+  size_t running_ = 0;  // work taken from queue_ and not yet finished
   bool stopping_ = false;
   std::atomic<bool> shut_down_{false};
   std::vector<std::thread> threads_;

@@ -122,6 +122,15 @@ uint64_t SumDelta(const std::vector<Counters>& after, const std::vector<Counters
   return sum;
 }
 
+// No OSD has prefetch work queued or running. A read queues its notify (SPA: its read-ahead
+// request), so until then sent and received counts can agree with one still to go.
+bool NoPrefetchWorkPending(const std::vector<Counters>& osds) {
+  for (const Counters& osd : osds) {
+    if (Get(osd, "prefetch_work_pending") != 0) return false;
+  }
+  return true;
+}
+
 // One line per OSD with the counters a prefetch failure is explained by.
 std::string Describe(const std::vector<Counters>& after, const std::vector<Counters>& before) {
   static const char* kNames[] = {"read_calls",
@@ -153,7 +162,8 @@ std::string Describe(const std::vector<Counters>& after, const std::vector<Count
       if (d != 0) out << " " << name << "=" << d;
     }
     out << " windows_active=" << Get(after[i], "windows_active")
-        << " subscribers=" << Get(after[i], "subscribers");
+        << " subscribers=" << Get(after[i], "subscribers")
+        << " prefetch_work_pending=" << Get(after[i], "prefetch_work_pending");
   }
   return out.str();
 }
@@ -206,8 +216,9 @@ class PrefetchTest : public ::testing::Test {
     return WaitFor(
         [&] {
           *after = Snapshot(*cluster_);
-          return Delta(*after, before, replica, "notifies_received") ==
-                 SumDelta(*after, before, "notifies_sent", static_cast<int>(replica));
+          return NoPrefetchWorkPending(*after) &&
+                 Delta(*after, before, replica, "notifies_received") ==
+                     SumDelta(*after, before, "notifies_sent", static_cast<int>(replica));
         },
         kInFlightDeadline, kPollInterval);
   }
@@ -468,8 +479,9 @@ TEST_F(PrefetchTest, SpaSequentialReadPrefetchesOnOwners) {
   const bool delivered = WaitFor(
       [&] {
         after = Snapshot(*cluster_);
-        return SumDelta(after, before, "prefetch_requests_received") ==
-               SumDelta(after, before, "prefetch_requests_sent");
+        return NoPrefetchWorkPending(after) &&
+               SumDelta(after, before, "prefetch_requests_received") ==
+                   SumDelta(after, before, "prefetch_requests_sent");
       },
       kInFlightDeadline, kPollInterval);
   SCOPED_TRACE("replica OSD " + std::to_string(replica) + "\n" + Describe(after, before));
