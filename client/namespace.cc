@@ -10,6 +10,7 @@
 #include <span>
 #include <thread>
 
+#include "common/fno_batch.h"
 #include "common/limits.h"
 
 namespace orthofs {
@@ -17,7 +18,6 @@ namespace {
 
 // Conflicts are rare (paper 001's premise); a few retries with backoff settle them.
 constexpr int kMaxAttempts = 64;
-constexpr uint64_t kFnoBatch = 1024;
 // A lookup's bucket starts a change at most this long after the read (the kernel's lookup and
 // the create or unlink it precedes are microseconds apart), and this many are kept.
 constexpr std::chrono::milliseconds kRecentBucketAge{500};
@@ -227,23 +227,48 @@ Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entri
       .status();
 }
 
+bool Namespace::SuperCopyDown() {
+  const Oid super = SuperOid();
+  return cluster_->CopyIsDown(super.WithFlag(CopyFlag::kOriginal)) ||
+         cluster_->CopyIsDown(super.WithFlag(CopyFlag::kReplica));
+}
+
 Result<uint64_t> Namespace::AllocateFno() {
   std::lock_guard lock(fno_mu_);
   if (next_fno_ < fno_limit_) return next_fno_++;
-  // Reserve a batch by a conditional increment of the SUPER object: no central server.
+  // Reserve a batch by a conditional increment of the SUPER object: no central server. With a
+  // SUPER copy's OSD down, the batch jumps (common/fno_batch.h).
+  bool jump = SuperCopyDown();
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(SuperOid());
     if (!read.ok()) return read.status();
     Result<SuperBlock> super = DecodeSuperBlock(read->data());
     if (!super.ok()) return super.status();
-    const uint64_t first = super->next_fno;
-    super->next_fno += kFnoBatch;
+    jump = jump || SuperCopyDown();  // the read may have found the original down
+    Result<FnoBatch> batch =
+        NextFnoBatch(super->next_fno, jump ? std::optional<uint64_t>(fno_random_()) : std::nullopt);
+    if (!batch.ok()) return batch.status();
+    super->next_fno = batch->end;
     Result<wire::ObjectMeta> written = cluster_->WriteOriginalThenReplica(
         SuperOid(), EncodeSuperBlock(*super), read->meta().version());
     if (written.ok()) {
-      next_fno_ = first + 1;
-      fno_limit_ = first + kFnoBatch;
-      return first;
+      if (!jump && SuperCopyDown()) {
+        // A copy's OSD failed during the increment, which then landed on one copy only: these
+        // numbers could be another fork's too. They stay unused; the next batch jumps.
+        spdlog::info("file numbers [{}, {}) reserved while a SUPER copy failed: not used",
+                     batch->first, batch->end);
+        jump = true;
+        continue;
+      }
+      if (jump) {
+        spdlog::info(
+            "file numbers [{}, {}) reserved a random distance ahead: a SUPER copy's OSD "
+            "is down",
+            batch->first, batch->end);
+      }
+      next_fno_ = batch->first + 1;
+      fno_limit_ = batch->end;
+      return batch->first;
     }
     if (!written.status().Is(StatusCode::kVersionMismatch)) return written.status();
     Backoff(attempt);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -183,6 +184,8 @@ class Namespace {
                                std::optional<InodeRef> start = std::nullopt,
                                PendingCalls* replica_pending = nullptr);
   Result<uint64_t> AllocateFno();
+  // Either copy of the SUPER object is on an OSD this client believes down.
+  bool SuperCopyDown();
   Result<InodeRef> MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
                              std::string_view symlink_target);
   Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);
@@ -220,6 +223,7 @@ class Namespace {
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)
   uint64_t fno_limit_ = 0;
+  std::mt19937_64 fno_random_{std::random_device{}()};  // where a jumped batch lands
   // DIRENT buckets read by lookups a moment ago (common/recent_reads.h): the kernel looks a
   // name up right before it creates or unlinks it, and the change starts from that read instead
   // of reading again. Its conditional write fails if the bucket changed since.

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "client/mount_args.h"
+#include "client/namespace.h"
 #include "client/process_tuning.h"
 #include "common/oid.h"
 #include "tests/metrics_scrape.h"
@@ -420,6 +422,89 @@ TEST(FailoverTest, TheLaterWriteWinsWhenEachCopyWasDownInTurn) {
   TestMount mount(&cluster, kFnso);
   ExpectSameBytes(ReadFile(mount / "f"), want);
   EXPECT_EQ(cluster.Orthofs("scrub").exit_code, 0);
+}
+
+// The SUPER object forked by a double outage: while its original's OSD is down one client
+// reserves file numbers on the replica; then the replica's OSD goes down before that is
+// replayed, and another client reserves on the original, which still holds the old counter.
+// Each batch jumps a random distance ahead (common/fno_batch.h), so the two files do not share
+// a number and with it their objects.
+TEST(FailoverTest, TwoClientsGetDifferentFileNumbersWhenEachSuperCopyWasDownInTurn) {
+  TestCluster cluster(TestClusterOptions{.osds = 4});
+  const Oid super{kFnso, 0, 0, ObjectType::kSuper, CopyFlag::kOriginal};
+  const uint32_t original_osd = cluster.client().placement().OsdFor(super);
+  const uint32_t replica_osd = cluster.client().placement().OsdFor(super.OtherCopy());
+  const std::string a = RandomBytes(3 * kObjectSize, 71);
+  const std::string b = RandomBytes(3 * kObjectSize, 72);
+  const std::string c = RandomBytes(3 * kObjectSize, 73);
+  uint64_t fno_a = 0, fno_b = 0, fno_c = 0;
+  {
+    TestMount mount(&cluster, kFnso);
+    CreateFile(mount / "a", a);
+    fno_a = FreshStat(mount / "a").st_ino;
+  }
+  cluster.Stop(original_osd, SIGKILL);
+  {
+    TestMount mount(&cluster, kFnso);  // a new mount reserves a batch of its own
+    CreateFile(mount / "b", b);
+    fno_b = FreshStat(mount / "b").st_ino;
+  }
+  cluster.Stop(replica_osd, SIGKILL);
+  cluster.Start(original_osd);  // its recovery cannot reach the replica: the old counter
+  {
+    TestMount mount(&cluster, kFnso);  // finds the replica's OSD down only while it increments
+    CreateFile(mount / "c", c);
+    fno_c = FreshStat(mount / "c").st_ino;
+    ExpectSameBytes(ReadFile(mount / "c"), c);
+  }
+  // The batch after fno_a's with all copies up would start at fno_a + 1024: neither side may
+  // take it, since the other side could have taken it too.
+  EXPECT_NE(fno_b, fno_c);
+  EXPECT_GE(fno_b, fno_a + 2 * 1024) << "the batch reserved on the replica alone did not jump";
+  EXPECT_GE(fno_c, fno_a + 2 * 1024) << "the batch reserved on the original alone did not jump";
+  cluster.Start(replica_osd);
+  EXPECT_EQ(RunRepair(cluster), 0);
+  TestMount mount(&cluster, kFnso);
+  ExpectSameBytes(ReadFile(mount / "a"), a);
+  // The root directory's objects forked too and may have kept only one of the two names; a
+  // name that stayed holds its own file's bytes.
+  for (const auto& [name, bytes] : {std::pair{"b", &b}, std::pair{"c", &c}}) {
+    struct stat st {};
+    if (stat((mount / name).c_str(), &st) != 0) continue;
+    EXPECT_EQ(static_cast<uint64_t>(st.st_ino), name == std::string("b") ? fno_b : fno_c);
+    ExpectSameBytes(ReadFile(mount / name), *bytes);
+  }
+}
+
+// A client that finds the SUPER replica's OSD down only while it increments the counter: the
+// increment lands on the original alone, so those numbers could be a fork's too. It leaves
+// them unused and reserves a batch that jumps.
+TEST(FailoverTest, FileNumbersReservedWhileASuperCopyFailsAreLeftUnused) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  const Oid super{kFnso, 0, 0, ObjectType::kSuper, CopyFlag::kOriginal};
+  const uint32_t replica_osd = cluster.client().placement().OsdFor(super.OtherCopy());
+  uint64_t fno_a = 0;
+  {
+    TestMount mount(&cluster, kFnso);
+    CreateFile(mount / "a", "a");
+    fno_a = FreshStat(mount / "a").st_ino;
+  }
+  ClusterClient client(cluster.client().map(), cluster.Rpc("client"));
+  std::atomic<bool> killed{false};
+  client.SetTestHooks({.before_writing_original_then_replica = [&](const Oid& original) {
+    if (original.type == ObjectType::kSuper && !killed.exchange(true)) {
+      cluster.Stop(replica_osd, SIGKILL);
+    }
+  }});
+  Namespace ns(&client, kFnso);
+  Result<InodeRef> made = ns.Create(kRootFno, "b", S_IFREG | 0644, 0, Credentials{});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_TRUE(killed.load());
+  EXPECT_GE(made->fno, fno_a + 2 * 1024) << "the batch after " << fno_a << "'s was used";
+  cluster.Start(replica_osd);
+  EXPECT_EQ(RunRepair(cluster), 0);
+  TestMount mount(&cluster, kFnso);
+  EXPECT_EQ(static_cast<uint64_t>(FreshStat(mount / "b").st_ino), made->fno);
 }
 
 // The durability policy through a mount: once fsync returned, kill -9 of every OSD at once
