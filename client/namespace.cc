@@ -233,6 +233,15 @@ bool Namespace::SuperCopyDown() {
          cluster_->CopyIsDown(super.WithFlag(CopyFlag::kReplica));
 }
 
+bool Namespace::BothSuperCopiesHold(uint64_t version, std::string_view bytes) {
+  if (SuperCopyDown()) return false;
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> copy = cluster_->Read(SuperOid().WithFlag(flag));
+    if (!copy.ok() || copy->meta().version() != version || copy->data() != bytes) return false;
+  }
+  return true;
+}
+
 Result<uint64_t> Namespace::AllocateFno() {
   std::lock_guard lock(fno_mu_);
   if (next_fno_ < fno_limit_) return next_fno_++;
@@ -249,21 +258,24 @@ Result<uint64_t> Namespace::AllocateFno() {
         NextFnoBatch(super->next_fno, jump ? std::optional<uint64_t>(fno_random_()) : std::nullopt);
     if (!batch.ok()) return batch.status();
     super->next_fno = batch->end;
-    Result<wire::ObjectMeta> written = cluster_->WriteOriginalThenReplica(
-        SuperOid(), EncodeSuperBlock(*super), read->meta().version());
+    super->reservation = fno_random_();  // tells this increment from any other's
+    const std::string encoded = EncodeSuperBlock(*super);
+    Result<wire::ObjectMeta> written =
+        cluster_->WriteOriginalThenReplica(SuperOid(), encoded, read->meta().version());
     if (written.ok()) {
-      if (!jump && SuperCopyDown()) {
-        // A copy's OSD failed during the increment, which then landed on one copy only: these
-        // numbers could be another fork's too. They stay unused; the next batch jumps.
-        spdlog::info("file numbers [{}, {}) reserved while a SUPER copy failed: not used",
-                     batch->first, batch->end);
+      if (!jump && !BothSuperCopiesHold(written->version(), encoded)) {
+        // The increment landed on one copy only (a copy failed, or the other copy already
+        // held another change at that version): these numbers could be a fork's too. They
+        // stay unused; the next batch jumps.
+        spdlog::info("file numbers [{}, {}) not on both SUPER copies: not used", batch->first,
+                     batch->end);
         jump = true;
         continue;
       }
       if (jump) {
         spdlog::info(
             "file numbers [{}, {}) reserved a random distance ahead: a SUPER copy's OSD "
-            "is down",
+            "is down or missed an increment",
             batch->first, batch->end);
       }
       next_fno_ = batch->first + 1;

@@ -186,6 +186,8 @@ class Namespace {
   Result<uint64_t> AllocateFno();
   // Either copy of the SUPER object is on an OSD this client believes down.
   bool SuperCopyDown();
+  // Both copies of the SUPER object answer with these bytes at this version.
+  bool BothSuperCopiesHold(uint64_t version, std::string_view bytes);
   Result<InodeRef> MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
                              std::string_view symlink_target);
   Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);

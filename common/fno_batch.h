@@ -6,8 +6,11 @@
 // another client increments B, which still holds the old counter. Both would hand out the same
 // numbers, and two files would share their objects. A batch reserved while either copy's OSD
 // is believed down therefore starts a random distance ahead of the counter (up to 2^40
-// numbers), so the two sides of a fork reserve different numbers. Each side of a fork had one
-// copy's OSD down, so at least one side jumps; with all OSDs up batches stay dense.
+// numbers), so the two sides of a fork reserve different numbers. A batch reserved without the
+// jump is used only once the client has read its own increment back from both copies (each
+// increment carries a random reservation number, SuperBlock::reservation); otherwise it stays
+// unused and the next batch jumps. So of two sides of a fork at most one is unjumped, and
+// with all OSDs up batches stay dense.
 #pragma once
 
 #include <cstdint>
