@@ -201,7 +201,6 @@ Status PrefetchEngine::OnNotify(const std::string& client_id, const Oid& origina
     return Status::InvalidArgument("this cluster's prefetch mode is " +
                                    std::string(PrefetchModeName(config_.mode)) + ", not cor");
   }
-  ++counters_.notifies_received;
   const WindowKey key{client_id, original.fnso, original.fno};
   WindowChange change;
   {
@@ -209,6 +208,9 @@ Status PrefetchEngine::OnNotify(const std::string& client_id, const Oid& origina
     change = windows_.OnNotify(key, original.offset, WindowClock::now());
   }
   ApplyWindowChange(key, change, /*push=*/true);
+  // Counted once its effects are (window counters, the load queued): a reader of the counters
+  // that sees it also sees them.
+  ++counters_.notifies_received;
   return Status::Ok();
 }
 

@@ -136,9 +136,10 @@ class FusePosixTest : public ::testing::Test {
   static Oid DataOid(uint64_t fno, uint64_t index) {
     return Oid{kFnso, fno, index, ObjectType::kData};
   }
-  // Release after the last close is asynchronous to close(2): wait a bounded time.
+  // Release after the last close is asynchronous to close(2): wait a bounded time (30 s, for
+  // a loaded machine).
   static bool EventuallyGone(Oid oid) {
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 600; ++i) {
       if (!AnyCopyExists(oid)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

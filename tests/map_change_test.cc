@@ -413,7 +413,7 @@ TEST(MapChangeTest, ACopyDeletedWhileItMovesGoesOnInStepWithTheOther) {
       ASSERT_TRUE(writer.WriteBothCopies(oid, Bytes(oid.fno, 0, 4), {.replace = true}).ok());
     }
     cluster.Start(new_owner);
-    const CommandResult repair = cluster.Orthofs("repair");
+    const CommandResult repair = cluster.Repair();
     EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
     ClusterClient reader(new_map, cluster.Rpc("client"));
     for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
@@ -474,7 +474,7 @@ TEST(MapChangeTest, TheMatchingFallsBackToARepairRecord) {
     Status deleted = deleter.DeleteBothCopies(written_between);
     EXPECT_TRUE(deleted.ok()) << deleted.ToString();
   }
-  const CommandResult repair = cluster.Orthofs("repair");
+  const CommandResult repair = cluster.Repair();
   EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
 
   ClusterClient client(new_map, cluster.Rpc("client"));
@@ -516,7 +516,7 @@ TEST(MapChangeTest, RepairFollowsTheLatestMapAnOsdRuns) {
     Result<wire::SetMapResponse> set = cluster.client().Osd(id)->SetMap(request);
     ASSERT_TRUE(set.ok()) << set.status().ToString();
   }
-  const CommandResult repair = cluster.Orthofs("repair");
+  const CommandResult repair = cluster.Repair();
   EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
   EXPECT_NE(repair.out.find("0 OSDs did not answer"), std::string::npos) << repair.out;
   Result<wire::MapResponse> caught_up = cluster.client().Osd(0)->GetMap({});

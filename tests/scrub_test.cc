@@ -154,7 +154,7 @@ TEST(ScrubTest, AWriteOverADamagedCopyHealsIt) {
     ASSERT_EQ(fd.Close(), 0) << std::strerror(errno);
     data.replace(kObjectSize + 10, patch.size(), patch);
   }
-  EXPECT_EQ(cluster.Orthofs("repair").exit_code, 0);
+  EXPECT_EQ(cluster.Repair().exit_code, 0);
   ExpectTwoEqualCopies(cluster, kFnso, fno, 4);
   Scrub scrub = RunScrub(cluster);
   EXPECT_EQ(scrub.report["repaired"], 0) << scrub.report.dump();

@@ -213,6 +213,8 @@ CommandResult TestCluster::Orthofs(const std::string& command,
   return RunCommand(argv);
 }
 
+CommandResult TestCluster::Repair() const { return Orthofs("repair", {"--timeout-ms", "60000"}); }
+
 RpcOptions TestCluster::Rpc(const std::string& identity, std::chrono::milliseconds deadline) const {
   RpcOptions rpc;
   rpc.deadline = deadline;

@@ -78,6 +78,9 @@ class TestCluster {
   // Runs `orthofs COMMAND ARGS...` against this cluster as admin.
   CommandResult Orthofs(const std::string& command,
                         const std::vector<std::string>& args = {}) const;
+  // `orthofs repair` with a minute per RPC: an OSD finishes a pass under way (one that waited
+  // out a peer that was down) before it answers.
+  CommandResult Repair() const;
   // RPC options connecting as `identity` (nullptr TLS without TLS).
   RpcOptions Rpc(const std::string& identity,
                  std::chrono::milliseconds deadline = std::chrono::milliseconds(10000)) const;
