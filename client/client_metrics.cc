@@ -28,7 +28,8 @@ struct PerOsdFamily {
 
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
                                bool drops_set_id_bits, const FileIoStats& io,
-                               const ClusterClient& cluster, const FuseRequestCounts& requests) {
+                               const ClusterClient& cluster, const FuseRequestCounts& requests,
+                               uint64_t metadata_conflicts) {
   const std::string fnso_text = std::to_string(fnso);
   const MetricLabels ns = {{"fnso", fnso_text}};
   const WriteBackStats& c = io.cache;
@@ -84,6 +85,10 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
       {false, "orthofs_client_degraded_writes_total",
        "Writes that reached one copy only and left a repair record for the other",
        cluster.degraded_writes()},
+      {false, "orthofs_client_metadata_conflicts_total",
+       "Metadata changes retried because another client changed an object first (optimistic "
+       "concurrency control)",
+       metadata_conflicts},
       {true, "orthofs_client_map_epoch", "Cluster map epoch this mount places by",
        cluster.map().epoch},
       {false, "orthofs_client_map_changes_total",

@@ -14,8 +14,10 @@ namespace orthofs {
 
 // tls_not_after: the mount's certificate expiry (Unix seconds), 0 without TLS.
 // drops_set_id_bits: the kernel leaves clearing set-ID bits to the mount (KillPrivV2).
+// metadata_conflicts: Namespace::conflicts().
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
                                bool drops_set_id_bits, const FileIoStats& io,
-                               const ClusterClient& cluster, const FuseRequestCounts& requests);
+                               const ClusterClient& cluster, const FuseRequestCounts& requests,
+                               uint64_t metadata_conflicts);
 
 }  // namespace orthofs

@@ -130,7 +130,7 @@ class OrthoFs {
   // orthofs-mount --metrics.
   std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
     return RenderMountMetrics(fnso, cache_bytes, tls_not_after, killpriv_.negotiated(), io_.stats(),
-                              *cluster_, requests_);
+                              *cluster_, requests_, ns_.conflicts());
   }
   FuseRequestCounts& requests() { return requests_; }
 

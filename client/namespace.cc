@@ -25,10 +25,6 @@ constexpr size_t kRecentBuckets = 1024;
 constexpr std::chrono::seconds kWrittenInodeAge{1};
 constexpr size_t kWrittenInodes = 1024;
 
-void Backoff(int attempt) {
-  std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min(attempt, 20)));
-}
-
 Status CheckName(std::string_view name) {
   if (name.size() > kMaxNameLength) {
     return Status::NameTooLong("name of " + std::to_string(name.size()) + " bytes exceeds " +
@@ -185,7 +181,7 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change, std::option
     Status st = WriteInode(fno, ref.inode, current->version, &ref.version, replica_pending);
     if (st.ok()) return ref;
     if (!st.Is(StatusCode::kVersionMismatch)) return st;
-    Backoff(attempt);
+    AfterConflict(attempt);
   }
   return Status::Unavailable("inode " + std::to_string(fno) + ": too many conflicting updates");
 }
@@ -225,6 +221,11 @@ Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entri
   return cluster_
       ->WriteOriginalThenReplica(oid, EncodeDirentBucket(entries), expected, replica_pending)
       .status();
+}
+
+void Namespace::AfterConflict(int attempt) {
+  ++conflicts_;
+  std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min(attempt, 20)));
 }
 
 bool Namespace::SuperCopyDown() {
@@ -283,7 +284,7 @@ Result<uint64_t> Namespace::AllocateFno() {
       return batch->first;
     }
     if (!written.status().Is(StatusCode::kVersionMismatch)) return written.status();
-    Backoff(attempt);
+    AfterConflict(attempt);
   }
   return Status::Unavailable("could not reserve file numbers: too many conflicts");
 }
@@ -426,7 +427,7 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     }
     // A conflict, or this create's own commit whose answer was lost before the fallback to the
     // replica met a later change: then the entry shows.
-    Backoff(attempt);
+    AfterConflict(attempt);
     bucket = ReadBucket(dirent);
     if (!bucket.ok()) return bucket.status();
     if (bucket->Names(name, *fno)) break;
@@ -552,7 +553,7 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
       drop_raised_link();
       return st;
     }
-    Backoff(attempt);
+    AfterConflict(attempt);
   }
   return Status::Unavailable("link: too many conflicts");
 }
@@ -578,7 +579,7 @@ Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expe
     if (!found) return Status::NotFound("no entry '" + std::string(name) + "'");
     Status st = WriteBucket(dirent, entries, bucket->version);
     if (!st.Is(StatusCode::kVersionMismatch)) return st;
-    Backoff(attempt);
+    AfterConflict(attempt);
   }
   return Status::Unavailable("remove entry: too many conflicts");
 }
@@ -841,7 +842,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         break;
       }
     }
-    Backoff(attempt);
+    AfterConflict(attempt);
   }
   // The rename took effect; a count left one too high only keeps the file from being freed
   // at its last unlink (fsck fixes it), so it is not the caller's failure.

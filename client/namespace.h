@@ -120,6 +120,10 @@ class Namespace {
   // attributes read while the count stood still include every change this client made.
   uint64_t inode_changes() const { return inode_changes_.load(std::memory_order_acquire); }
 
+  // Changes retried because another client changed an object first (optimistic concurrency
+  // control's aborts, paper 001 §4).
+  uint64_t conflicts() const { return conflicts_.load(); }
+
   // The INODE this client wrote last for `fno` (its attributes and version) and when, if that
   // was less than a second ago: the kernel forgets a directory's attributes at every entry made
   // or removed in it, and asks again at the next path walk through it.
@@ -184,6 +188,9 @@ class Namespace {
                                std::optional<InodeRef> start = std::nullopt,
                                PendingCalls* replica_pending = nullptr);
   Result<uint64_t> AllocateFno();
+  // Counts a lost conflict (another client changed an object first) and waits before the
+  // retry number `attempt` (0: the first).
+  void AfterConflict(int attempt);
   // Either copy of the SUPER object is on an OSD this client believes down.
   bool SuperCopyDown();
   // Both copies of the SUPER object answer with these bytes at this version.
@@ -222,6 +229,7 @@ class Namespace {
   std::atomic<uint64_t> inode_changes_{0};
   std::atomic<uint64_t> inode_deletes_{0};  // DeleteInode calls begun (written_inodes_)
   const uint32_t fnso_;
+  std::atomic<uint64_t> conflicts_{0};
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)
   uint64_t fno_limit_ = 0;

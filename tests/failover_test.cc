@@ -566,6 +566,7 @@ TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
   EXPECT_EQ(Sample(before, "orthofs_client_cache_capacity_bytes" + ns),
             static_cast<double>(DefaultCacheMb(PhysicalMemoryBytes()) * kMiB));
   EXPECT_EQ(Sample(before, "orthofs_client_flushes_total" + ns), 0);
+  EXPECT_EQ(Sample(before, "orthofs_client_metadata_conflicts_total" + ns), 0);
   EXPECT_GT(Sample(before, "orthofs_client_tls_certificate_expiry_timestamp_seconds" + ns),
             static_cast<double>(std::time(nullptr)) + 3600.0 * 24 * 3600);
 

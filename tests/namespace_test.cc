@@ -656,9 +656,12 @@ TEST_F(NamespaceTest, TwoClientsMakingOneNameOnlyOneSucceeds) {
   Result<InodeRef> x = CreateFile(b_, "x");
   ASSERT_TRUE(x.ok()) << x.status().ToString();
   theirs.Arm("lock", [&] { EXPECT_TRUE(b_.Link(x->fno, kRoot, "lock").ok()); });
+  const uint64_t conflicts_before = a.conflicts();
   Result<InodeRef> linked = a.Link(x->fno, kRoot, "lock");
   ASSERT_TRUE(theirs.Ran());
   EXPECT_TRUE(linked.status().Is(StatusCode::kAlreadyExists)) << linked.status().ToString();
+  EXPECT_GE(a.conflicts(), conflicts_before + 1) << "A's commit lost to B's: counted";
+  EXPECT_EQ(b_.conflicts(), 0u);
   // A cannot tell B's entry from its own lost commit: its raised count stays, one too high
   // (fsck fixes it), never too low.
   EXPECT_EQ(Nlink(x->fno), 3);
