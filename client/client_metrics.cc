@@ -86,8 +86,8 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
        "Writes that reached one copy only and left a repair record for the other",
        cluster.degraded_writes()},
       {false, "orthofs_client_metadata_conflicts_total",
-       "Metadata changes retried because another client changed an object first (optimistic "
-       "concurrency control)",
+       "Metadata changes retried because a conditional write found the object changed (mostly "
+       "by another client; optimistic concurrency control)",
        metadata_conflicts},
       {true, "orthofs_client_map_epoch", "Cluster map epoch this mount places by",
        cluster.map().epoch},

@@ -228,19 +228,17 @@ void Namespace::AfterConflict(int attempt) {
   std::this_thread::sleep_for(std::chrono::microseconds(100 * std::min(attempt, 20)));
 }
 
+std::mt19937_64 Namespace::SeededRandom() {
+  std::random_device device;
+  std::seed_seq seed{device(), device(), device(), device(),
+                     device(), device(), device(), device()};
+  return std::mt19937_64(seed);
+}
+
 bool Namespace::SuperCopyDown() {
   const Oid super = SuperOid();
   return cluster_->CopyIsDown(super.WithFlag(CopyFlag::kOriginal)) ||
          cluster_->CopyIsDown(super.WithFlag(CopyFlag::kReplica));
-}
-
-bool Namespace::BothSuperCopiesHold(uint64_t version, std::string_view bytes) {
-  if (SuperCopyDown()) return false;
-  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    Result<wire::ReadResponse> copy = cluster_->Read(SuperOid().WithFlag(flag));
-    if (!copy.ok() || copy->meta().version() != version || copy->data() != bytes) return false;
-  }
-  return true;
 }
 
 Result<uint64_t> Namespace::AllocateFno() {
@@ -259,14 +257,14 @@ Result<uint64_t> Namespace::AllocateFno() {
         NextFnoBatch(super->next_fno, jump ? std::optional<uint64_t>(fno_random_()) : std::nullopt);
     if (!batch.ok()) return batch.status();
     super->next_fno = batch->end;
-    super->reservation = fno_random_();  // tells this increment from any other's
-    const std::string encoded = EncodeSuperBlock(*super);
-    Result<wire::ObjectMeta> written =
-        cluster_->WriteOriginalThenReplica(SuperOid(), encoded, read->meta().version());
+    // Durable: after a power cut the counter must not hand out numbers files already have.
+    bool on_both_copies = false;
+    Result<wire::ObjectMeta> written = cluster_->WriteOriginalThenReplicaDurably(
+        SuperOid(), EncodeSuperBlock(*super), read->meta().version(), &on_both_copies);
     if (written.ok()) {
-      if (!jump && !BothSuperCopiesHold(written->version(), encoded)) {
-        // The increment landed on one copy only (a copy failed, or the other copy already
-        // held another change at that version): these numbers could be a fork's too. They
+      if (!jump && !on_both_copies) {
+        // The increment landed on one copy only (a copy failed, or the replica already held
+        // another client's change at that version): these numbers could be a fork's too. They
         // stay unused; the next batch jumps.
         spdlog::info("file numbers [{}, {}) not on both SUPER copies: not used", batch->first,
                      batch->end);

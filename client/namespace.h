@@ -120,8 +120,9 @@ class Namespace {
   // attributes read while the count stood still include every change this client made.
   uint64_t inode_changes() const { return inode_changes_.load(std::memory_order_acquire); }
 
-  // Changes retried because another client changed an object first (optimistic concurrency
-  // control's aborts, paper 001 §4).
+  // Changes retried because a conditional write found the object changed: mostly another
+  // client's change (optimistic concurrency control's aborts, paper 001 §4), also another
+  // thread's of this client or this client's own commit whose answer was lost.
   uint64_t conflicts() const { return conflicts_.load(); }
 
   // The INODE this client wrote last for `fno` (its attributes and version) and when, if that
@@ -191,10 +192,10 @@ class Namespace {
   // Counts a lost conflict (another client changed an object first) and waits before the
   // retry number `attempt` (0: the first).
   void AfterConflict(int attempt);
+  // A generator seeded with 256 bits from the system (one random_device draw is 32).
+  static std::mt19937_64 SeededRandom();
   // Either copy of the SUPER object is on an OSD this client believes down.
   bool SuperCopyDown();
-  // Both copies of the SUPER object answer with these bytes at this version.
-  bool BothSuperCopiesHold(uint64_t version, std::string_view bytes);
   Result<InodeRef> MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
                              std::string_view symlink_target);
   Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);
@@ -233,7 +234,7 @@ class Namespace {
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)
   uint64_t fno_limit_ = 0;
-  std::mt19937_64 fno_random_{std::random_device{}()};  // where a jumped batch lands
+  std::mt19937_64 fno_random_ = SeededRandom();  // where a jumped batch lands
   // DIRENT buckets read by lookups a moment ago (common/recent_reads.h): the kernel looks a
   // name up right before it creates or unlinks it, and the change starts from that read instead
   // of reading again. Its conditional write fails if the bucket changed since.

@@ -955,11 +955,28 @@ void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const Obje
 Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
     const Oid& original, std::string_view data, std::optional<uint64_t> expected_version,
     PendingCalls* replica_pending) {
+  return HookedCommit(
+      original, data,
+      CommitHow{.expected_version = expected_version, .replica_pending = replica_pending});
+}
+
+Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplicaDurably(const Oid& original,
+                                                                        std::string_view data,
+                                                                        uint64_t expected_version,
+                                                                        bool* on_both_copies) {
+  *on_both_copies = false;
+  return HookedCommit(
+      original, data,
+      CommitHow{
+          .expected_version = expected_version, .sync = true, .on_both_copies = on_both_copies});
+}
+
+Result<wire::ObjectMeta> ClusterClient::HookedCommit(const Oid& original, std::string_view data,
+                                                     const CommitHow& how) {
   if (test_hooks_.before_writing_original_then_replica) {
     test_hooks_.before_writing_original_then_replica(original);
   }
-  Result<wire::ObjectMeta> written =
-      CommitOriginalThenReplica(original, data, expected_version, replica_pending);
+  Result<wire::ObjectMeta> written = CommitOriginalThenReplica(original, data, how);
   if (test_hooks_.before_answering_original_then_replica) {
     Status answer = written.status();
     test_hooks_.before_answering_original_then_replica(original, &answer);
@@ -968,23 +985,27 @@ Result<wire::ObjectMeta> ClusterClient::WriteOriginalThenReplica(
   return written;
 }
 
-Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(
-    const Oid& original, std::string_view data, std::optional<uint64_t> expected_version,
-    PendingCalls* replica_pending) {
+Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& original,
+                                                                  std::string_view data,
+                                                                  const CommitHow& how) {
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
-  ObjectWrite how;
-  how.replace = true;
-  how.expected_version = expected_version;
+  ObjectWrite write;
+  write.replace = true;
+  write.expected_version = how.expected_version;
+  write.sync = how.sync;
   // The original goes first even when its OSD is believed down: a belief can outlive the
   // outage, and committing on the replica while the original is reachable would fork them.
   {
-    Result<wire::ObjectMeta> meta = Write(original_copy, data, how);
+    Result<wire::ObjectMeta> meta = Write(original_copy, data, write);
     if (meta.ok()) {
       PendingCalls own;
+      bool replica_applied = false;
       MakeReplicaFollow(original_copy, data, meta->version(),
-                        replica_pending != nullptr ? replica_pending : &own);
-      if (replica_pending == nullptr) ORTHOFS_RETURN_IF_ERROR(own.Wait());
+                        how.replica_pending != nullptr ? how.replica_pending : &own, how.sync,
+                        how.replica_pending == nullptr ? &replica_applied : nullptr);
+      if (how.replica_pending == nullptr) ORTHOFS_RETURN_IF_ERROR(own.Wait());
+      if (how.on_both_copies != nullptr) *how.on_both_copies = replica_applied;
       return meta;
     }
     if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;
@@ -992,15 +1013,17 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(
   // The original's OSD is down (or its record damaged). Both copies carry the same version, so
   // the replica can be the commit point (the same condition), with a repair record for the
   // original.
-  how.record_repair = true;
-  return Write(replica_copy, data, how);
+  write.record_repair = true;
+  return Write(replica_copy, data, write);
 }
 
 void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view data,
-                                      uint64_t version, PendingCalls* pending) {
+                                      uint64_t version, PendingCalls* pending, bool sync,
+                                      bool* applied) {
   const Oid replica_copy = original_copy.OtherCopy();
   ObjectWrite whole;
   whole.replace = true;
+  whole.sync = sync;
   wire::WriteRequest r = MakeWrite(replica_copy, data, whole);
   r.set_set_version(version);
   // The original committed: whatever keeps the replica from following (its OSD down, full, a
@@ -1008,16 +1031,19 @@ void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view
   pending->Add();
   SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
       replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)), &OsdClient::WriteAsync,
-      [this, original_copy, version, replica_copy, pending](Result<wire::WriteResponse> written) {
-        if (written.ok()) return pending->Done(Status::Ok());
+      [this, original_copy, version, replica_copy, pending, sync,
+       applied](Result<wire::WriteResponse> written) {
+        if (written.ok()) {
+          if (applied != nullptr) *applied = written->applied();
+          return pending->Done(Status::Ok());
+        }
         if (!IsOsdFailure(written.status())) {
           spdlog::warn("{}: replica not updated ({}); recording a repair", replica_copy.ToString(),
                        written.status().ToString());
         }
         SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
             original_copy,
-            std::make_shared<wire::WriteRequest>(
-                RecordRepairRequest(original_copy, version, false)),
+            std::make_shared<wire::WriteRequest>(RecordRepairRequest(original_copy, version, sync)),
             &OsdClient::WriteAsync,
             [pending](Result<wire::WriteResponse> recorded) { pending->Done(recorded.status()); });
       });

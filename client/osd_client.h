@@ -373,6 +373,15 @@ class ClusterClient {
   Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
                                                     std::optional<uint64_t> expected_version,
                                                     PendingCalls* replica_pending = nullptr);
+  // WriteOriginalThenReplica for a change no two clients may both take from one state, even
+  // across a double outage (the SUPER object's increments, common/fno_batch.h): durable on
+  // each copy's disk before it returns (sync), and `on_both_copies` says whether both copies
+  // took this change themselves (the original's conditional write, and the replica's follow
+  // stored rather than kept a version it already held: WriteResponse.applied).
+  Result<wire::ObjectMeta> WriteOriginalThenReplicaDurably(const Oid& original,
+                                                           std::string_view data,
+                                                           uint64_t expected_version,
+                                                           bool* on_both_copies);
   // A metadata object that cannot exist yet (a newly reserved file number's INODE or SYMLINK:
   // no other client can race its creation): both copies are written at once, each only if
   // absent, in one round trip. Whenever that does not end in two equal copies (an OSD failing
@@ -414,10 +423,18 @@ class ClusterClient {
       uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0, bool with_data = true);
 
  private:
-  // WriteOriginalThenReplica without its test hooks.
+  // How WriteOriginalThenReplica(Durably) commits.
+  struct CommitHow {
+    std::optional<uint64_t> expected_version;
+    PendingCalls* replica_pending = nullptr;
+    bool sync = false;
+    bool* on_both_copies = nullptr;  // needs replica_pending == nullptr
+  };
+  // WriteOriginalThenReplica(Durably) with its test hooks, and without.
+  Result<wire::ObjectMeta> HookedCommit(const Oid& original, std::string_view data,
+                                        const CommitHow& how);
   Result<wire::ObjectMeta> CommitOriginalThenReplica(const Oid& original, std::string_view data,
-                                                     std::optional<uint64_t> expected_version,
-                                                     PendingCalls* replica_pending);
+                                                     const CommitHow& how);
   // Data copies count their versions apart, and a replay or scrub compares them: where the
   // delete of one copy kept a tombstone (DeleteResponse.tombstone: a rebalance moves it, say)
   // and the other's did not, or a lower one, the other gets the same, so that the next write
@@ -434,8 +451,10 @@ class ClusterClient {
   // After the original's write committed at `version`: the replica made equal to it, or a
   // repair record on the original when it cannot follow (WriteOriginalThenReplica). Reports to
   // `pending` (Add/Done).
+  // With `sync`, durably; `applied` (if given) is set when the replica stored the write, before
+  // `pending` hears of it.
   void MakeReplicaFollow(const Oid& original_copy, std::string_view data, uint64_t version,
-                         PendingCalls* pending);
+                         PendingCalls* pending, bool sync = false, bool* applied = nullptr);
   // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
   // record there for the other copy.
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;

@@ -7,10 +7,10 @@
 // numbers, and two files would share their objects. A batch reserved while either copy's OSD
 // is believed down therefore starts a random distance ahead of the counter (up to 2^40
 // numbers), so the two sides of a fork reserve different numbers. A batch reserved without the
-// jump is used only once the client has read its own increment back from both copies (each
-// increment carries a random reservation number, SuperBlock::reservation); otherwise it stays
-// unused and the next batch jumps. So of two sides of a fork at most one is unjumped, and
-// with all OSDs up batches stay dense.
+// jump is used only when both copies stored the increment themselves (the replica's follow
+// reports whether it stored it or kept an equal version: WriteResponse.applied); otherwise it
+// stays unused and the next batch jumps. So of two sides of a fork at most one is unjumped
+// (given durable increments: they are synced), and with all OSDs up batches stay dense.
 #pragma once
 
 #include <cstdint>

@@ -16,9 +16,7 @@ constexpr uint8_t kInodeWithMarksFormat = 3;
 // More removals of one directory at once than this is a damaged record.
 constexpr uint32_t kMaxRemovalMarks = 1 << 16;
 constexpr uint8_t kDirentFormat = 1;
-// 1: without the reservation; 2: with it.
-constexpr uint8_t kSuperFormatWithoutReservation = 1;
-constexpr uint8_t kSuperFormat = 2;
+constexpr uint8_t kSuperFormat = 1;
 
 // Bounds-checked reader over an encoded object.
 class Reader {
@@ -210,7 +208,6 @@ std::string EncodeSuperBlock(const SuperBlock& super) {
   AppendBigEndian64(&out, super.next_fno);
   AppendBigEndian32(&out, super.object_size);
   AppendTime(&out, super.created);
-  AppendBigEndian64(&out, super.reservation);
   return out;
 }
 
@@ -218,10 +215,8 @@ Result<SuperBlock> DecodeSuperBlock(std::string_view bytes) {
   Reader r(bytes);
   uint8_t format = 0;
   SuperBlock super;
-  bool ok = r.U8(&format) && (format == kSuperFormat || format == kSuperFormatWithoutReservation) &&
-            r.U64(&super.next_fno) && r.U32(&super.object_size) && r.Time(&super.created);
-  if (ok && format == kSuperFormat) ok = r.U64(&super.reservation);
-  if (!ok || !r.done()) {
+  if (!r.U8(&format) || format != kSuperFormat || !r.U64(&super.next_fno) ||
+      !r.U32(&super.object_size) || !r.Time(&super.created) || !r.done()) {
     return Status::Corruption("undecodable super block of " + std::to_string(bytes.size()) +
                               " bytes");
   }

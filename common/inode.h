@@ -84,9 +84,6 @@ struct SuperBlock {
   uint64_t next_fno = kRootFno + 1;  // the next unreserved file number
   uint32_t object_size = 0;          // the object size the namespace was created with
   Timespec created;
-  // Random, new with every increment: a client tells its own increment from another client's
-  // that reached the same counter (common/fno_batch.h). 0 in namespaces made before it.
-  uint64_t reservation = 0;
   friend bool operator==(const SuperBlock&, const SuperBlock&) = default;
 };
 

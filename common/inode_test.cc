@@ -28,7 +28,7 @@ constexpr uint32_t kMaxNsec = 999999999;
 constexpr size_t kInodeSize = 1 + 4 * 4 + 2 * 8 + 3 * 12;  // 69
 constexpr size_t kInodeNsecOffsets[] = {1 + 16 + 16 + 8, 1 + 16 + 16 + 12 + 8,
                                         1 + 16 + 16 + 24 + 8};
-constexpr size_t kSuperSize = 1 + 8 + 4 + 12 + 8;  // 33
+constexpr size_t kSuperSize = 1 + 8 + 4 + 12;  // 25
 constexpr size_t kSuperNsecOffset = 1 + 8 + 4 + 8;
 
 Inode SampleInode() {
@@ -544,7 +544,6 @@ SuperBlock SampleSuper() {
   super.next_fno = 1234567;
   super.object_size = 4 << 20;
   super.created = {1700000000, 250000000};
-  super.reservation = 0x0123456789abcdefULL;
   return super;
 }
 
@@ -565,7 +564,6 @@ TEST(SuperBlockTest, RoundTrips) {
   max.next_fno = kMaxU64;
   max.object_size = kMaxU32;
   max.created = {kMaxI64, kMaxNsec};
-  max.reservation = kMaxU64;
   ExpectSuperRoundTrip(max);
 
   SuperBlock negative;
@@ -580,24 +578,10 @@ TEST(SuperBlockTest, RoundTrips) {
 TEST(SuperBlockDecodeTest, RejectsEveryOtherFormatByte) {
   std::string bytes = EncodeSuperBlock(SampleSuper());
   for (int format = 0; format < 256; ++format) {
-    if (format == 2) continue;
+    if (format == 1) continue;
     bytes[0] = static_cast<char>(format);
-    ExpectCorruptSuper(bytes);  // format 1 has no reservation: eight bytes too many
+    ExpectCorruptSuper(bytes);
   }
-}
-
-// Namespaces made before the reservation field have format 1: read with reservation 0.
-TEST(SuperBlockDecodeTest, ReadsFormatOneWithoutAReservation) {
-  SuperBlock super = SampleSuper();
-  std::string bytes = EncodeSuperBlock(super);
-  bytes[0] = 1;
-  bytes.resize(bytes.size() - 8);
-  Result<SuperBlock> decoded = DecodeSuperBlock(bytes);
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
-  super.reservation = 0;
-  EXPECT_EQ(*decoded, super);
-  ExpectCorruptSuper(bytes + '\0');
-  ExpectCorruptSuper(std::string_view(bytes).substr(0, bytes.size() - 1));
 }
 
 TEST(SuperBlockDecodeTest, RejectsEveryTruncation) {

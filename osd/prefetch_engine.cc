@@ -333,8 +333,8 @@ void PrefetchEngine::StartReadahead(const Oid& oid, const Readahead& readahead) 
 }
 
 void PrefetchEngine::OnPrefetch(std::vector<Oid> originals, std::optional<ReadaheadMarker> marker) {
-  ++counters_.prefetch_requests_received;
   Submit([this, originals = std::move(originals), marker] { LoadOriginals(originals, marker); });
+  ++counters_.prefetch_requests_received;  // after its work is queued, as OnNotify counts
 }
 
 void PrefetchEngine::LoadOriginals(const std::vector<Oid>& originals,

@@ -491,6 +491,7 @@ TEST(FailoverTest, FileNumbersReservedWhileASuperCopyFailsAreLeftUnused) {
     CreateFile(mount / "a", "a");
     fno_a = FreshStat(mount / "a").st_ino;
   }
+  EXPECT_EQ(fno_a, kRootFno + 1) << "with every OSD up the first batch does not jump";
   ClusterClient client(cluster.client().map(), cluster.Rpc("client"));
   std::atomic<bool> killed{false};
   client.SetTestHooks({.before_writing_original_then_replica = [&](const Oid& original) {
