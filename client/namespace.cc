@@ -263,9 +263,9 @@ Result<uint64_t> Namespace::AllocateFno() {
         SuperOid(), EncodeSuperBlock(*super), read->meta().version(), &on_both_copies);
     if (written.ok()) {
       if (!jump && !on_both_copies) {
-        // The increment landed on one copy only (a copy failed, or the replica already held
-        // another client's change at that version): these numbers could be a fork's too. They
-        // stay unused; the next batch jumps.
+        // The increment landed on one copy only (committed on the replica alone, or the
+        // replica could not follow): these numbers could be a fork's too. They stay unused;
+        // the next batch jumps.
         spdlog::info("file numbers [{}, {}) not on both SUPER copies: not used", batch->first,
                      batch->end);
         jump = true;

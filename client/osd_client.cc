@@ -1000,12 +1000,12 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
     Result<wire::ObjectMeta> meta = Write(original_copy, data, write);
     if (meta.ok()) {
       PendingCalls own;
-      bool replica_applied = false;
+      bool replica_followed = false;
       MakeReplicaFollow(original_copy, data, meta->version(),
                         how.replica_pending != nullptr ? how.replica_pending : &own, how.sync,
-                        how.replica_pending == nullptr ? &replica_applied : nullptr);
+                        how.replica_pending == nullptr ? &replica_followed : nullptr);
       if (how.replica_pending == nullptr) ORTHOFS_RETURN_IF_ERROR(own.Wait());
-      if (how.on_both_copies != nullptr) *how.on_both_copies = replica_applied;
+      if (how.on_both_copies != nullptr) *how.on_both_copies = replica_followed;
       return meta;
     }
     if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;
@@ -1019,7 +1019,7 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
 
 void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view data,
                                       uint64_t version, PendingCalls* pending, bool sync,
-                                      bool* applied) {
+                                      bool* followed) {
   const Oid replica_copy = original_copy.OtherCopy();
   ObjectWrite whole;
   whole.replace = true;
@@ -1032,9 +1032,9 @@ void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view
   SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
       replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)), &OsdClient::WriteAsync,
       [this, original_copy, version, replica_copy, pending, sync,
-       applied](Result<wire::WriteResponse> written) {
+       followed](Result<wire::WriteResponse> written) {
         if (written.ok()) {
-          if (applied != nullptr) *applied = written->applied();
+          if (followed != nullptr) *followed = true;
           return pending->Done(Status::Ok());
         }
         if (!IsOsdFailure(written.status())) {

@@ -375,9 +375,9 @@ class ClusterClient {
                                                     PendingCalls* replica_pending = nullptr);
   // WriteOriginalThenReplica for a change no two clients may both take from one state, even
   // across a double outage (the SUPER object's increments, common/fno_batch.h): durable on
-  // each copy's disk before it returns (sync), and `on_both_copies` says whether both copies
-  // took this change themselves (the original's conditional write, and the replica's follow
-  // stored rather than kept a version it already held: WriteResponse.applied).
+  // each copy's disk before it returns (sync), and `on_both_copies` says whether it committed
+  // on the original and the replica followed (false: it committed on the replica alone, or
+  // the replica could not follow and a repair record stands in).
   Result<wire::ObjectMeta> WriteOriginalThenReplicaDurably(const Oid& original,
                                                            std::string_view data,
                                                            uint64_t expected_version,
@@ -428,7 +428,7 @@ class ClusterClient {
     std::optional<uint64_t> expected_version;
     PendingCalls* replica_pending = nullptr;
     bool sync = false;
-    bool* on_both_copies = nullptr;  // needs replica_pending == nullptr
+    bool* on_both_copies = nullptr;  // set only when replica_pending == nullptr
   };
   // WriteOriginalThenReplica(Durably) with its test hooks, and without.
   Result<wire::ObjectMeta> HookedCommit(const Oid& original, std::string_view data,
@@ -451,10 +451,10 @@ class ClusterClient {
   // After the original's write committed at `version`: the replica made equal to it, or a
   // repair record on the original when it cannot follow (WriteOriginalThenReplica). Reports to
   // `pending` (Add/Done).
-  // With `sync`, durably; `applied` (if given) is set when the replica stored the write, before
-  // `pending` hears of it.
+  // With `sync`, durably; `followed` (if given) is set when the replica answered the write
+  // (stored, or kept a version it already held), before `pending` hears of it.
   void MakeReplicaFollow(const Oid& original_copy, std::string_view data, uint64_t version,
-                         PendingCalls* pending, bool sync = false, bool* applied = nullptr);
+                         PendingCalls* pending, bool sync = false, bool* followed = nullptr);
   // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
   // record there for the other copy.
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;

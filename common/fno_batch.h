@@ -7,10 +7,12 @@
 // numbers, and two files would share their objects. A batch reserved while either copy's OSD
 // is believed down therefore starts a random distance ahead of the counter (up to 2^40
 // numbers), so the two sides of a fork reserve different numbers. A batch reserved without the
-// jump is used only when both copies stored the increment themselves (the replica's follow
-// reports whether it stored it or kept an equal version: WriteResponse.applied); otherwise it
-// stays unused and the next batch jumps. So of two sides of a fork at most one is unjumped
-// (given durable increments: they are synced), and with all OSDs up batches stay dense.
+// jump is used only when its increment committed on the original and the replica followed;
+// an increment that committed on the replica alone, or that the replica could not follow,
+// leaves its batch unused and the next batch jumps. A fork has a side that committed on the
+// replica alone (the original's OSD unreachable), and every batch that side uses jumped; the
+// original takes one conditional increment per version, so at most one side is unjumped
+// (given durable increments: they are synced). With all OSDs up batches stay dense.
 #pragma once
 
 #include <cstdint>

@@ -781,7 +781,6 @@ void OsdService::FinishWrite(const StagedWrite& write) {
   }
   locks_.Committed(write.key);
   FillMeta(write.oid, write.summary, write.response->mutable_meta());
-  write.response->set_applied(true);
 }
 
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,

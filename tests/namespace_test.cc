@@ -18,8 +18,6 @@
 
 #include "client/fsck.h"
 #include "client/osd_client.h"
-#include "client/wire.h"
-#include "common/fno_batch.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {
@@ -736,44 +734,6 @@ TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
                     .Is(StatusCode::kNotFound));
     EXPECT_TRUE(b_.Lookup(e->fno, "g").ok());
     EXPECT_TRUE(b_.Lookup(e->fno, other).status().Is(StatusCode::kNotFound));
-  }
-}
-
-// The SUPER object's replica already holds another change at the version this client's
-// increment gives the original (another client committed there alone while the original's
-// OSD did not answer it, and took that counter's batch). The replica keeps its own, so the
-// increment stands on the original alone: its batch is left unused, and the next one jumps
-// (common/fno_batch.h).
-TEST_F(NamespaceTest, AnIncrementTheSuperReplicaDidNotTakeIsNotUsed) {
-  const Oid super{kFnso, 0, 0, ObjectType::kSuper, CopyFlag::kOriginal};
-  Result<wire::ReadResponse> before = cluster_.client().Read(super);
-  ASSERT_TRUE(before.ok()) << before.status().ToString();
-  Result<SuperBlock> counter = DecodeSuperBlock(before->data());
-  ASSERT_TRUE(counter.ok()) << counter.status().ToString();
-  const uint64_t theirs = counter->next_fno;  // the other client's batch starts here
-  SuperBlock forked = *counter;
-  forked.next_fno = theirs + kFnoBatch;
-  wire::WriteRequest write;
-  write.set_epoch(cluster_.client().map().epoch);
-  *write.mutable_oid() = ToWire(super.OtherCopy());
-  write.set_data(EncodeSuperBlock(forked));
-  write.set_replace(true);
-  write.set_set_version(before->meta().version() + 1);
-  write.set_sync(true);
-  OsdClient* replica =
-      cluster_.client().Osd(cluster_.client().placement().OsdFor(super.OtherCopy()));
-  ASSERT_TRUE(replica->Write(write).ok());
-
-  Result<InodeRef> made = CreateFile(a_, "f");
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  EXPECT_GE(made->fno, theirs + 2 * kFnoBatch) << "the other client's batch was used again";
-  // Both copies now hold the counter past the batch this client uses.
-  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    Result<wire::ReadResponse> copy = cluster_.client().Read(super.WithFlag(flag));
-    ASSERT_TRUE(copy.ok()) << copy.status().ToString();
-    Result<SuperBlock> now = DecodeSuperBlock(copy->data());
-    ASSERT_TRUE(now.ok()) << now.status().ToString();
-    EXPECT_GT(now->next_fno, made->fno);
   }
 }
 
