@@ -189,8 +189,8 @@ class Namespace {
                                std::optional<InodeRef> start = std::nullopt,
                                PendingCalls* replica_pending = nullptr);
   Result<uint64_t> AllocateFno();
-  // Counts a lost conflict (another client changed an object first) and waits before the
-  // retry number `attempt` (0: the first).
+  // Counts a conflict (a conditional write found the object changed: conflicts()) and waits
+  // before the retry number `attempt` (0: the first).
   void AfterConflict(int attempt);
   // A generator seeded with 256 bits from the system (one random_device draw is 32).
   static std::mt19937_64 SeededRandom();
