@@ -21,6 +21,7 @@
 #include "client/osd_client.h"
 #include "client/rebalance.h"
 #include "client/scrub.h"
+#include "client/tcp_congestion.h"
 #include "client/tls_flags_cli.h"
 #include "client/wire.h"
 #include "common/peer_role.h"
@@ -77,6 +78,7 @@ void AddCommonFlags(CLI::App* cmd, CommonFlags* flags) {
 Result<std::unique_ptr<ClusterClient>> Connect(const CommonFlags& flags) {
   Result<ClusterMap> map = LoadClusterMapFile(flags.map_path);
   if (!map.ok()) return map.status();
+  UseClusterTcpCongestion(*map);
   RpcOptions options;
   options.deadline = std::chrono::milliseconds(flags.timeout_ms);
   Result<std::shared_ptr<const TlsIdentity>> tls =

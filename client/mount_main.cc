@@ -42,6 +42,7 @@
 #include "client/mount_args.h"
 #include "client/namespace.h"
 #include "client/process_tuning.h"
+#include "client/tcp_congestion.h"
 #include "client/tls.h"
 #include "common/cached_versions.h"
 #include "common/kernel_sizes.h"
@@ -1368,6 +1369,7 @@ int main(int argc, char** argv) {
   io_options.cache_bytes = cache_mb << 20;
   io_options.flush_threads = static_cast<int>(cli.flush_threads);
   io_options.read_ahead.max_objects = cli.read_ahead;
+  UseClusterTcpCongestion(*map);
   RpcOptions rpc;
   rpc.tls = *tls;
   auto cluster = std::make_unique<ClusterClient>(*map, rpc);

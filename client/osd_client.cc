@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "client/tcp_congestion.h"
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/limits.h"
@@ -34,6 +35,7 @@ grpc::ChannelArguments OrthoChannelArguments() {
   // a down OSD, which every caller handles (the other copy, a repair record).
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   for (const auto& [name, value] : SocketReadArguments()) args.SetInt(name, value);
+  ApplyTcpCongestion(&args);
   return args;
 }
 

@@ -74,6 +74,20 @@ Status ValidateAddress(std::string_view address) {
   return Status::Ok();
 }
 
+Status ValidateTcpCongestionName(std::string_view name) {
+  // TCP_CA_NAME_MAX is 16 bytes with the terminating NUL.
+  if (name.empty() || name.size() > 15) {
+    return Status::InvalidArgument("'" + std::string(name) + "' must be 1 to 15 characters");
+  }
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return Status::InvalidArgument("'" + std::string(name) +
+                                     "': only letters, digits, '_' and '-'");
+    }
+  }
+  return Status::Ok();
+}
+
 Status ValidateClusterMap(const ClusterMap& map) {
   if (map.epoch == 0) return Status::InvalidArgument("epoch: must be at least 1");
   if (map.object_size < kMinObjectSize || map.object_size > kMaxObjectSize ||
@@ -84,6 +98,11 @@ Status ValidateClusterMap(const ClusterMap& map) {
   }
   if (Status st = ValidatePrefetchConfig(map.prefetch); !st.ok()) {
     return Status::InvalidArgument("prefetch: " + st.message());
+  }
+  if (!map.tcp_congestion.empty()) {
+    if (Status st = ValidateTcpCongestionName(map.tcp_congestion); !st.ok()) {
+      return Status::InvalidArgument("tcp_congestion: " + st.message());
+    }
   }
   if (map.osds.size() < 2) {
     return Status::InvalidArgument("osds: " + std::to_string(map.osds.size()) +
@@ -209,8 +228,8 @@ Status ParsePrefetch(const YAML::Node& node, PrefetchConfig* config) {
 
 Status ParseInto(const YAML::Node& root, ClusterMap* map) {
   if (!root.IsMap()) return Status::InvalidArgument("the map must be a YAML mapping");
-  ORTHOFS_RETURN_IF_ERROR(
-      RejectUnknownKeys(root, "", {"epoch", "object_size", "placement", "prefetch", "osds"}));
+  ORTHOFS_RETURN_IF_ERROR(RejectUnknownKeys(
+      root, "", {"epoch", "object_size", "placement", "prefetch", "tcp_congestion", "osds"}));
   if (!root["epoch"]) return Status::InvalidArgument("epoch: missing");
   ORTHOFS_RETURN_IF_ERROR(ReadUnsigned(root["epoch"], "epoch", &map->epoch));
   if (map->epoch < 1) return Status::InvalidArgument("epoch: must be at least 1");
@@ -230,6 +249,11 @@ Status ParseInto(const YAML::Node& root, ClusterMap* map) {
     map->strategy = *s;
   }
   if (root["prefetch"]) ORTHOFS_RETURN_IF_ERROR(ParsePrefetch(root["prefetch"], &map->prefetch));
+  if (root["tcp_congestion"]) {
+    ORTHOFS_RETURN_IF_ERROR(
+        ReadScalar(root["tcp_congestion"], "tcp_congestion", &map->tcp_congestion));
+    if (map->tcp_congestion.empty()) return Status::InvalidArgument("tcp_congestion: empty");
+  }
   const YAML::Node osds = root["osds"];
   if (!osds) return Status::InvalidArgument("osds: missing");
   if (!osds.IsSequence()) return Status::InvalidArgument("osds: must be a list");
@@ -266,6 +290,8 @@ std::string FormatClusterMap(const ClusterMap& map) {
   out << "  initial_window: " << map.prefetch.initial_window << "\n";
   out << "  max_window: " << map.prefetch.max_window << "\n";
   out << "  fixed_window: " << (map.prefetch.fixed_window ? "true" : "false") << "\n";
+  // Written only when set, so a map without it stays readable by mounts that predate the key.
+  if (!map.tcp_congestion.empty()) out << "tcp_congestion: " << map.tcp_congestion << "\n";
   out << "osds:\n";
   for (const auto& osd : map.osds) {
     out << "  - id: " << osd.id << "\n";

@@ -35,7 +35,10 @@ struct ClusterMap {
   uint64_t epoch = 1;
   uint32_t object_size = kDefaultObjectSize;
   PlacementStrategy strategy = PlacementStrategy::kMigration;
-  PrefetchConfig prefetch;    // the whole cluster prefetches the same way
+  PrefetchConfig prefetch;  // the whole cluster prefetches the same way
+  // The TCP congestion control of every OrthoFS connection (e.g. "cubic"), applied by each
+  // process at its start; empty: each host's default.
+  std::string tcp_congestion;
   std::vector<OsdInfo> osds;  // order is placement order: segment i belongs to osds[i]
 
   // nullptr when no OSD has this id.
@@ -48,6 +51,9 @@ Result<ClusterMap> ParseClusterMap(std::string_view yaml_text);
 
 // Every rule a map must satisfy (ParseClusterMap applies it too).
 Status ValidateClusterMap(const ClusterMap& map);
+
+// A congestion control's name as the kernel takes it: 1..15 letters, digits, '_' or '-'.
+Status ValidateTcpCongestionName(std::string_view name);
 
 // Checks "host:port" / "[v6addr]:port" with a port in 1..65535.
 Status ValidateAddress(std::string_view address);

@@ -53,6 +53,7 @@ void ExpectMapsEqual(const ClusterMap& a, const ClusterMap& b) {
   EXPECT_EQ(a.epoch, b.epoch);
   EXPECT_EQ(a.object_size, b.object_size);
   EXPECT_EQ(a.strategy, b.strategy);
+  EXPECT_EQ(a.tcp_congestion, b.tcp_congestion);
   ASSERT_EQ(a.osds.size(), b.osds.size());
   for (size_t i = 0; i < a.osds.size(); ++i) {
     EXPECT_EQ(a.osds[i].id, b.osds[i].id) << i;
@@ -116,6 +117,7 @@ osds:
   EXPECT_EQ(defaults.epoch, 1u);
   EXPECT_EQ(defaults.object_size, kDefaultObjectSize);
   EXPECT_EQ(defaults.strategy, PlacementStrategy::kMigration);
+  EXPECT_EQ(map->tcp_congestion, "");  // each host's default
 }
 
 TEST(ClusterMapTest, OsdOrderIsPreserved) {
@@ -195,6 +197,7 @@ TEST(ClusterMapTest, FormatRoundTripVariety) {
   m.epoch = 123456789012345;
   m.object_size = kMaxObjectSize;
   m.strategy = PlacementStrategy::kMigration;
+  m.tcp_congestion = "reno";
   m.osds = {{0, "a-b_c.d:1", 1.0},
             {4294967295u, "[fe80::1]:65535", 0.25},
             {17, "192.168.1.200:7000", 1000000.0},
@@ -543,6 +546,42 @@ TEST(ClusterMapErrorTest, Prefetch) {
                 {"prefetch.max_window", "unsigned"});
   ExpectInvalid("epoch: 1\nprefetch: {fixed_window: maybe}\n" + osds,
                 {"prefetch.fixed_window", "wrong type"});
+}
+
+TEST(ClusterMapTest, TcpCongestionRoundTripsAndIsWrittenOnlyWhenSet) {
+  const std::string osds = "osds: [{id: 0, address: 'a:1'}, {id: 1, address: 'b:2'}]\n";
+  Result<ClusterMap> map = ParseClusterMap("epoch: 1\ntcp_congestion: cubic\n" + osds);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->tcp_congestion, "cubic");
+  const std::string text = FormatClusterMap(*map);
+  EXPECT_NE(text.find("\ntcp_congestion: cubic\n"), std::string::npos) << text;
+  Result<ClusterMap> again = ParseClusterMap(text);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ExpectMapsEqual(*map, *again);
+
+  map->tcp_congestion.clear();
+  EXPECT_EQ(FormatClusterMap(*map).find("tcp_congestion"), std::string::npos);
+}
+
+TEST(ClusterMapErrorTest, TcpCongestion) {
+  const std::string osds = "osds: [{id: 0, address: 'a:1'}, {id: 1, address: 'b:2'}]\n";
+  ExpectInvalid("epoch: 1\ntcp_congestion: ''\n" + osds, {"tcp_congestion", "empty"});
+  ExpectInvalid("epoch: 1\ntcp_congestion: [cubic]\n" + osds, {"tcp_congestion", "scalar"});
+  ExpectInvalid("epoch: 1\ntcp_congestion: 'cu bic'\n" + osds, {"tcp_congestion", "letters"});
+  ExpectInvalid("epoch: 1\ntcp_congestion: abcdefghijklmnop\n" + osds,
+                {"tcp_congestion", "1 to 15"});
+  EXPECT_TRUE(ValidateTcpCongestionName("bbr").ok());
+  EXPECT_TRUE(ValidateTcpCongestionName("abcdefghijklmno").ok());  // 15, the kernel's limit
+  EXPECT_TRUE(ValidateTcpCongestionName("my_cc-2").ok());
+  EXPECT_FALSE(ValidateTcpCongestionName("").ok());
+  EXPECT_FALSE(ValidateTcpCongestionName("cubic\n").ok());
+  EXPECT_FALSE(ValidateTcpCongestionName(std::string("cu\0bic", 6)).ok());
+
+  ClusterMap map = SimpleMap(2);
+  map.tcp_congestion = "a/b";
+  Status st = ValidateClusterMap(map);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("tcp_congestion"), std::string::npos) << st.message();
 }
 
 }  // namespace

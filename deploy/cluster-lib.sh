@@ -4,11 +4,12 @@
 # (DIR/cluster.yaml), one data dir per OSD (DIR/osd-ID), its log (DIR/osd-ID.log) and the pid
 # file of the process we started (DIR/osd-ID.pid).
 
-# cluster_write_map MAP MODE WINDOW INITIAL_WINDOW MAX_WINDOW FIXED(true|false) ADDRESS...
+# cluster_write_map MAP MODE WINDOW INITIAL_WINDOW MAX_WINDOW FIXED(true|false) TCP_CONGESTION
+#                   ADDRESS...   (TCP_CONGESTION "": each host's default)
 # Writes a map with one OSD per address (ids 0, 1, ...), atomically.
 cluster_write_map() {
-  local map=$1 mode=$2 window=$3 initial=$4 max=$5 fixed=$6 id=0 address
-  shift 6
+  local map=$1 mode=$2 window=$3 initial=$4 max=$5 fixed=$6 tcp_congestion=$7 id=0 address
+  shift 7
   {
     echo "# OrthoFS cluster map written by deploy/$(basename "$0")"
     echo "epoch: 1"
@@ -20,6 +21,7 @@ cluster_write_map() {
     echo "  initial_window: $initial"
     echo "  max_window: $max"
     [ "$fixed" = false ] || echo "  fixed_window: true"
+    [ -z "$tcp_congestion" ] || echo "tcp_congestion: $tcp_congestion"
     echo "osds:"
     for address in "$@"; do
       echo "  - id: $id"

@@ -18,6 +18,7 @@
 #include "client/metrics_server.h"
 #include "client/osd_client.h"
 #include "client/process_tuning.h"
+#include "client/tcp_congestion.h"
 #include "client/tls.h"
 #include "client/tls_flags_cli.h"
 #include "common/peer_role.h"
@@ -245,6 +246,7 @@ int main(int argc, char** argv) {
   orthofs::Result<RunningMaps> maps = ChooseMaps(store->get(), *map);
   if (!maps.ok()) return Fail(maps.status().message());
   *map = maps->map;
+  orthofs::UseClusterTcpCongestion(*map);  // before any channel or listener exists
   const orthofs::MapView view(maps->map, maps->previous);
   const orthofs::OsdInfo* self = view.FindOsd(flags.id);
   if (self == nullptr) {
@@ -291,6 +293,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, value] : orthofs::SocketReadArguments()) {
     builder.AddChannelArgument(name, value);
   }
+  builder.SetOption(orthofs::TcpCongestionServerOption());
   builder.SetMaxReceiveMessageSize(static_cast<int>(map->object_size) * 2 + (1 << 20));
   builder.SetMaxSendMessageSize(static_cast<int>(orthofs::kMaxObjectSize) + (4 << 20));
   // The sync server runs each call on its own thread and answers RESOURCE_EXHAUSTED beyond

@@ -58,6 +58,25 @@ alive() { [ -r "/proc/$1/cmdline" ] && [ -n "$(tr -d '\0' < "/proc/$1/cmdline" 2
 [ "$(osd_count)" -eq 3 ] || fail "up --osds 3: want 3 orthofs-osd processes, have: $(osd_pids | xargs)"
 pass "up --osds 3"
 
+# Each OSD's listener uses the map's TCP congestion control (accepted connections inherit it).
+listener_algorithms() {
+  local port
+  for port in $(sed -n 's/^    address: "[^"]*:\([0-9]*\)"$/\1/p' "$cluster/cluster.yaml"); do
+    ss -tlniH "sport = :$port" | awk 'NR == 2 { print $1 }'
+  done
+}
+if grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control &&
+  { [ "$(id -u)" -eq 0 ] || grep -qw cubic /proc/sys/net/ipv4/tcp_allowed_congestion_control; }; then
+  grep -qx 'tcp_congestion: cubic' "$cluster/cluster.yaml" ||
+    fail "a new loopback map lacks tcp_congestion: cubic: $(cat "$cluster/cluster.yaml")"
+  [ "$(listener_algorithms | sort -u)" = cubic ] ||
+    fail "OSD listeners do not use cubic: $(listener_algorithms | xargs)"
+  pass "new map: tcp_congestion cubic, and the OSDs listen with it"
+else
+  ! grep -q '^tcp_congestion:' "$cluster/cluster.yaml" || fail "map sets an algorithm the kernel lacks"
+  pass "cubic not usable here: the map sets no tcp_congestion"
+fi
+
 out=$("$lc" status --dir "$cluster") || fail "status exited $? after up: $out"
 [ "$(grep -c 'running' <<< "$out")" -eq 3 ] || fail "status does not show 3 running OSDs: $out"
 pass "status shows 3 running"
@@ -136,8 +155,19 @@ out=$("$lc" status --dir "$cluster" 2>&1) && fail "status exited 0 after down: $
 pass "down stops every process"
 
 # ---- up on the existing directory restarts the same cluster with its data ----
-"$lc" up --dir "$cluster" > "$W/up4.out" 2>&1 || fail "up after down exited $?: $(cat "$W/up4.out")"
+# (and --tcp-congestion rewrites the stopped cluster's map; the restarted OSDs use it)
+"$lc" up --dir "$cluster" --tcp-congestion reno > "$W/up4.out" 2>&1 ||
+  fail "up after down exited $?: $(cat "$W/up4.out")"
 [ "$(osd_count)" -eq 3 ] || fail "up after down: want 3 orthofs-osd processes, have: $(osd_pids | xargs)"
+grep -qx 'tcp_congestion: reno' "$cluster/cluster.yaml" || fail "map not rewritten to reno"
+[ "$(listener_algorithms | sort -u)" = reno ] ||
+  fail "OSD listeners do not use reno after the rewrite: $(listener_algorithms | xargs)"
+rc=0
+"$lc" up --dir "$cluster" --tcp-congestion default > "$W/cc.out" 2>&1 || rc=$?
+[ $rc -ne 0 ] && grep -q "down' first" "$W/cc.out" ||
+  fail "changing tcp_congestion of a running cluster: exit $rc: $(cat "$W/cc.out")"
+grep -qx 'tcp_congestion: reno' "$cluster/cluster.yaml" || fail "a refused change touched the map"
+pass "--tcp-congestion rewrites a stopped cluster's map and is refused while it runs"
 "$cli" get "$oid" --map "$cluster/cluster.yaml" > "$W/got.again" || fail "get after down/up exited $?"
 cmp -s "$W/in" "$W/got.again" || fail "object changed across down/up"
 "$lc" down --dir "$cluster" --purge > /dev/null || fail "down --purge exited $?"
@@ -161,7 +191,11 @@ grep -q -- '--bogus' "$W/bogus.out" || fail "unknown flag not named: $(cat "$W/b
 rc=0
 "$lc" frobnicate > "$W/cmd.out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "unknown command: want exit 2, got $rc: $(cat "$W/cmd.out")"
-pass "unknown flag and command exit 2"
+rc=0
+"$lc" up --dir "$D/one" --tcp-congestion no_such_cc > "$W/cc.out" 2>&1 || rc=$?
+[ $rc -ne 0 ] && grep -q "offers" "$W/cc.out" ||
+  fail "an algorithm the kernel lacks: exit $rc: $(cat "$W/cc.out")"
+pass "unknown flag and command exit 2; an unknown algorithm is refused"
 
 # An OSD that cannot start (a flag it does not know): up says which one and shows its log,
 # at once rather than after the 30 s health wait, and leaves nothing running.

@@ -24,7 +24,8 @@ namespace {
 
 bool SameMap(const ClusterMap& a, const ClusterMap& b) {
   if (a.epoch != b.epoch || a.object_size != b.object_size || a.strategy != b.strategy ||
-      !(a.prefetch == b.prefetch) || a.osds.size() != b.osds.size()) {
+      !(a.prefetch == b.prefetch) || a.tcp_congestion != b.tcp_congestion ||
+      a.osds.size() != b.osds.size()) {
     return false;
   }
   for (size_t i = 0; i < a.osds.size(); ++i) {
