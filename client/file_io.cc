@@ -326,7 +326,7 @@ void FileIo::FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCa
   });
 }
 
-Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data, bool for_page_cache) {
+Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   const auto now = CacheClock::now();
   const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, data.size(), object_size_);
   size_t due_now = 0;
@@ -340,7 +340,7 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data, bool 
     }
     for (const ObjectSpan& span : spans) {
       due_now += cache_.Write({fno, span.index}, span.offset,
-                              data.substr(span.buffer_offset, span.length), now, for_page_cache);
+                              data.substr(span.buffer_offset, span.length), now);
     }
   }
   // Each object written whole is due at once: one flush thread per object. (Waking one for a

@@ -71,9 +71,7 @@ class FileIo {
   Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
                            bool for_page_cache = false);
   // Copies the bytes into the cache (they reach the OSDs later, or now under pressure).
-  // `for_page_cache`: the kernel's page cache keeps the bytes too (not O_DIRECT), so objects
-  // it has whole leave the client's cache once written back (WriteBackCache::Write).
-  Status Write(uint64_t fno, uint64_t offset, std::string_view data, bool for_page_cache = false);
+  Status Write(uint64_t fno, uint64_t offset, std::string_view data);
   // Every byte written to the file so far is on both copies' OSDs when this returns (not yet
   // fsync'd there). Returns the first write-back failure of the file since the last Flush.
   Status Flush(uint64_t fno);

@@ -794,11 +794,6 @@ void BypassPageCache(fuse_file_info* fi) {
   fi->fh |= kBypassesPageCache;
 }
 
-// Whether the kernel's page cache keeps what this descriptor reads and writes.
-bool UsesPageCache(const fuse_file_info* fi) {
-  return (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
-}
-
 // O_APPEND writes go where this client knows the end of the file is (OpWrite). Linux would
 // put them at the size it cached, which can be older than the open: another client's appends
 // published at its close, which this open read from the INODE, while the kernel learns a size
@@ -883,8 +878,9 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     if (!inode.ok()) return ReplyError(req, inode.status(), "read");
     file_size = fs->SizeOf(*inode);
   }
+  const bool for_page_cache = (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
   Result<std::string> data =
-      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, UsesPageCache(fi));
+      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
   fuse_reply_buf(req, data->data(), data->size());
 }
@@ -904,7 +900,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
       return ReplyError(req, st, "write");
     }
   }
-  Status st = fs->io().Write(ino, offset, std::string_view(buf, size), UsesPageCache(fi));
+  Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
   fs->Wrote(ino, offset + size);
   if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {

@@ -150,7 +150,7 @@ WriteBackCache::Entry& WriteBackCache::Keep(const ObjectKey& key, std::string st
 }
 
 bool WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_view data,
-                           CacheClock::time_point now, bool kernel_has_them) {
+                           CacheClock::time_point now) {
   if (data.empty()) return false;
   ++stats_.writes;
   Entry& e = Touch(key);
@@ -165,7 +165,6 @@ bool WriteBackCache::Write(const ObjectKey& key, uint64_t offset, std::string_vi
   }
   e.valid.Add(offset, end);
   e.written = true;
-  if (kernel_has_them) e.delivered.Add(offset, end);
   if (e.dirty.empty()) {
     e.dirty_seq = next_dirty_seq_++;
     e.dirty_since = now;
@@ -270,11 +269,6 @@ void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
     Unaccount(e);
     lru_.erase(e.lru);
     entries_.erase(it);
-  } else if (outcome == FlushOutcome::kWritten && !Pinned(e) &&
-             e.delivered.Covers(0, options_.object_size)) {
-    // Clean now, and the kernel holds it whole (Delivered, Write).
-    ++stats_.delivered_drops;
-    Drop(it);
   }
   EvictClean();
 }
@@ -359,7 +353,6 @@ void WriteBackCache::Truncate(uint64_t fno, uint64_t size) {
   Unaccount(e);
   e.data.TruncateTo(cut);  // bytes beyond the cut now read as zeros
   e.dirty.TrimTo(cut);
-  e.delivered.TrimTo(cut);  // the kernel's pages past the cut went too
   Account(boundary->first, e);
 }
 

@@ -74,8 +74,7 @@ struct WriteBackStats {
   uint64_t refused_flushes = 0;  // dropped for good (FlushRefused)
   uint64_t refused_bytes = 0;
   uint64_t evictions = 0;
-  uint64_t delivered_drops = 0;  // clean objects dropped once the kernel had them whole (read
-                                 // or written through its page cache)
+  uint64_t delivered_drops = 0;  // clean objects dropped once the kernel had them whole
   uint64_t entries = 0;
   uint64_t bytes = 0;              // cached bytes
   uint64_t dirty_bytes = 0;        // written here, not yet taken for write-back
@@ -113,23 +112,19 @@ class WriteBackCache {
   // `object_end` (its end in the file, capped at the object size), a clean object is dropped
   // here: a second copy of bytes the kernel now serves itself only takes memory, and the freed
   // buffer takes the next object read without faulting in fresh pages. Dirty or in-flight
-  // objects stay until written back (then they go if the kernel has the whole object).
-  // Returns whether the object was dropped now.
+  // objects stay. Returns whether the object was dropped.
   bool Delivered(const ObjectKey& key, uint64_t offset, uint64_t length, uint64_t object_end);
   // Objects read-ahead may fetch ahead of a reader now: thrashing control's prefetch quantity
   // (paper 002), halved each time dirty and in-flight objects crowd the cache to W1.
   uint32_t ReadAheadQuantity() const { return thrashing_.prefetch_quantity(); }
-  // Copies new bytes into the object and marks them dirty. `kernel_has_them`: the write came
-  // through the kernel's page cache (not O_DIRECT), which keeps the bytes, as Delivered: an
-  // object the kernel has whole leaves this cache once written back, so a writer's objects
-  // recycle their buffers instead of faulting in fresh memory for each one. (The kernel keeps
-  // its pages across this client's close and re-open: the mount asks for no automatic
-  // invalidation on a changed mtime, and an open keeps them when only this client changed
-  // the file.)
+  // Copies new bytes into the object and marks them dirty. (Written objects stay when written
+  // back, though the kernel has their pages too: once this client's close publishes a new
+  // mtime, the kernel drops its pages of the file at the next attribute refresh, and reading
+  // the file back then comes here.)
   // Returns whether write-back is now due at once: the object is written whole, or pinned
   // bytes reached W2, when partly written objects are due too.
   bool Write(const ObjectKey& key, uint64_t offset, std::string_view data,
-             CacheClock::time_point now, bool kernel_has_them = false);
+             CacheClock::time_point now);
 
   // Take an object's dirty bytes for write-back; it stays pinned until FlushDone. At most one
   // write-back per object is in flight, so writes reach the OSDs in order.
@@ -176,7 +171,7 @@ class WriteBackCache {
     ByteRanges valid;      // bytes known here
     ByteRanges dirty;      // written here, not yet taken for write-back; subset of valid
     ByteRanges writing;    // the ranges of the write-back in flight
-    ByteRanges delivered;  // bytes the kernel's page cache holds (Delivered, Write)
+    ByteRanges delivered;  // bytes the kernel's page cache received from here (Delivered)
     bool in_flight = false;
     bool written = false;      // this client wrote bytes of it (Write)
     uint64_t incarnation = 0;  // bumped when the bytes are dropped under a write-back

@@ -609,21 +609,12 @@ TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
   EXPECT_GE(Sample(wrote, "orthofs_client_flushed_bytes_total" + ns), 2.0 * kMiB);
   EXPECT_GT(Sample(wrote, "orthofs_client_writes_total" + ns), 0);
   EXPECT_EQ(Sample(wrote, "orthofs_client_degraded_writes_total" + ns), 0);
-  // Written whole through the page cache, the objects leave the client's cache once written
-  // back: the kernel keeps them across the close and the re-open, so reading the file back
-  // costs no request at all.
-  EXPECT_GE(Sample(wrote, "orthofs_client_cache_handed_to_kernel_total" + ns),
-            Sample(direct_read, "orthofs_client_cache_handed_to_kernel_total" + ns) + objects);
-  EXPECT_EQ(Sample(wrote, "orthofs_client_cache_bytes" + ns),
-            Sample(direct_read, "orthofs_client_cache_bytes" + ns));
+  // Written objects stay in the client's cache (the kernel drops its pages of the file once it
+  // sees the mtime the close published): reading the file back fetches nothing.
   const double fetched = Sample(wrote, "orthofs_client_cache_misses_total" + ns);
-  const double read_requests =
-      Sample(wrote, "orthofs_client_fuse_requests_total{fnso=\"1\",op=\"read\"}");
   ExpectSameBytes(ReadFile(mount / "g"), data);
   std::map<std::string, double> read_back = scrape();
   EXPECT_EQ(Sample(read_back, "orthofs_client_cache_misses_total" + ns), fetched);
-  EXPECT_EQ(Sample(read_back, "orthofs_client_fuse_requests_total{fnso=\"1\",op=\"read\"}"),
-            read_requests);
 
   // Kill the OSD of object 0's original: reads fail over, writes go degraded, and the mount
   // says so.
