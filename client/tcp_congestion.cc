@@ -147,7 +147,8 @@ void UseClusterTcpCongestion(const ClusterMap& map) {
                  st.message());
     return;
   }
-  spdlog::info("TCP congestion control {} (cluster map)", map.tcp_congestion);
+  // Debug: mounts and commands print info lines to the user's terminal (the OSD logs it).
+  spdlog::debug("TCP congestion control {} (cluster map)", map.tcp_congestion);
 }
 
 std::string TcpCongestionInUse() {

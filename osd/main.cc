@@ -247,6 +247,9 @@ int main(int argc, char** argv) {
   if (!maps.ok()) return Fail(maps.status().message());
   *map = maps->map;
   orthofs::UseClusterTcpCongestion(*map);  // before any channel or listener exists
+  if (const std::string cc = orthofs::TcpCongestionInUse(); !cc.empty()) {
+    spdlog::info("TCP congestion control {} (cluster map)", cc);
+  }
   const orthofs::MapView view(maps->map, maps->previous);
   const orthofs::OsdInfo* self = view.FindOsd(flags.id);
   if (self == nullptr) {
