@@ -14,6 +14,7 @@
 #include <fstream>
 #include <mutex>
 #include <type_traits>
+#include <vector>
 
 namespace orthofs {
 namespace {
@@ -21,8 +22,8 @@ namespace {
 // gRPC's socket mutator (GRPC_ARG_SOCKET_MUTATOR, ChannelArguments::SetSocketMutator) is public
 // API, but its struct is defined only in an internal header that is not installed
 // (src/core/lib/iomgr/socket_mutator.h): a vtable pointer, then the reference count, with the
-// vtable {mutate_fd, compare, destroy, mutate_fd_2}, unchanged since gRPC 1.27 added
-// mutate_fd_2. This object has that layout; gRPC sees it as a grpc_socket_mutator*.
+// vtable {mutate_fd, compare, destroy, mutate_fd_2}, unchanged since mutate_fd_2 came in 2021
+// (about gRPC 1.39). This object has that layout; gRPC sees it as a grpc_socket_mutator*.
 struct MutateSocketInfo {  // grpc_mutate_socket_info
   int fd;
   int usage;  // grpc_fd_usage: client connection, server listener, accepted connection
@@ -46,7 +47,6 @@ struct CongestionMutator {
 static_assert(std::is_standard_layout_v<CongestionMutator>);
 static_assert(offsetof(CongestionMutator, vtable) == 0);
 static_assert(offsetof(CongestionMutator, refcount) == sizeof(void*));
-static_assert(sizeof(MutateSocketInfo) == 2 * sizeof(int));
 
 bool SetOnSocket(int fd, const char* name) {
   if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, static_cast<socklen_t>(strlen(name))) !=

@@ -85,6 +85,12 @@ Status ValidateTcpCongestionName(std::string_view name) {
                                      "': only letters, digits, '_' and '-'");
     }
   }
+  // FormatClusterMap writes the name bare: YAML must read it back as this very string.
+  if (!std::isalnum(static_cast<unsigned char>(name.front())) || name == "null" || name == "Null" ||
+      name == "NULL") {
+    return Status::InvalidArgument("'" + std::string(name) +
+                                   "' must start with a letter or digit and not be null");
+  }
   return Status::Ok();
 }
 

@@ -52,7 +52,8 @@ Result<ClusterMap> ParseClusterMap(std::string_view yaml_text);
 // Every rule a map must satisfy (ParseClusterMap applies it too).
 Status ValidateClusterMap(const ClusterMap& map);
 
-// A congestion control's name as the kernel takes it: 1..15 letters, digits, '_' or '-'.
+// A congestion control's name as the kernel takes it: 1..15 letters, digits, '_' or '-',
+// starting with a letter or digit, and not YAML's null.
 Status ValidateTcpCongestionName(std::string_view name);
 
 // Checks "host:port" / "[v6addr]:port" with a port in 1..65535.

@@ -576,6 +576,18 @@ TEST(ClusterMapErrorTest, TcpCongestion) {
   EXPECT_FALSE(ValidateTcpCongestionName("").ok());
   EXPECT_FALSE(ValidateTcpCongestionName("cubic\n").ok());
   EXPECT_FALSE(ValidateTcpCongestionName(std::string("cu\0bic", 6)).ok());
+  // Each would come back from the formatted map as something else than this string.
+  for (const char* bad : {"null", "Null", "NULL", "-", "_x", "-reno"}) {
+    EXPECT_FALSE(ValidateTcpCongestionName(bad).ok()) << bad;
+  }
+  for (const char* good : {"nullish", "true", "yes", "123", "x-"}) {
+    ClusterMap map = SimpleMap(2);
+    map.tcp_congestion = good;
+    ASSERT_TRUE(ValidateClusterMap(map).ok()) << good;
+    Result<ClusterMap> again = ParseClusterMap(FormatClusterMap(map));
+    ASSERT_TRUE(again.ok()) << good << ": " << again.status().ToString();
+    EXPECT_EQ(again->tcp_congestion, good);
+  }
 
   ClusterMap map = SimpleMap(2);
   map.tcp_congestion = "a/b";
