@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <random>
 #include <set>
@@ -280,6 +281,13 @@ bool Accepting(int port) {
 
 }  // namespace
 
+std::string TestCluster::LogTail(uint32_t osd_id) const {
+  std::ifstream in(dir_.path() + "/osd-" + std::to_string(osd_id) + ".log");
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr size_t kTail = 2000;
+  return log.size() > kTail ? log.substr(log.size() - kTail) : log;
+}
+
 void TestCluster::WaitHealthy(uint32_t osd_id) {
   OsdInfo info = *map_.FindOsd(osd_id);
   const int port = std::stoi(info.address.substr(info.address.rfind(':') + 1));
@@ -296,7 +304,8 @@ void TestCluster::WaitHealthy(uint32_t osd_id) {
     int status = 0;
     if (waitpid(pids_[osd_id], &status, WNOHANG) == pids_[osd_id]) {
       pids_[osd_id] = -1;
-      throw std::runtime_error("OSD " + std::to_string(osd_id) + " exited during start-up");
+      throw std::runtime_error("OSD " + std::to_string(osd_id) + " exited during start-up; " +
+                               "the end of its log:\n" + LogTail(osd_id));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
