@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <random>
 #include <set>
@@ -22,6 +21,7 @@
 #include <thread>
 
 #include "common/peer_role.h"
+#include "tests/posix_files.h"
 
 #if !defined(ORTHOFS_BIN_DIR) || !defined(ORTHOFS_SOURCE_DIR)
 #error "ORTHOFS_BIN_DIR must point at build/bin, ORTHOFS_SOURCE_DIR at the source tree"
@@ -257,7 +257,7 @@ void TestCluster::Start(uint32_t osd_id) {
   if (options_.metrics) {
     argv.insert(argv.end(), {"--metrics", "127.0.0.1:" + std::to_string(metrics_ports_[osd_id])});
   }
-  std::string log = dir_.path() + "/osd-" + std::to_string(osd_id) + ".log";
+  const std::string log = LogPath(osd_id);
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pids_[osd_id] = Spawn(argv, -1, log_fd, log_fd);
   close(log_fd);
@@ -281,9 +281,17 @@ bool Accepting(int port) {
 
 }  // namespace
 
+std::string TestCluster::LogPath(uint32_t osd_id) const {
+  return dir_.path() + "/osd-" + std::to_string(osd_id) + ".log";
+}
+
 std::string TestCluster::LogTail(uint32_t osd_id) const {
-  std::ifstream in(dir_.path() + "/osd-" + std::to_string(osd_id) + ".log");
-  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string log;
+  try {
+    log = ReadFile(LogPath(osd_id));
+  } catch (const std::exception& e) {
+    return std::string("(no log: ") + e.what() + ")";
+  }
   constexpr size_t kTail = 2000;
   return log.size() > kTail ? log.substr(log.size() - kTail) : log;
 }

@@ -102,7 +102,8 @@ class TestCluster {
 
  private:
   void WaitHealthy(uint32_t osd_id);
-  // The last 2000 bytes of the OSD's log (its stderr), for a failure's message.
+  // Where the OSD's stderr goes, and its last 2000 bytes (for a failure's message).
+  std::string LogPath(uint32_t osd_id) const;
   std::string LogTail(uint32_t osd_id) const;
 
   TestClusterOptions options_;
