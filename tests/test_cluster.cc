@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -12,8 +13,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -44,17 +47,43 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+namespace {
+
+std::mutex port_mu;
+std::set<int> handed_out;          // never the same port twice in this process (port_mu)
+std::map<int, int> port_lock_fds;  // each handed-out port's lock file, held open (port_mu)
+
+// Takes the port's lock file in a directory all test processes share; -1 when another live
+// process holds it. The lock lasts as long as the descriptor (ReleasePort, or this process's
+// end): a port an OSD leaves while it restarts is not handed to another test process meanwhile.
+int LockPortAcrossProcesses(int port) {
+  static const std::string dir =
+      std::filesystem::temp_directory_path().string() + "/orthofs-test-ports";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = dir + "/" + std::to_string(port);
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 int FreePort() {
   // Below the kernel's ephemeral ports (32768-60999 by default), as local-cluster does: a port
   // the kernel handed out as free is the next local end of any outgoing connection, and tests
   // running side by side open many; one took an OSD's port before the OSD bound it.
-  static std::mutex mu;
   static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
-  static std::set<int> handed_out;  // never the same port twice in this process
-  std::lock_guard lock(mu);
+  std::lock_guard lock(port_mu);
   for (int attempt = 0; attempt < 1000; ++attempt) {
     const int port = std::uniform_int_distribution<int>(20000, 32767)(rng);
     if (handed_out.contains(port)) continue;
+    const int lock_fd = LockPortAcrossProcesses(port);
+    if (lock_fd < 0) continue;  // another test process's
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -62,12 +91,23 @@ int FreePort() {
     addr.sin_port = htons(static_cast<uint16_t>(port));
     const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     close(fd);
-    if (free) {
-      handed_out.insert(port);
-      return port;
+    if (!free) {
+      close(lock_fd);
+      continue;
     }
+    handed_out.insert(port);
+    port_lock_fds[port] = lock_fd;
+    return port;
   }
   throw std::runtime_error("no free port in 20000-32767 after 1000 tries");
+}
+
+void ReleasePort(int port) {
+  std::lock_guard lock(port_mu);
+  auto it = port_lock_fds.find(port);
+  if (it == port_lock_fds.end()) return;
+  close(it->second);
+  port_lock_fds.erase(it);
 }
 
 namespace {
@@ -233,6 +273,10 @@ TestCluster::~TestCluster() {
   for (size_t i = 0; i < pids_.size(); ++i) {
     if (pids_[i] > 0) Stop(static_cast<uint32_t>(i), SIGKILL);
   }
+  for (const OsdInfo& osd : map_.osds) {
+    ReleasePort(std::stoi(osd.address.substr(osd.address.rfind(':') + 1)));
+  }
+  for (int port : metrics_ports_) ReleasePort(port);
 }
 
 std::string TestCluster::DataDir(uint32_t osd_id) const {

@@ -30,8 +30,11 @@ class TempDir {
   std::string path_;
 };
 
-// A TCP port on 127.0.0.1 that nothing listens on right now.
+// A TCP port on 127.0.0.1 that nothing listens on right now, and that no other test process
+// holds (each holds its ports' lock files until ReleasePort or its end).
 int FreePort();
+// The port's lock is given up: other test processes may take it (this one never does again).
+void ReleasePort(int port);
 
 struct CommandResult {
   int exit_code = -1;  // 128 + signal if killed
