@@ -53,6 +53,9 @@ std::mutex port_mu;
 std::set<int> handed_out;          // never the same port twice in this process (port_mu)
 std::map<int, int> port_lock_fds;  // each handed-out port's lock file, held open (port_mu)
 
+// The port of a map address, 127.0.0.1:PORT.
+int PortOf(const std::string& address) { return std::stoi(address.substr(address.rfind(':') + 1)); }
+
 // Takes the port's lock file in a directory all test processes share; -1 when another live
 // process holds it. The lock lasts as long as the descriptor (ReleasePort, or this process's
 // end): a port an OSD leaves while it restarts is not handed to another test process meanwhile.
@@ -210,7 +213,7 @@ TestCluster::TestCluster(const TestClusterOptions& options) : options_(options) 
   if (options.metrics) {
     std::set<int> taken;
     for (const OsdInfo& osd : map_.osds) {
-      taken.insert(std::stoi(osd.address.substr(osd.address.rfind(':') + 1)));
+      taken.insert(PortOf(osd.address));
     }
     for (int i = 0; i < options.osds; ++i) {
       int port = FreePort();
@@ -274,7 +277,7 @@ TestCluster::~TestCluster() {
     if (pids_[i] > 0) Stop(static_cast<uint32_t>(i), SIGKILL);
   }
   for (const OsdInfo& osd : map_.osds) {
-    ReleasePort(std::stoi(osd.address.substr(osd.address.rfind(':') + 1)));
+    ReleasePort(PortOf(osd.address));
   }
   for (int port : metrics_ports_) ReleasePort(port);
 }
@@ -342,7 +345,7 @@ std::string TestCluster::LogTail(uint32_t osd_id) const {
 
 void TestCluster::WaitHealthy(uint32_t osd_id) {
   OsdInfo info = *map_.FindOsd(osd_id);
-  const int port = std::stoi(info.address.substr(info.address.rfind(':') + 1));
+  const int port = PortOf(info.address);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
     if (Accepting(port)) {
