@@ -720,7 +720,13 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
       oid.type == ObjectType::kData &&
       CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(), SpaceReserve::Use::kData)
           .ok();
-  if (request.has_set_version() && request.set_version() <= stored_version && !restamp) {
+  // A repair record asked for once the copy is gone (deleted after the write it follows: a
+  // DATA delete leaves no tombstone) records only: a ranged write of no bytes would bring the
+  // object back empty, and the repair would then push it to the other copy as well.
+  const bool record_of_absent = request.record_repair() && request.has_set_version() &&
+                                !request.replace() && !existed && !damaged;
+  if (request.has_set_version() && (request.set_version() <= stored_version || record_of_absent) &&
+      !restamp) {
     // A copy update that arrives after a newer one, or after the copy was deleted (two
     // clients' copy writes crossing), must not roll the copy back: keep what is stored.
     if (request.record_repair()) {

@@ -772,6 +772,14 @@ TEST_F(OsdTest, AVersionFloorRaisesTheNextVersion) {
   EXPECT_EQ(record(1, 7000), 7000u);
   EXPECT_EQ(record(1, 8000), 7000u);
   EXPECT_EQ(ReadAll(client(), data), "kept");
+  // Asked for once the copy is gone (deleted after that write: no tombstone for DATA), the
+  // record is kept but the object stays gone: a ranged write of no bytes would bring it back
+  // empty.
+  Result<wire::DeleteResponse> deleted = client().DeleteCopy(data, std::nullopt, std::nullopt);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  ASSERT_FALSE(deleted->tombstone());
+  EXPECT_EQ(record(7000, 9000), 0u);
+  EXPECT_TRUE(client().Read(data).status().Is(StatusCode::kNotFound));
 }
 
 TEST_F(OsdTest, LateCopyUpdatesOlderThanTheStoredVersionChangeNothing) {
