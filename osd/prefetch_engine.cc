@@ -191,7 +191,10 @@ void PrefetchEngine::SendNotify(const Oid& original, const std::string& client_i
   counters_.osd_bytes_out += request.ByteSizeLong();
   peer_calls_.Add();
   peer->PrefetchNotifyAsync(std::move(request), [this](Result<wire::PrefetchNotifyResponse> r) {
-    if (!r.ok()) spdlog::debug("prefetch notify: {}", r.status().ToString());
+    if (!r.ok()) {
+      ++counters_.notifies_failed;
+      spdlog::debug("prefetch notify: {}", r.status().ToString());
+    }
     peer_calls_.Done(Status::Ok());
   });
 }
@@ -435,6 +438,7 @@ void PrefetchEngine::AddCounters(std::map<std::string, uint64_t>* out) const {
   m["prefetch_mode_" + std::string(PrefetchModeName(config_.mode))] = 1;
   m["notifies_sent"] = c.notifies_sent;
   m["notifies_received"] = c.notifies_received;
+  m["notifies_failed"] = c.notifies_failed;
   m["prefetch_requests_sent"] = c.prefetch_requests_sent;
   m["prefetch_requests_received"] = c.prefetch_requests_received;
   m["prefetch_objects_requested"] = c.prefetch_objects_requested;

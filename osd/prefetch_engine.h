@@ -137,6 +137,7 @@ class PrefetchEngine {
   struct Counters {
     std::atomic<uint64_t> notifies_sent{0};
     std::atomic<uint64_t> notifies_received{0};
+    std::atomic<uint64_t> notifies_failed{0};  // sent, but the replica OSD did not answer
     std::atomic<uint64_t> prefetch_requests_sent{0};
     std::atomic<uint64_t> prefetch_requests_received{0};
     std::atomic<uint64_t> prefetch_objects_requested{0};

