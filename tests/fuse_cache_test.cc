@@ -623,16 +623,26 @@ TEST_F(FuseCacheTest, DirectoryJustChangedAnswersGetattrWithoutAnOsdRead) {
   ASSERT_EQ(mkdir(P("d/warm").c_str(), 0755), 0) << std::strerror(errno);  // fno range, paths
   std::string error;
   // mkdir then getattr back to back: the mkdir reads the new name's bucket (both copies, it is
-  // absent) and the parent, the getattr nothing (the mkdir just wrote the parent). The path
-  // walk's getattr of d before the mkdir reads nothing either unless the machine stalled for
-  // the 1 s since the first mkdir wrote d: 3, at most 4 (5 without the answers from writes).
-  const uint64_t reads_before = ReadCallsOnOsds(&error);
-  ASSERT_EQ(error, "");
-  ASSERT_EQ(mkdir(P("d/sub").c_str(), 0755), 0) << std::strerror(errno);
-  const struct stat fresh = FreshStat(P("d"));  // statx AT_STATX_FORCE_SYNC: a FUSE getattr
-  EXPECT_LE(ReadCallsOnOsds(&error) - reads_before, 4u) << "mkdir and a getattr of its parent";
-  EXPECT_EQ(fresh.st_nlink, 4u) << "the new subdirectories' links";
-  EXPECT_EQ(FreshStat(S("d")).st_nlink, 4u) << "the other client reads it";
+  // absent) and the parent, the getattr nothing (the mkdir just wrote the parent): 2, at most
+  // 4 (5 without the answers from writes). A machine that stalls for the 1 s the kernel trusts
+  // its entries makes the path walk look up the test's directory and d again, and read them:
+  // of three tries, one must not have stalled.
+  std::vector<uint64_t> tries;
+  nlink_t subdirs = 1;  // warm
+  struct stat fresh {};
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t reads_before = ReadCallsOnOsds(&error);
+    ASSERT_EQ(error, "");
+    ASSERT_EQ(mkdir(P("d/sub" + std::to_string(i)).c_str(), 0755), 0) << std::strerror(errno);
+    ++subdirs;
+    fresh = FreshStat(P("d"));  // statx AT_STATX_FORCE_SYNC: a FUSE getattr
+    tries.push_back(ReadCallsOnOsds(&error) - reads_before);
+    if (tries.back() <= 4) break;
+  }
+  EXPECT_LE(*std::min_element(tries.begin(), tries.end()), 4u)
+      << "OSD reads of a mkdir and a getattr of its parent: " << ::testing::PrintToString(tries);
+  EXPECT_EQ(fresh.st_nlink, 2 + subdirs) << "the new subdirectories' links";
+  EXPECT_EQ(FreshStat(S("d")).st_nlink, 2 + subdirs) << "the other client reads it";
   // Creates in a row: the lookup (both copies of the bucket) and the create's read of the
   // parent, but no getattr read of the parent between them.
   const uint64_t creates_before = ReadCallsOnOsds(&error);
@@ -656,7 +666,8 @@ TEST_F(FuseCacheTest, DirectoryJustChangedAnswersGetattrWithoutAnOsdRead) {
 
   ASSERT_EQ(mkdir(S("d/other").c_str(), 0755), 0) << std::strerror(errno);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  EXPECT_EQ(FreshStat(P("d")).st_nlink, 5u) << "another client's change, after the timeout";
+  EXPECT_EQ(FreshStat(P("d")).st_nlink, 3 + subdirs)
+      << "another client's change, after the timeout";
 }
 
 // A small file read at random (common/read_ahead.h: four jumps) is fetched whole in the

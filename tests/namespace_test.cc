@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "client/fsck.h"
 #include "client/osd_client.h"
@@ -114,20 +116,28 @@ class NamespaceTest : public ::testing::Test {
 
 // The kernel's negative lookup, then the create, for a burst of names in one directory: each
 // name's DIRENT bucket comes from its lookup, and the parent's INODE from this client's own
-// write of it a moment before, so the creates read nothing. (A create that follows the one
-// before by more than a second reads the parent again: a stalled machine may cost a read.)
+// write of it a moment before, so the creates read nothing. Both are trusted for well under a
+// second: a create that follows its lookup by more than half a second reads both copies of the
+// bucket again, and one more than a second after the create before it reads the parent. So a
+// machine that stalls (a loaded CI host) makes a burst read; of three bursts one must not.
 TEST_F(NamespaceTest, CreatesInABurstReadNothingButTheirLookups) {
   ASSERT_TRUE(CreateFile(a_, "first").ok());  // reserves a batch of fnos (reads SUPER)
-  uint64_t create_reads = 0;
-  for (int i = 0; i < 10; ++i) {
-    const std::string name = "f" + std::to_string(i);
-    EXPECT_TRUE(a_.Lookup(kRoot, name).status().Is(StatusCode::kNotFound));
-    const uint64_t before = OsdReads(cluster_);
-    ASSERT_TRUE(CreateFile(a_, name).ok());
-    create_reads += OsdReads(cluster_) - before;
-    EXPECT_TRUE(b_.Lookup(kRoot, name).ok());
+  std::vector<uint64_t> burst_reads;
+  for (int burst = 0; burst < 3; ++burst) {
+    uint64_t create_reads = 0;
+    for (int i = 0; i < 10; ++i) {
+      const std::string name = "b" + std::to_string(burst) + "f" + std::to_string(i);
+      EXPECT_TRUE(a_.Lookup(kRoot, name).status().Is(StatusCode::kNotFound));
+      const uint64_t before = OsdReads(cluster_);
+      ASSERT_TRUE(CreateFile(a_, name).ok());
+      create_reads += OsdReads(cluster_) - before;
+      EXPECT_TRUE(b_.Lookup(kRoot, name).ok());
+    }
+    burst_reads.push_back(create_reads);
+    if (create_reads <= 2) break;
   }
-  EXPECT_LE(create_reads, 2u);
+  EXPECT_LE(*std::min_element(burst_reads.begin(), burst_reads.end()), 2u)
+      << "OSD reads per burst of 10 creates: " << ::testing::PrintToString(burst_reads);
 }
 
 // A's changes in a directory start from A's own write of its INODE a moment ago; B changed the
