@@ -52,6 +52,12 @@ int PartsAfter(const iovec (&parts)[2], uint64_t done, iovec (&rest)[2]) {
   return count;
 }
 
+// Reads take whole records at places the store knows, and a window's range scan announces
+// what it will read (WillNeed): the kernel's read-ahead after records read in a row only reads
+// neighbours no one asked for. (Random 1 MiB reads of 5 x 100 MiB read 1025 MB from the disk,
+// 586 without it.)
+void NoReadAhead(int fd) { (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM); }
+
 }  // namespace
 
 struct DataLog::Segment {
@@ -114,6 +120,7 @@ Result<std::unique_ptr<DataLog>> DataLog::Open(const std::string& dir, const Opt
     segment->id = id;
     segment->fd = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
     if (segment->fd < 0) return ErrnoStatus(errno, "cannot open " + entry.path().string());
+    NoReadAhead(segment->fd);
     struct stat st {};
     if (::fstat(segment->fd, &st) != 0) {
       return ErrnoStatus(errno, "cannot stat " + entry.path().string());
@@ -135,6 +142,7 @@ Status DataLog::StartSegmentLocked(uint64_t id) {
   segment->id = id;
   segment->fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (segment->fd < 0) return ErrnoStatus(errno, "cannot create data log segment " + path);
+  NoReadAhead(segment->fd);
   segments_[id] = segment;
   usage_.Grew(id, 0);
   active_ = std::move(segment);

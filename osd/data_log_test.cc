@@ -210,14 +210,30 @@ TEST_F(DataLogTest, ConcurrentAppendsDoNotOverlap) {
   EXPECT_TRUE(log_->Sync().ok());
 }
 
+// An empty directory `name` under the test's temp dir.
+std::string EmptyDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// `count` appends of `object` (after a 4-byte header); their places go to `extents`.
+void AppendCopies(DataLog* log, const std::string& object, int count,
+                  std::vector<LogExtent>* extents) {
+  for (int i = 0; i < count; ++i) {
+    Result<LogExtent> extent = log->Append("head", object);
+    ASSERT_TRUE(extent.ok()) << extent.status().ToString();
+    extents->push_back(*extent);
+  }
+}
+
 // Drop-behind: once synced, appended bytes are out of the page cache (a stream of writes does
 // not evict what reads use); with drop_written_pages off they stay. Either way they read back.
 TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
   for (bool drop : {true, false}) {
     SCOPED_TRACE(drop ? "dropped" : "kept");
-    const std::string dir = ::testing::TempDir() + "/data_log_page_cache_test";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    const std::string dir = EmptyDir("data_log_page_cache_test");
     if (testing::OnTmpfs(dir)) GTEST_SKIP() << dir << " is on tmpfs: its pages never drop";
     {
       Result<std::unique_ptr<DataLog>> log =
@@ -225,11 +241,7 @@ TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
       ASSERT_TRUE(log.ok()) << log.status().ToString();
       const std::string object(1 << 20, 'x');
       std::vector<LogExtent> extents;
-      for (int i = 0; i < 12; ++i) {
-        Result<LogExtent> extent = (*log)->Append("head", object);
-        ASSERT_TRUE(extent.ok()) << extent.status().ToString();
-        extents.push_back(*extent);
-      }
+      ASSERT_NO_FATAL_FAILURE(AppendCopies(log->get(), object, 12, &extents));
       ASSERT_TRUE((*log)->Sync().ok());
       const uint64_t resident = testing::ResidentPages(dir);
       if (drop) {
@@ -242,6 +254,46 @@ TEST(DataLogPageCacheTest, SyncedAppendsLeaveThePageCacheUnlessKept) {
       ASSERT_TRUE((*log)->Read(extents.back(), &header, &data).ok());
       EXPECT_EQ(data, object);
     }
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// A read brings its record into the page cache and nothing after it: the kernel's read-ahead
+// would read the neighbours too, which random reads never use (the store's range scans say
+// what they read ahead: DataLog::WillNeed). For the active segment and for one found at open.
+TEST(DataLogPageCacheTest, AReadLoadsItsRecordAndNoMore) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  for (bool reopened : {false, true}) {
+    SCOPED_TRACE(reopened ? "segment found at open" : "active segment");
+    const std::string dir = EmptyDir("data_log_read_ahead_test");
+    if (testing::OnTmpfs(dir)) GTEST_SKIP() << dir << " is on tmpfs: its pages never drop";
+    Result<std::unique_ptr<DataLog>> log = DataLog::Open(dir, {.segment_bytes = 64 << 20});
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    const std::string object(16 << 10, 'r');
+    std::vector<LogExtent> extents;
+    ASSERT_NO_FATAL_FAILURE(AppendCopies(log->get(), object, 64, &extents));
+    ASSERT_TRUE((*log)->Sync().ok());  // drop-behind: the appended pages leave the cache
+    if (reopened) {
+      log->reset();
+      log = DataLog::Open(dir, {.segment_bytes = 64 << 20});
+      ASSERT_TRUE(log.ok()) << log.status().ToString();
+    }
+    ASSERT_LE(testing::ResidentPages(dir), 1u);
+    // Records read in a row, as objects of one file written in order: what the kernel takes
+    // for a sequential reader.
+    constexpr int kFirst = 10;
+    constexpr int kEnd = 30;
+    for (int i = kFirst; i < kEnd; ++i) {
+      std::string header(4, '\0');
+      std::string data;
+      ASSERT_TRUE((*log)->Read(extents[i], &header, &data).ok());
+      EXPECT_EQ(data, object);
+    }
+    const uint64_t begin = extents[kFirst].offset / page;
+    const uint64_t end = (extents[kEnd - 1].offset + extents[kEnd - 1].length + page - 1) / page;
+    EXPECT_LE(testing::ResidentPages(dir), end - begin + 1)  // + the last append's page
+        << "pages the records span: " << end - begin;
+    log->reset();
     std::filesystem::remove_all(dir);
   }
 }
