@@ -619,6 +619,11 @@ void OpInit(void*, fuse_conn_info* conn) {
   // asynchronous O_APPEND write would otherwise reach the mount's threads at once, each placed
   // at the end as it finds it (OpWrite), in any order.
   conn->want &= ~FUSE_CAP_ASYNC_DIO;
+  // No atomic O_TRUNC (libfuse's default): with it Linux sends the truncating open without
+  // holding the inode's lock, so `: > log` ran beside another descriptor's writes, dropped
+  // the bytes they had just put in the cache and then saw the size raised past them again
+  // (zeros in the file). Without it the kernel truncates with a setattr, under the lock.
+  conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 }
 
 // Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
@@ -811,20 +816,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
-  InodeRef opened = *r;
-  // With atomic O_TRUNC (libfuse's default) the kernel sends no separate truncation.
-  if ((fi->flags & O_TRUNC) && r->inode.IsRegular()) {
-    Status st = Fs(req)->io().PrepareTruncate(ino);
-    if (st.ok()) st = Fs(req)->Publish(ino);
-    if (!st.ok()) return ReplyError(req, st, "open");
-    SetAttrRequest truncate;
-    truncate.size = 0;
-    truncate.drop_privileges = FlagsOfRequestBeingServed().drop_privileges;
-    Result<InodeRef> t = Fs(req)->ns().SetAttr(ino, truncate);
-    if (!t.ok()) return ReplyError(req, t.status(), "open");
-    Fs(req)->Truncated(ino, 0);
-    opened = *t;
-  }
+  const InodeRef opened = *r;  // O_TRUNC comes as a setattr (OpInit: no atomic O_TRUNC)
   // Close-to-open: the kernel's page cache of the file survives the open only if nobody
   // changed the file since this client last looked; then a re-read costs no request at all.
   // A file never opened here has no pages to drop, and dropping them after the reply would

@@ -564,6 +564,29 @@ TEST_F(FuseCacheTest, WriteStatLoopDoesNotReadTheInodeEachTime) {
   EXPECT_EQ(FreshStat(S("f")).st_mode & 07777, 0600u);
 }
 
+// An open with O_TRUNC truncates through a setattr, which Linux sends holding the inode's lock,
+// so it cannot run beside another descriptor's write. (With libfuse's atomic O_TRUNC the
+// truncating open came unlocked: `: > log` beside an appender dropped bytes the appender had
+// just written and left zeros in their place.)
+TEST_F(FuseCacheTest, TruncatingOpenComesAsASetattr) {
+  const int port = FreePort();
+  TestMount mount(cluster_, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
+  const std::string path = mount / (name_ + "/log");
+  auto setattrs = [&] {
+    auto [code, text] = HttpGet(port, "/metrics");
+    EXPECT_EQ(code, 200) << text;
+    return ParsePrometheus(text)["orthofs_client_fuse_requests_total{fnso=\"1\",op=\"setattr\"}"];
+  };
+  CreateFile(path, "0123456789");
+  const double before = setattrs();
+  Fd fd(open(path.c_str(), O_WRONLY | O_TRUNC));
+  ASSERT_GE(fd.get(), 0) << "open: " << std::strerror(errno);
+  EXPECT_EQ(setattrs() - before, 1) << "setattr requests for the truncating open";
+  ASSERT_TRUE(WriteFull(fd.get(), "ab", 0));
+  ASSERT_EQ(fd.Close(), 0) << "close: " << std::strerror(errno);
+  EXPECT_EQ(ReadFile(S("log")), "ab") << "the other client";
+}
+
 // A file read and written in place by the client that has it open (a database's pages,
 // bonnie++'s rewrite): the kernel serves the reads from its page cache and asks the mount for
 // neither bytes nor attributes. (With libfuse's automatic invalidation Linux asked for the
