@@ -267,6 +267,9 @@ void WriteBackCache::FinishFlush(const FlushJob& job, FlushOutcome outcome) {
   Account(job.key, e);
   if (e.valid.empty() && !Pinned(e)) {
     Unaccount(e);
+    // A refused write-back may still have landed on one copy: a fetch begun before the write
+    // must not bring the old bytes back here.
+    if (e.written) RememberWrittenDrop(job.key);
     lru_.erase(e.lru);
     entries_.erase(it);
   }

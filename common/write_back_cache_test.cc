@@ -739,6 +739,19 @@ TEST(WriteBackCacheTest, RefusedFlushDropsItsBytesFromTheCache) {
   EXPECT_FALSE(ReadBytes(cache, {1, 0}, 2, 3).has_value());
 }
 
+// One copy may have stored a refused write-back (the other was full): a fetch begun before
+// the write (read-ahead) brings bytes older than either copy may hold, and is not kept.
+TEST(WriteBackCacheTest, FetchBegunBeforeARefusedWriteIsNotKept) {
+  WriteBackCache cache(Options());
+  const uint64_t token = cache.FillToken();
+  cache.Write({1, 0}, 0, "new", T(0));
+  std::optional<FlushJob> job = cache.TakeFlushOf(1);
+  ASSERT_TRUE(job.has_value());
+  cache.FlushRefused(*job);
+  EXPECT_FALSE(cache.Fill({1, 0}, token, "old"));
+  EXPECT_FALSE(ReadBytes(cache, {1, 0}, 0, 3).has_value());
+}
+
 TEST(WriteBackCacheTest, RefusedFlushOfAReDirtiedObjectIsRetriedWithTheNewerWrites) {
   WriteBackCache cache(Options());
   cache.Write({1, 0}, 0, "abcd", T(0));
