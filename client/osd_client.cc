@@ -785,7 +785,20 @@ void ClusterClient::WriteBothCopiesAsync(const Oid& original, std::string_view d
       }
       const Status& a = outcome->status[0];
       const Status& b = outcome->status[1];
-      if (a.ok() && b.ok()) return done(Status::Ok());
+      if (a.ok() && b.ok()) {
+        const uint64_t* version = outcome->version;
+        if (version[0] == version[1]) return done(Status::Ok());
+        // The copies took the write at different versions, so they were out of step (a
+        // repair's push crossed it, and its record may be gone already): the newer copy holds
+        // every change, and a record there brings the other along.
+        const int newer = version[0] > version[1] ? 0 : 1;
+        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+            copies[newer],
+            std::make_shared<wire::WriteRequest>(
+                RecordRepairRequest(copies[newer], version[newer], sync)),
+            &OsdClient::WriteAsync, [done](Result<wire::WriteResponse> r) { done(r.status()); });
+        return;
+      }
       const int failed = a.ok() ? 1 : 0;
       // A damaged copy refuses ranged writes; like a down one, the repair record brings
       // it back from the live copy (an OSD replaces a damaged record whole).

@@ -274,7 +274,10 @@ TEST_F(BatchedCallsTest, AWriteRefusedForAStaleEpochIsSentAgainAlone) {
   for (std::string& b : bytes) b = "second version of " + b;
   for (const Status& st : WriteBatch(oids, bytes)) EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(proxy_->write_many_calls.load(), 1);
-  EXPECT_EQ(proxy_->writes.load(), 1);  // the refused one, again as a plain Write
+  // The refused one, again as a plain Write; and, since this proxy let the real OSD apply the
+  // write it answered as refused, the resend left that copy a version ahead of the other: a
+  // repair record is asked for there (as after an answer lost and the write sent again).
+  EXPECT_EQ(proxy_->writes.load(), 2);
   for (size_t i = 0; i < oids.size(); ++i) ExpectBothCopies(oids[i], bytes[i]);
 }
 
