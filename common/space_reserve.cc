@@ -9,7 +9,7 @@ bool SpaceReserve::NeedsProbe(Clock::time_point now) const {
   if (!probed_at_ || now - *probed_at_ >= probe_interval_) return true;
   const uint64_t margin =
       available_at_probe_ > reserve_bytes_ ? available_at_probe_ - reserve_bytes_ : 0;
-  return admitted_since_probe_ * 2 >= margin;
+  return admitted_since_probe_ * 2 >= margin || admitted_since_probe_ >= kMaxAdmittedUnprobed;
 }
 
 void SpaceReserve::Probed(uint64_t available_bytes, Clock::time_point now) {

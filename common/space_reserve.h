@@ -5,7 +5,10 @@
 //
 // Probing free space (statvfs) per write would cost a syscall on the data path; the guard asks
 // for a probe when its figure is older than the interval or when the writes admitted since the
-// last probe used up half of the margin above the reserve. Pure logic: the caller probes.
+// last probe used up half of the margin above the reserve or kMaxAdmittedUnprobed, whichever
+// comes first. (Half the margin alone let a disk that something else filled meanwhile take
+// up to half its old margin past the reserve before the next probe.) Pure logic: the caller
+// probes.
 #pragma once
 
 #include <chrono>
@@ -17,6 +20,9 @@ namespace orthofs {
 class SpaceReserve {
  public:
   using Clock = std::chrono::steady_clock;
+  // At most this much is admitted on one probe's figure: statvfs costs about a microsecond,
+  // 8 MiB of writes much more.
+  static constexpr uint64_t kMaxAdmittedUnprobed = 8 << 20;
 
   SpaceReserve(uint64_t reserve_bytes, Clock::duration probe_interval);
 

@@ -37,8 +37,8 @@ TEST(SpaceReserveTest, ADiskUnderTheReserveAdmitsNothing) {
 
 TEST(SpaceReserveTest, WritesUsingHalfTheMarginAskForAProbe) {
   SpaceReserve guard(100 * kMiB, seconds(60));
-  guard.Probed(300 * kMiB, {});  // margin 200 MiB
-  ASSERT_TRUE(guard.Admits(99 * kMiB));
+  guard.Probed(110 * kMiB, {});  // margin 10 MiB
+  ASSERT_TRUE(guard.Admits(4 * kMiB));
   EXPECT_FALSE(guard.NeedsProbe({}));
   ASSERT_TRUE(guard.Admits(1 * kMiB));
   EXPECT_TRUE(guard.NeedsProbe({}));
@@ -46,6 +46,17 @@ TEST(SpaceReserveTest, WritesUsingHalfTheMarginAskForAProbe) {
   guard.Probed(500 * kMiB, {});
   EXPECT_FALSE(guard.NeedsProbe({}));
   EXPECT_TRUE(guard.Admits(300 * kMiB));
+}
+
+// A large margin does not let much be admitted on an old figure: something else may be
+// filling the disk (osd_full_test's ballast went past the reserve this way).
+TEST(SpaceReserveTest, ALargeMarginIsProbedAgainAfterAFewMiB) {
+  SpaceReserve guard(100 * kMiB, seconds(1));
+  guard.Probed(100000 * kMiB, {});
+  EXPECT_TRUE(guard.Admits(SpaceReserve::kMaxAdmittedUnprobed - 1));
+  EXPECT_FALSE(guard.NeedsProbe({}));
+  EXPECT_TRUE(guard.Admits(1));
+  EXPECT_TRUE(guard.NeedsProbe({}));
 }
 
 TEST(SpaceReserveTest, MetadataMayUseHalfTheReserve) {
