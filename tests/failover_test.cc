@@ -560,11 +560,7 @@ TEST(MountMetricsTest, CountersMoveWithIoAndFailover) {
   const int port = FreePort();
   TestMount mount(&cluster, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
   const std::string ns = "{fnso=\"1\"}";
-  auto scrape = [&] {
-    auto [code, text] = HttpGet(port, "/metrics");
-    EXPECT_EQ(code, 200) << text;
-    return ParsePrometheus(text);
-  };
+  auto scrape = [&] { return ScrapeMetrics(port); };
   std::map<std::string, double> before = scrape();
   // No --cache-mb: 1/16 of this machine's memory within 256 MiB..4 GiB.
   EXPECT_EQ(Sample(before, "orthofs_client_cache_capacity_bytes" + ns),

@@ -435,9 +435,7 @@ TEST_F(FuseCacheTest, ReopeningAnUnchangedFileReadsFromThePageCache) {
   TestMount reader(cluster_, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
   const std::string path = reader / (name_ + "/f");
   auto object_reads = [&] {
-    auto [code, text] = HttpGet(port, "/metrics");
-    EXPECT_EQ(code, 200) << text;
-    std::map<std::string, double> samples = ParsePrometheus(text);
+    std::map<std::string, double> samples = ScrapeMetrics(port);
     return samples["orthofs_client_cache_hits_total{fnso=\"1\"}"] +
            samples["orthofs_client_cache_misses_total{fnso=\"1\"}"];
   };
@@ -573,9 +571,7 @@ TEST_F(FuseCacheTest, TruncatingOpenComesAsASetattr) {
   TestMount mount(cluster_, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
   const std::string path = mount / (name_ + "/log");
   auto setattrs = [&] {
-    auto [code, text] = HttpGet(port, "/metrics");
-    EXPECT_EQ(code, 200) << text;
-    return ParsePrometheus(text)["orthofs_client_fuse_requests_total{fnso=\"1\",op=\"setattr\"}"];
+    return ScrapeMetrics(port)["orthofs_client_fuse_requests_total{fnso=\"1\",op=\"setattr\"}"];
   };
   CreateFile(path, "0123456789");
   const double before = setattrs();
@@ -596,11 +592,7 @@ TEST_F(FuseCacheTest, ReadModifyWriteLoopIsServedByThePageCache) {
   const int port = FreePort();
   TestMount mount(cluster_, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
   const std::string path = mount / (name_ + "/f");
-  auto metric = [&](const std::string& sample) {
-    auto [code, text] = HttpGet(port, "/metrics");
-    EXPECT_EQ(code, 200) << text;
-    return ParsePrometheus(text)[sample];
-  };
+  auto metric = [&](const std::string& sample) { return ScrapeMetrics(port)[sample]; };
   auto requests = [&](const char* op) {
     return metric("orthofs_client_fuse_requests_total{fnso=\"1\",op=\"" + std::string(op) + "\"}");
   };
@@ -722,11 +714,7 @@ TEST_F(FuseCacheTest, SmallFileReadAtRandomIsFilledInTheBackground) {
     }
     return ::testing::AssertionSuccess();
   };
-  auto sample = [&](const std::string& name) {
-    auto [code, text] = HttpGet(port, "/metrics");
-    EXPECT_EQ(code, 200) << text;
-    return ParsePrometheus(text)[name + "{fnso=\"1\"}"];
-  };
+  auto sample = [&](const std::string& name) { return ScrapeMetrics(port)[name + "{fnso=\"1\"}"]; };
   auto filled = [&] { return sample("orthofs_client_filled_objects_total"); };
   // O_DIRECT reads leave their objects in the client cache, and so does the fill.
   auto cached = [&] { return sample("orthofs_client_cache_objects"); };
@@ -741,9 +729,7 @@ TEST_F(FuseCacheTest, SmallFileReadAtRandomIsFilledInTheBackground) {
   // Objects this client fetched (not INODE reads: a read past the end the kernel knows asks
   // for the file's attributes).
   auto object_reads = [&] {
-    auto [code, text] = HttpGet(port, "/metrics");
-    EXPECT_EQ(code, 200) << text;
-    std::map<std::string, double> metrics = ParsePrometheus(text);
+    std::map<std::string, double> metrics = ScrapeMetrics(port);
     return metrics["orthofs_client_object_reads_total{fnso=\"1\",copy=\"original\"}"] +
            metrics["orthofs_client_object_reads_total{fnso=\"1\",copy=\"replica\"}"];
   };

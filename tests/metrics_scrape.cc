@@ -74,4 +74,10 @@ std::map<std::string, double> ParsePrometheus(const std::string& text) {
   return samples;
 }
 
+std::map<std::string, double> ScrapeMetrics(int port) {
+  auto [code, text] = HttpGet(port, "/metrics");
+  EXPECT_EQ(code, 200) << text;
+  return ParsePrometheus(text);
+}
+
 }  // namespace orthofs::testing

@@ -16,4 +16,7 @@ std::pair<int, std::string> HttpGet(int port, const std::string& path,
 // value by its full name with labels, e.g. orthofs_osd_requests_total{osd="0",method="write"}.
 std::map<std::string, double> ParsePrometheus(const std::string& text);
 
+// GET /metrics on 127.0.0.1:port (expecting 200), parsed as ParsePrometheus does.
+std::map<std::string, double> ScrapeMetrics(int port);
+
 }  // namespace orthofs::testing
