@@ -535,8 +535,10 @@ void FileIo::Forget(uint64_t fno) {
   std::unique_lock lock(mu_);
   cache_.Forget(fno);
   read_ahead_.Forget(fno);
-  write_back_errors_.erase(fno);
   written_back_cv_.wait(lock, [&] { return !cache_.HasInFlight(fno); });
+  // After the wait: a write-back in flight that failed meanwhile recorded its error for a file
+  // that is gone, which every later FlushAll (unmount) would report.
+  write_back_errors_.erase(fno);
 }
 
 void FileIo::ForgetClean(uint64_t fno) {

@@ -210,6 +210,47 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   EXPECT_TRUE(io.Flush(held).ok());
 }
 
+// A file forgotten (deleted) while one of its write-backs is in flight: that write-back fails
+// after Forget began, and its error must not stay behind for a file that is gone (every later
+// FlushAll, an unmount, reported it).
+TEST(FileIoTest, AWriteBackFailingDuringForgetLeavesNoError) {
+  TestCluster cluster;
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  const Placement placement(cluster.map());
+  // Both copies of the file's first object on OSDs that stop; one OSD stays up.
+  const uint32_t live = cluster.map().osds.front().id;
+  uint64_t gone = 0;
+  for (uint64_t fno = 100; fno < 100000 && gone == 0; ++fno) {
+    if (placement.ReplicaOsdFor(kFnso, fno) != live &&
+        placement.OriginalOsdFor(Oid{kFnso, fno, 0, ObjectType::kData}) != live) {
+      gone = fno;
+    }
+  }
+  ASSERT_NE(gone, 0u);
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> holding{false};
+  client.SetTestHooks({.before_writing_both_copies = [&](const Oid& original) {
+    if (original.fno != gone || holding.exchange(true)) return;
+    entered.set_value();
+    released.wait();
+  }});
+  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
+  ASSERT_TRUE(io.Write(gone, 0, std::string(object_size, 'g')).ok());  // due at once
+  ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  for (const OsdInfo& osd : cluster.map().osds) {
+    if (osd.id != live) cluster.Stop(osd.id, SIGKILL);
+  }
+  std::thread forget([&] { io.Forget(gone); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // Forget waits for the flight
+  release.set_value();
+  forget.join();
+  const Status flushed = io.FlushAll();
+  EXPECT_TRUE(flushed.ok()) << flushed.ToString();
+}
+
 // Truncating is how users free space on full OSDs. A file's bytes the OSDs refuse for lack of
 // space are dropped either way; they do not fail its truncation too, and its fsync or close
 // still reports them.
