@@ -24,6 +24,17 @@ using testing::TestCluster;
 constexpr uint32_t kFnso = 1;
 constexpr uint64_t kFno = 4242;
 
+// The first file number from 100 on whose first object has neither copy on `osd`; 0 if none.
+uint64_t FileWithNoCopyOn(const Placement& placement, uint32_t osd) {
+  for (uint64_t fno = 100; fno < 100000; ++fno) {
+    if (placement.ReplicaOsdFor(kFnso, fno) != osd &&
+        placement.OriginalOsdFor(Oid{kFnso, fno, 0, ObjectType::kData}) != osd) {
+      return fno;
+    }
+  }
+  return 0;
+}
+
 // An object written whole goes to the OSDs at once, on a flush thread. Written again in part
 // while that write-back is still on its way, it is dirty once more when it ends; a flush
 // (fsync, close) that began meanwhile must write that part too before it returns, although it
@@ -149,20 +160,16 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   // One OSD stays up. Every object of `mine` and `held` has its replica there; both copies of
   // `theirs`' first object are on the OSDs that stop.
   const uint32_t live = cluster.map().osds.front().id;
-  uint64_t mine = 0, held = 0, theirs = 0;
-  for (uint64_t fno = 100; fno < 100000 && (mine == 0 || held == 0 || theirs == 0); ++fno) {
-    const uint32_t replica = placement.ReplicaOsdFor(kFnso, fno);
-    const uint32_t original = placement.OriginalOsdFor(Oid{kFnso, fno, 0, ObjectType::kData});
-    if (replica == live) {
-      if (mine == 0) {
-        mine = fno;
-      } else if (held == 0) {
-        held = fno;
-      }
-    } else if (original != live && theirs == 0) {
-      theirs = fno;
+  uint64_t mine = 0, held = 0;
+  for (uint64_t fno = 100; fno < 100000 && held == 0; ++fno) {
+    if (placement.ReplicaOsdFor(kFnso, fno) != live) continue;
+    if (mine == 0) {
+      mine = fno;
+    } else {
+      held = fno;
     }
   }
+  const uint64_t theirs = FileWithNoCopyOn(placement, live);
   ASSERT_TRUE(mine != 0 && held != 0 && theirs != 0);
 
   // The one flush thread is kept busy with `held`'s object until the end: every other
@@ -220,13 +227,7 @@ TEST(FileIoTest, AWriteBackFailingDuringForgetLeavesNoError) {
   const Placement placement(cluster.map());
   // Both copies of the file's first object on OSDs that stop; one OSD stays up.
   const uint32_t live = cluster.map().osds.front().id;
-  uint64_t gone = 0;
-  for (uint64_t fno = 100; fno < 100000 && gone == 0; ++fno) {
-    if (placement.ReplicaOsdFor(kFnso, fno) != live &&
-        placement.OriginalOsdFor(Oid{kFnso, fno, 0, ObjectType::kData}) != live) {
-      gone = fno;
-    }
-  }
+  const uint64_t gone = FileWithNoCopyOn(placement, live);
   ASSERT_NE(gone, 0u);
   std::promise<void> entered;
   std::promise<void> release;
