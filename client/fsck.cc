@@ -106,6 +106,7 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       ++links[e.fno];
       if (S_ISDIR(e.type)) ++subdirs[dir];
     }
+    if (options.after_reading_entries) options.after_reading_entries(dir);
   }
 
   const Timespec now = Now();
@@ -141,7 +142,9 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       continue;
     }
     ++report.orphan_inodes;
-    if (now.sec - inode->inode.ctime.sec < options.grace_seconds) {
+    // A rename stamps the inode it moves (its ctime, so a new version) before its new entry,
+    // and drops the old entry after: fsck may have missed both names of one in flight.
+    if (inode->version != version || now.sec - inode->inode.ctime.sec < options.grace_seconds) {
       ++report.spared_in_grace;
       continue;
     }

@@ -21,6 +21,8 @@ struct FsckOptions {
   // For tests: runs after the census has listed each OSD (its id), as a live client's change
   // may land between two listings.
   std::function<void(uint32_t osd_id)> after_listing_osd;
+  // For tests: runs after the entries of directory `dir` have been read.
+  std::function<void(uint64_t dir)> after_reading_entries;
 };
 
 struct FsckReport {

@@ -692,15 +692,15 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   // racing this rename cannot free the file under the new entry (nor can a crash leave two
   // entries that count one link). A directory has no such count to hold (rmdir checks
   // emptiness, not links); its race is settled by the old name's removal alone.
-  if (!moving_dir) {
-    Result<InodeRef> pinned = UpdateInode(source->fno, [&](Inode* inode) {
-      if (inode->nlink == 0) return Status::NotFound(lost);
-      ++inode->nlink;
-      inode->ctime = Now();  // as Linux stamps a renamed file
-      return Status::Ok();
-    });
-    if (!pinned.ok()) return pinned.status();
-  }
+  // Either is stamped as Linux stamps a renamed inode, which also tells fsck that a directory
+  // in flight between its two names, whose entries it may miss both, is not an orphan.
+  Result<InodeRef> pinned = UpdateInode(source->fno, [&](Inode* inode) {
+    if (inode->nlink == 0) return Status::NotFound(lost);
+    if (!moving_dir) ++inode->nlink;
+    inode->ctime = Now();
+    return Status::Ok();
+  });
+  if (!pinned.ok()) return pinned.status();
   // Drops the link the pin added. An unlink racing this rename may have left the pin the
   // last link: the caller frees the file then (`source_gone`).
   auto unpin = [&] {

@@ -420,6 +420,50 @@ TEST_F(NamespaceTest, FsckLeavesWhatIsMadeWhileItsCensusRunsAlone) {
   EXPECT_EQ(entries->front().name, "x");
 }
 
+// fsck reads one directory's entries after another, so a directory moved meanwhile from one
+// read later to one read earlier is missed under both names. The rename stamps what it moves
+// before the new entry lands, so fsck sees a changed inode, not an orphan, even with no grace.
+// (A directory's rename used to leave its inode as it was, and fsck released it: its entries
+// and every name under it dangled.)
+TEST_F(NamespaceTest, FsckDuringADirectoryRenameDoesNotTakeItForAnOrphan) {
+  Result<InodeRef> dst = a_.Create(kRoot, "dst", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(dst.ok()) << dst.status().ToString();
+  ASSERT_TRUE(a_.Create(dst->fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
+  Result<InodeRef> src = a_.Create(kRoot, "src", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  ASSERT_LT(dst->fno, src->fno) << "fsck reads directories in fno order";
+  Result<InodeRef> moved = a_.Create(src->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  ASSERT_TRUE(a_.Create(moved->fno, "child", S_IFREG | 0644, 0, Credentials{}).ok());
+
+  FsckOptions options;
+  options.grace_seconds = 0;
+  bool renamed = false;
+  options.after_reading_entries = [&](uint64_t dir) {
+    if (dir != dst->fno || renamed) return;
+    renamed = true;
+    Result<Unlinked> r = b_.Rename(src->fno, "D", dst->fno, "D", RenameMode::kReplace);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+  };
+  Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_TRUE(renamed);
+  EXPECT_EQ(report->collected, 0u);
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> entry = fresh.Lookup(dst->fno, "D");
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  EXPECT_EQ(entry->fno, moved->fno);
+  EXPECT_TRUE(fresh.GetInode(moved->fno).ok()) << "the moved directory's inode is gone";
+  Result<std::vector<DirEntry>> children = fresh.ReadDir(moved->fno);
+  ASSERT_TRUE(children.ok()) << children.status().ToString();
+  EXPECT_EQ(children->size(), 1u);
+  // Once nothing moves, the same fsck finds the namespace whole.
+  Result<FsckReport> after = RunFsck(&cluster_.client(), kFnso, FsckOptions{.grace_seconds = 0});
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_TRUE(after->dangling.empty()) << after->dangling.front();
+  EXPECT_EQ(after->orphan_inodes, 0u);
+}
+
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
 // commits before A removes d's own entry (a ClusterClient test hook runs B's create there).
 // B's create then meets rmdir's mark on d, takes its entry and inode back and reports
