@@ -46,6 +46,7 @@ struct Flags {
   // next window's (cold 16 KiB sequential reads, session 15: 407 -> 449 MB/s; four: 450).
   int prefetch_threads = 2;
   std::string disk_model = "none";
+  int peer_timeout_ms = 5000;
   orthofs::TlsFlags tls;
 };
 
@@ -162,6 +163,10 @@ int main(int argc, char** argv) {
                  "and transfer time; see common/disk_model.h)")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "hdd"}));
+  app.add_option("--peer-timeout-ms", flags.peer_timeout_ms,
+                 "deadline of one call to another OSD (a repair's push, a recovery's ask)")
+      ->capture_default_str()
+      ->check(CLI::Range(50, 600000));
   app.add_flag("--serial", flags.serial,
                "do prefetch work inline on the request path (default: its own executor)");
   app.add_option("--prefetch-threads", flags.prefetch_threads, "threads of the prefetch executor")
@@ -275,6 +280,7 @@ int main(int argc, char** argv) {
   service_options.prefetch.threads = flags.prefetch_threads;
   service_options.prefetch.tls = *tls;
   service_options.repair.rpc.tls = *tls;
+  service_options.repair.rpc.deadline = std::chrono::milliseconds(flags.peer_timeout_ms);
   service_options.authorize_callers = *tls != nullptr;
   if (*tls) service_options.tls_not_after = (*tls)->not_after;
   orthofs::OsdService service(maps->map, maps->previous, store->get(), service_options);

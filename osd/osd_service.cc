@@ -123,6 +123,7 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       started_(std::chrono::steady_clock::now()),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
+      recovering_(options.recovering_at_start),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers) {
@@ -1202,6 +1203,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["repair_records_written"] = repair_records_written_.load();
   counters["repair_copies_repaired"] = repair_.repaired_total();
   counters["repair_records_left"] = repair_.records_left();
+  counters["recovery_asks_repeated"] = repair_.recovery_asks_repeated();
   counters["map_changes"] = map_changes_.load();
   counters["rebalance_copies_taken_over"] = copies_taken_over_.load();
   counters["rebalance_copies_discarded"] = copies_discarded_.load();

@@ -53,6 +53,10 @@ struct OsdServiceOptions {
   // Fetch a later map from the peers when a request shows one (CatchUp). The request fuzzer
   // turns it off: its peers do not exist.
   bool catch_up_from_peers = true;
+  // Reads are refused as recovering from the start until StartRecovery has asked the peers to
+  // replay what this OSD missed, so that none is served before it begins. The fuzzer never
+  // starts recovery.
+  bool recovering_at_start = true;
 };
 
 // The current map and the previous one (empty while no rebalance runs) as one value.

@@ -26,6 +26,11 @@ void RepairWorker::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool RepairWorker::Stopping() {
+  std::lock_guard lock(stop_mu_);
+  return stopping_;
+}
+
 void RepairWorker::AskPeersToReplay() {
   std::vector<std::thread> asks;
   const std::shared_ptr<const MapView> view = maps_->Current();
@@ -43,13 +48,30 @@ void RepairWorker::AskPeersToReplay() {
       wire::RepairRequest r;
       r.set_epoch(epoch);
       r.set_for_osd(osd_id_);
-      Result<wire::RepairResponse> answer = peer.Repair(r);
-      if (!answer.ok()) {
-        spdlog::info("recovery: OSD {} did not answer ({}); it replays its records when it can", id,
-                     answer.status().ToString());
-      } else if (answer->repaired() > 0 || answer->remaining() > 0) {
-        spdlog::info("recovery: OSD {} repaired {} copies, {} records left", id, answer->repaired(),
-                     answer->remaining());
+      for (int ask = 1;; ++ask) {
+        Result<wire::RepairResponse> answer = peer.Repair(r);
+        if (answer.ok()) {
+          if (answer->repaired() > 0 || answer->remaining() > 0) {
+            spdlog::info("recovery: OSD {} repaired {} copies, {} records left", id,
+                         answer->repaired(), answer->remaining());
+          }
+          // Some pushes to us failed (we were slow to answer them): asked again while the
+          // pass made progress, as our copies they name are stale until pushed.
+          if (answer->unreachable() == 0 || answer->repaired() == 0 || Stopping()) return;
+        } else {
+          // A long replay to us outlasts one call: the peer's pass goes on, and the next ask
+          // waits for it to end. Until then our copies may be stale, so we keep asking while
+          // the peer answers its health check; a hung peer holds nothing it can send us now.
+          const bool busy = answer.status().Is(StatusCode::kDeadlineExceeded) && !Stopping() &&
+                            peer.Health(wire::HealthRequest{}).ok();
+          if (!busy) {
+            spdlog::info("recovery: OSD {} did not answer ({}); it replays its records when it can",
+                         id, answer.status().ToString());
+            return;
+          }
+        }
+        ++recovery_asks_repeated_;
+        spdlog::info("recovery: OSD {} still replaying to us ({} asks)", id, ask);
       }
     });
   }

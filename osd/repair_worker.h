@@ -47,12 +47,16 @@ class RepairWorker {
   // (serialized with the background passes).
   wire::RepairResponse RunPass(std::optional<uint32_t> only_osd = std::nullopt);
   // Asks every other OSD to replay the records naming this OSD's copies (their Repair RPC), in
-  // parallel; returns when each has answered or failed. Run after this OSD listens.
+  // parallel; returns when each has answered, failed or hung (a peer still replaying is asked
+  // again). Run after this OSD listens.
   void AskPeersToReplay();
   uint64_t repaired_total() const { return repaired_total_.load(); }
   uint64_t records_left() const { return records_left_.load(); }
+  // Asks of AskPeersToReplay sent again because a peer was still replaying.
+  uint64_t recovery_asks_repeated() const { return recovery_asks_repeated_.load(); }
 
  private:
+  bool Stopping();
   // What our copy is: absent, a tombstone or an object, with its version.
   struct CopyState {
     bool exists = false;
@@ -79,6 +83,7 @@ class RepairWorker {
   std::mutex pass_mu_;
   std::atomic<bool> pending_{true};  // records may exist from before a restart
   std::atomic<uint64_t> repaired_total_{0};
+  std::atomic<uint64_t> recovery_asks_repeated_{0};
   std::atomic<uint64_t> records_left_{0};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -88,6 +88,43 @@ TEST(FailoverTest, KillingAnOsdWhileWritingLosesNothing) {
   EXPECT_EQ(ClusterCounter(cluster, "repair_records_left"), 0u);
 }
 
+// A restarted OSD serves reads only once its peers have replayed what it missed, even when a
+// replay outlasts the deadline of one call (--peer-timeout-ms here: 100 ms, against some
+// thousand synced pushes): it asks again while the peer answers its health check. (It used to
+// give up at the first deadline and serve the copies still to be replayed, stale.)
+TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
+  TestCluster cluster(TestClusterOptions{
+      .osds = 3, .object_size = 4096, .extra_osd_flags = {"--peer-timeout-ms", "100"}});
+  ClusterClient& client = cluster.client();
+  const uint64_t fno = 77;
+  const uint64_t objects = 1500;
+  const uint32_t replica_osd = client.placement().ReplicaOsdFor(kFnso, fno);
+  auto write_all = [&](char fill) {
+    PendingCalls pending;
+    for (uint64_t i = 0; i < objects; ++i) {
+      client.WriteBothCopiesAsync(DataOid(fno, i), std::string(4096, fill), {.replace = true},
+                                  &pending);
+      if (i % 64 == 63) {
+        ASSERT_TRUE(pending.Wait().ok());
+      }
+    }
+    ASSERT_TRUE(pending.Wait().ok());
+  };
+  write_all('a');
+  cluster.Stop(replica_osd, SIGKILL);
+  write_all('b');              // the originals only, each with a record naming its replica
+  cluster.Start(replica_osd);  // waits until it serves reads
+  uint64_t stale = 0;
+  for (uint64_t i = 0; i < objects; ++i) {
+    Result<wire::ReadResponse> copy = client.Read(DataOid(fno, i, CopyFlag::kReplica));
+    ASSERT_TRUE(copy.ok()) << i << ": " << copy.status().ToString();
+    stale += copy->data() != std::string(4096, 'b');
+  }
+  EXPECT_EQ(stale, 0u) << "of " << objects << " replicas read as the restarted OSD's first";
+  EXPECT_GT(ClusterCounter(cluster, "recovery_asks_repeated"), 0u)
+      << "no replay outlasted one call: the test proves nothing";
+}
+
 // Reads fail over to the other copy while one OSD is down; with the file's replica OSD down
 // too, exactly the objects whose original sat on the first OSD fail with EIO.
 TEST(FailoverTest, ReadsFailOverAndEioOnlyWhenBothCopiesAreGone) {

@@ -112,6 +112,7 @@ struct FuzzOsd {
     if (!opened.ok()) Fail("cannot open the store: " + opened.status().ToString());
     store = std::move(*opened);
     OsdServiceOptions options;
+    options.recovering_at_start = false;  // no peers to ask
     options.osd_id = kSelf;
     options.cache_bytes = 8 << 20;
     options.data_dir = dir;
