@@ -115,7 +115,7 @@ Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key
   return state;
 }
 
-Status RepairWorker::Push(const Oid& other, const CopyState& ours) {
+Status RepairWorker::Push(const Oid& other, const CopyState& ours, uint64_t recorded_version) {
   const std::shared_ptr<const MapView> view = maps_->Current();
   OsdClient* peer = Peer(view->current().OsdFor(other));
   if (peer == nullptr) return Status::InvalidArgument("no other OSD holds " + other.ToString());
@@ -130,10 +130,15 @@ Status RepairWorker::Push(const Oid& other, const CopyState& ours) {
     r.set_sync(true);  // durable there before our record goes
     return peer->Write(r).status();
   }
+  // Our copy's deletion reaches the other copy only where that is older: a copy absent here
+  // with no tombstone was deleted by a delete of both copies (a record asked for afterwards
+  // holds the version it found, 0), and the other copy may since hold a newer write of its own.
+  const uint64_t deleted_at = ours.tombstone ? ours.version : recorded_version;
+  if (deleted_at == 0) return Status::Ok();
   wire::DeleteRequest r;
   r.set_epoch(epoch);
   *r.mutable_oid() = ToWire(other);
-  if (ours.tombstone) r.set_set_version(ours.version);
+  r.set_set_version(deleted_at);
   r.set_sync(true);
   return peer->Delete(r).status();
 }
@@ -170,7 +175,7 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
     // removes copy and record in one commit), the record is gone and "our copy is absent" must
     // not be pushed as a delete.
     if (!store_->GetRepairRecord(other_key).ok()) continue;
-    if (Status st = Push(*other, *ours); !st.ok()) {
+    if (Status st = Push(*other, *ours, recorded_version); !st.ok()) {
       if (st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kDeadlineExceeded)) {
         unreachable.insert(other_osd);
         result.set_unreachable(result.unreachable() + 1);

@@ -68,8 +68,9 @@ class RepairWorker {
     }
   };
   Result<CopyState> ReadOurCopy(const std::string& key);
-  // Makes the other copy equal to `ours` on its OSD.
-  Status Push(const Oid& other, const CopyState& ours);
+  // Makes the other copy equal to `ours` on its OSD; a deletion only where the other copy is
+  // older than it (`recorded_version`: the record's, for a copy absent with no tombstone).
+  Status Push(const Oid& other, const CopyState& ours, uint64_t recorded_version);
   OsdClient* Peer(uint32_t osd_id);
   void Loop();
 

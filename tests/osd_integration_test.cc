@@ -803,6 +803,40 @@ TEST_F(OsdTest, AWriteThatFindsTheCopiesOutOfStepRecordsARepair) {
   EXPECT_EQ(a->data().substr(0, 8), "ccccaaaa");
 }
 
+// A record kept for a copy that a delete of both copies removed since (asked for late, after
+// the delete) deletes nothing newer on the other copy: a write made there alone afterwards
+// (its original's OSD taken for down a moment) survives the repair, on both copies. (The
+// record's push used to be a delete of any version: the write was gone from both.)
+TEST_F(OsdTest, ARecordOfADeletedCopyDeletesNoNewerWriteOfTheOther) {
+  // `orthofs repair` asks the OSDs in id order: the original's record is pushed first.
+  Oid original{1, 708, 0, ObjectType::kData, CopyFlag::kOriginal};
+  const Placement& placement = client().placement();
+  while (placement.OsdFor(original) > placement.OsdFor(original.OtherCopy())) ++original.fno;
+  const Oid replica = original.OtherCopy();
+  const uint32_t size = cluster_->map().object_size;
+  ASSERT_TRUE(client().WriteBothCopies(original, std::string(size, 'x'), {.replace = true}).ok());
+  Result<wire::ObjectMeta> written = client().Stat(original);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_TRUE(client().DeleteBothCopies(original).ok());
+  // The write's record, asked for after the delete: a record of an absent copy.
+  wire::WriteRequest late;
+  late.set_epoch(client().map().epoch);
+  *late.mutable_oid() = ToWire(original);
+  late.set_set_version(written->version());
+  late.set_record_repair(true);
+  ASSERT_TRUE(client().Osd(client().placement().OsdFor(original))->Write(late).ok());
+  ASSERT_TRUE(client()
+                  .Write(replica, std::string(size, 'z'), {.replace = true, .record_repair = true})
+                  .ok());
+  CommandResult repaired = cluster_->Repair();
+  ASSERT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+  for (const Oid& copy : {original, replica}) {
+    Result<wire::ReadResponse> read = client().Read(copy);
+    ASSERT_TRUE(read.ok()) << copy.ToString() << ": " << read.status().ToString();
+    EXPECT_TRUE(read->data() == std::string(size, 'z')) << copy.ToString();
+  }
+}
+
 TEST_F(OsdTest, LateCopyUpdatesOlderThanTheStoredVersionChangeNothing) {
   const Oid replica{1, 701, 5, ObjectType::kDirent, CopyFlag::kReplica};
   auto copy_write = [&](uint64_t version, const std::string& data) {
