@@ -76,6 +76,8 @@ int ErrnoFor(const Status& st) {
       return ENODATA;
     case StatusCode::kTooBig:
       return E2BIG;
+    case StatusCode::kBusy:
+      return EBUSY;
     case StatusCode::kNoSpace:
       return ENOSPC;
     case StatusCode::kDeadlineExceeded:

@@ -60,6 +60,7 @@ grpc::StatusCode GrpcCodeFor(StatusCode code) {
       return grpc::StatusCode::FAILED_PRECONDITION;
     case StatusCode::kNoAttribute:
     case StatusCode::kTooBig:
+    case StatusCode::kBusy:
       return grpc::StatusCode::FAILED_PRECONDITION;
     case StatusCode::kPermissionDenied:
       return grpc::StatusCode::PERMISSION_DENIED;

@@ -13,6 +13,10 @@ constexpr uint8_t kInodeWithXattrsFormat = 2;  // format 1 followed by the attri
 // Format 1, then the removal marks (u32, at least 1) and the attributes (their count may be
 // 0). Written only while a mark is set, so other inodes keep the formats older clients read.
 constexpr uint8_t kInodeWithMarksFormat = 3;
+// Format 1, then the removal marks (u32, may be 0), the excess links' time (i64), the rename
+// notes (u32 count, at least 1, of: from dir u64, from name, to dir u64, to name, started;
+// names as u32 length and bytes) and the attributes. Written only while a note is set.
+constexpr uint8_t kInodeWithNotesFormat = 4;
 // More removals of one directory at once than this is a damaged record.
 constexpr uint32_t kMaxRemovalMarks = 1 << 16;
 constexpr uint8_t kDirentFormat = 1;
@@ -64,6 +68,12 @@ void AppendTime(std::string* out, const Timespec& t) {
   AppendBigEndian32(out, t.nsec);
 }
 
+// A name or value: its length (u32), then its bytes.
+void AppendName(std::string* out, const std::string& name) {
+  AppendBigEndian32(out, static_cast<uint32_t>(name.size()));
+  *out += name;
+}
+
 }  // namespace
 
 bool Inode::IsDirectory() const { return S_ISDIR(mode); }
@@ -89,7 +99,9 @@ void Inode::DropPrivileges() {
 
 std::string EncodeInode(const Inode& inode) {
   std::string out;
-  const uint8_t format = inode.removing()       ? kInodeWithMarksFormat
+  const bool notes = !inode.renames.empty() || inode.excess_links_since != 0;
+  const uint8_t format = notes                  ? kInodeWithNotesFormat
+                         : inode.removing()     ? kInodeWithMarksFormat
                          : inode.xattrs.empty() ? kInodeFormat
                                                 : kInodeWithXattrsFormat;
   out.push_back(static_cast<char>(format));
@@ -102,14 +114,25 @@ std::string EncodeInode(const Inode& inode) {
   AppendTime(&out, inode.atime);
   AppendTime(&out, inode.mtime);
   AppendTime(&out, inode.ctime);
-  if (format == kInodeWithMarksFormat) AppendBigEndian32(&out, inode.removal_marks);
+  if (format == kInodeWithMarksFormat || format == kInodeWithNotesFormat) {
+    AppendBigEndian32(&out, inode.removal_marks);
+  }
+  if (format == kInodeWithNotesFormat) {
+    AppendBigEndian64(&out, static_cast<uint64_t>(inode.excess_links_since));
+    AppendBigEndian32(&out, static_cast<uint32_t>(inode.renames.size()));
+    for (const RenameNote& note : inode.renames) {
+      AppendBigEndian64(&out, note.from_dir);
+      AppendName(&out, note.from_name);
+      AppendBigEndian64(&out, note.to_dir);
+      AppendName(&out, note.to_name);
+      AppendTime(&out, note.started);
+    }
+  }
   if (format != kInodeFormat) {
     AppendBigEndian32(&out, static_cast<uint32_t>(inode.xattrs.size()));
     for (const auto& [name, value] : inode.xattrs) {
-      AppendBigEndian32(&out, static_cast<uint32_t>(name.size()));
-      out += name;
-      AppendBigEndian32(&out, static_cast<uint32_t>(value.size()));
-      out += value;
+      AppendName(&out, name);
+      AppendName(&out, value);
     }
   }
   return out;
@@ -122,18 +145,36 @@ Result<Inode> DecodeInode(std::string_view bytes) {
   auto corrupt = [&] {
     return Status::Corruption("undecodable inode of " + std::to_string(bytes.size()) + " bytes");
   };
-  if (!r.U8(&format) ||
-      (format != kInodeFormat && format != kInodeWithXattrsFormat &&
-       format != kInodeWithMarksFormat) ||
+  if (!r.U8(&format) || format < kInodeFormat || format > kInodeWithNotesFormat ||
       !r.U32(&inode.mode) || !r.U32(&inode.uid) || !r.U32(&inode.gid) || !r.U32(&inode.nlink) ||
       !r.U64(&inode.size) || !r.U64(&inode.rdev) || !r.Time(&inode.atime) ||
       !r.Time(&inode.mtime) || !r.Time(&inode.ctime)) {
     return corrupt();
   }
-  if (format == kInodeWithMarksFormat) {
-    if (!r.U32(&inode.removal_marks) || inode.removal_marks == 0 ||
-        inode.removal_marks > kMaxRemovalMarks) {
+  if (format == kInodeWithMarksFormat || format == kInodeWithNotesFormat) {
+    if (!r.U32(&inode.removal_marks) || inode.removal_marks > kMaxRemovalMarks ||
+        (inode.removal_marks == 0 && format == kInodeWithMarksFormat)) {
       return corrupt();
+    }
+  }
+  if (format == kInodeWithNotesFormat) {
+    uint64_t since = 0;
+    uint32_t count = 0;
+    if (!r.U64(&since) || !r.U32(&count) || count > kMaxRenameNotes) return corrupt();
+    inode.excess_links_since = static_cast<int64_t>(since);
+    // Format 4 exists for a note.
+    if (count == 0 && inode.excess_links_since == 0) return corrupt();
+    auto name = [&](std::string* out) {
+      uint32_t len = 0;
+      return r.U32(&len) && len > 0 && len <= kMaxNameLength && r.Bytes(len, out);
+    };
+    for (uint32_t i = 0; i < count; ++i) {
+      RenameNote note;
+      if (!r.U64(&note.from_dir) || !name(&note.from_name) || !r.U64(&note.to_dir) ||
+          !name(&note.to_name) || !r.Time(&note.started)) {
+        return corrupt();
+      }
+      inode.renames.push_back(std::move(note));
     }
   }
   if (format != kInodeFormat) {

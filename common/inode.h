@@ -27,6 +27,21 @@ struct Timespec {
   friend bool operator==(const Timespec&, const Timespec&) = default;
 };
 
+// A directory's rename under way. Until the old name goes the directory has two, and a crash
+// may leave both: an rmdir of one keeps the inode while another still names it, and fsck
+// finishes a rename cut short (removes the old name) once the note is older than its grace.
+struct RenameNote {
+  uint64_t from_dir = 0;
+  std::string from_name;
+  uint64_t to_dir = 0;
+  std::string to_name;
+  Timespec started;
+  friend bool operator==(const RenameNote&, const RenameNote&) = default;
+};
+// More renames of one directory under way at once than this are refused (EBUSY) until fsck
+// finishes those cut short.
+inline constexpr size_t kMaxRenameNotes = 8;
+
 struct Inode {
   uint32_t mode = 0;  // file type and permission bits, as st_mode
   uint32_t uid = 0;
@@ -44,6 +59,12 @@ struct Inode {
   // clears marks a crash left.
   uint32_t removal_marks = 0;
   bool removing() const { return removal_marks > 0; }
+  std::vector<RenameNote> renames;  // a directory's renames under way (RenameNote)
+  // fsck found more links counted than names naming the file at this time (Unix seconds; 0:
+  // not so), and nothing changed the inode since (its ctime is older). An unlink drops its
+  // name before the count, so fsck lowers a count only once it has been too high for its
+  // grace period, not under an unlink that is still running.
+  int64_t excess_links_since = 0;
 
   bool IsDirectory() const;
   bool IsRegular() const;

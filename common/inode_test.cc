@@ -47,7 +47,8 @@ Inode SampleInode() {
 
 void ExpectInodeRoundTrip(const Inode& inode) {
   std::string bytes = EncodeInode(inode);
-  if (!inode.removing() && inode.xattrs.empty()) {
+  if (!inode.removing() && inode.xattrs.empty() && inode.renames.empty() &&
+      inode.excess_links_since == 0) {
     EXPECT_EQ(bytes.size(), kInodeSize);
   }
   auto decoded = DecodeInode(bytes);
@@ -134,6 +135,13 @@ TEST(InodeTest, EachFieldIsEncodedIndependently) {
   vary([](Inode& i) { i.ctime.nsec = 44; });
   vary([](Inode& i) { i.removal_marks = 1; });
   vary([](Inode& i) { i.removal_marks = 2; });
+  vary([](Inode& i) { i.excess_links_since = 1700000003; });
+  vary([](Inode& i) { i.renames.push_back(RenameNote{2, "a", 3, "b", {1700000004, 5}}); });
+  vary([](Inode& i) { i.renames.push_back(RenameNote{2, "a", 3, "c", {1700000004, 5}}); });
+  vary([](Inode& i) {
+    i.renames.push_back(RenameNote{2, "a", 3, "b", {1700000004, 5}});
+    i.removal_marks = 1;
+  });
   std::set<std::string> encodings = {EncodeInode(base)};
   for (const Inode& v : variants) {
     ExpectInodeRoundTrip(v);
@@ -180,6 +188,51 @@ TEST(InodeDecodeTest, RejectsNoOrImplausiblyManyRemovalMarks) {
     PatchBigEndian32(&bytes, marks_at, marks);
     ExpectCorruptInode(bytes);
   }
+}
+
+// Rename notes and fsck's note of excess links take format 4 (marks, that time, the notes,
+// attributes), written only while one is set; the marks may then be none.
+TEST(InodeTest, NotesRoundTripInFormat4Only) {
+  Inode dir = SampleInode();
+  dir.mode = S_IFDIR | 0755;
+  dir.renames.push_back(RenameNote{7, "old", 9, std::string(kMaxNameLength, 'n'), {5, 6}});
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 4);
+  ExpectInodeRoundTrip(dir);
+  dir.renames.push_back(RenameNote{9, "x", 7, "y", {-1, 0}});
+  dir.removal_marks = 2;
+  dir.xattrs["user.a"] = "b";
+  ExpectInodeRoundTrip(dir);
+  dir.renames.clear();
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 3);
+  dir.excess_links_since = 1700000000;
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 4);
+  ExpectInodeRoundTrip(dir);
+  dir.excess_links_since = 0;
+  dir.removal_marks = 0;
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 2);
+}
+
+TEST(InodeDecodeTest, RejectsMalformedNotes) {
+  Inode dir;
+  dir.renames.push_back(RenameNote{7, "o", 9, "t", {5, 6}});
+  const std::string good = EncodeInode(dir);
+  const size_t base = EncodeInode(Inode{}).size();
+  const size_t count_at = base + 4 + 8;
+  const size_t from_len_at = count_at + 4 + 8;
+  std::string bytes = good;
+  PatchBigEndian32(&bytes, count_at, 0);  // no note and no excess time: no reason for format 4
+  ExpectCorruptInode(bytes);
+  bytes = good;
+  PatchBigEndian32(&bytes, count_at, kMaxRenameNotes + 1);
+  ExpectCorruptInode(bytes);
+  bytes = good;
+  PatchBigEndian32(&bytes, from_len_at, 0);  // an empty name
+  ExpectCorruptInode(bytes);
+  bytes = good;
+  PatchBigEndian32(&bytes, from_len_at, kMaxNameLength + 1);
+  ExpectCorruptInode(bytes);
+  ExpectCorruptInode(good.substr(0, good.size() - 1));
+  ExpectCorruptInode(good + "x");
 }
 
 TEST(InodeTest, FileTypePredicates) {

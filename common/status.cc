@@ -31,6 +31,7 @@ constexpr std::array kCodeNames = {
     CodeName{StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
     CodeName{StatusCode::kNoAttribute, "NO_ATTRIBUTE"},
     CodeName{StatusCode::kTooBig, "TOO_BIG"},
+    CodeName{StatusCode::kBusy, "BUSY"},
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ enum class StatusCode {
   kPermissionDenied,
   kNoAttribute,  // ENODATA: no such extended attribute
   kTooBig,       // E2BIG: an extended attribute value over the limit
+  kBusy,         // EBUSY: another change of the object is under way
 };
 
 // Stable upper-case name ("STALE_EPOCH"); also the code's form on the wire.
@@ -63,6 +64,7 @@ class [[nodiscard]] Status {
   static Status NotADirectory(std::string m) { return {StatusCode::kNotADirectory, std::move(m)}; }
   static Status IsADirectory(std::string m) { return {StatusCode::kIsADirectory, std::move(m)}; }
   static Status NotEmpty(std::string m) { return {StatusCode::kNotEmpty, std::move(m)}; }
+  static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
   static Status PermissionDenied(std::string m) {
     return {StatusCode::kPermissionDenied, std::move(m)};
