@@ -404,6 +404,8 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"collected", r->collected},
                                 {"spared_in_grace", r->spared_in_grace},
                                 {"link_count_fixes", r->link_count_fixes},
+                                {"link_counts_held", r->link_counts_held},
+                                {"renames_finished", r->renames_finished},
                                 {"removal_marks_cleared", r->removal_marks_cleared},
                                 {"dry_run", options.dry_run}}
                      .dump()
@@ -425,8 +427,13 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                     : r->collected),
                 static_cast<long long>(options.grace_seconds),
                 static_cast<unsigned long long>(r->spared_in_grace));
-    std::printf("link counts %s: %llu\n", options.dry_run ? "wrong" : "fixed",
-                static_cast<unsigned long long>(r->link_count_fixes));
+    std::printf("link counts %s: %llu; too high, held until they stay so for %llds: %llu\n",
+                options.dry_run ? "wrong" : "fixed",
+                static_cast<unsigned long long>(r->link_count_fixes),
+                static_cast<long long>(options.grace_seconds),
+                static_cast<unsigned long long>(r->link_counts_held));
+    std::printf("directory renames cut short %s: %llu\n", options.dry_run ? "found" : "finished",
+                static_cast<unsigned long long>(r->renames_finished));
     std::printf("rmdir marks left by a crash %s: %llu\n", options.dry_run ? "found" : "cleared",
                 static_cast<unsigned long long>(r->removal_marks_cleared));
   }

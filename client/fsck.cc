@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -115,6 +116,21 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (inode.status().Is(StatusCode::kNotFound)) continue;  // removed meanwhile
     if (!inode.ok()) return inode.status();
     if (inode->inode.IsDirectory()) ++report.directories;
+    if (!inode->inode.renames.empty()) {
+      // A directory's rename cut short may have left it two names (an rmdir of one would keep
+      // the inode, but only while the note says so): its old name goes.
+      const int64_t started_before = options.grace_seconds > 0
+                                         ? now.sec - options.grace_seconds
+                                         : std::numeric_limits<int64_t>::max();
+      Result<uint32_t> finished = ns.FinishRenamesCutShort(fno, started_before, options.dry_run);
+      if (!finished.ok() && !finished.status().Is(StatusCode::kNotFound)) {
+        return finished.status();
+      }
+      if (finished.ok() && *finished > 0) {
+        report.renames_finished += *finished;
+        continue;  // its names changed since they were counted
+      }
+    }
     if (fno == kRootFno || links.count(fno)) {
       // Reached by a name: check the link count (directories: 2 + subdirectories).
       const uint32_t want = inode->inode.IsDirectory() ? 2 + subdirs[fno] : links[fno];
@@ -126,13 +142,27 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
           (options.grace_seconds > 0 && now.sec - inode->inode.ctime.sec < options.grace_seconds);
       // Removal marks that nothing is changing any more: their removals stopped (a crash).
       const bool stale_mark = inode->inode.removing() && !changing;
-      const bool wrong_count = inode->inode.nlink != want && !changing;
-      if (wrong_count || stale_mark) {
+      const uint32_t have = inode->inode.nlink;
+      const int64_t excess_since = inode->inode.excess_links_since;
+      // A count too high may be an unlink's that has removed its name and not yet lowered the
+      // count (lowering it now would count that unlink twice, and free the file under its
+      // other names): it is noted, and lowered by a run once it has stayed so for the grace.
+      // A note stands while no client changed the inode since (each stamps ctime).
+      const bool too_high = have > want && !changing;
+      const bool noted = excess_since != 0 && inode->inode.ctime.sec < excess_since;
+      const bool lower = too_high && (options.grace_seconds <= 0 ||
+                                      (noted && now.sec - excess_since >= options.grace_seconds));
+      const bool wrong_count = !changing && (have < want || lower);
+      const bool held = too_high && !lower;
+      const bool note_changes = held ? !noted : (!changing && excess_since != 0);
+      if (held) ++report.link_counts_held;
+      if (wrong_count || stale_mark || note_changes) {
         report.link_count_fixes += wrong_count;
         report.removal_marks_cleared += stale_mark;
         if (!options.dry_run) {
           Inode fixed = inode->inode;
-          fixed.nlink = want;
+          if (wrong_count) fixed.nlink = want;
+          fixed.excess_links_since = held ? (noted ? excess_since : now.sec) : 0;
           fixed.removal_marks = 0;
           Result<wire::ObjectMeta> w = cluster->WriteOriginalThenReplica(
               Oid{fnso, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode->version);

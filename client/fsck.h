@@ -30,12 +30,16 @@ struct FsckReport {
   uint64_t directories = 0;
   uint64_t entries = 0;
   uint64_t data_objects = 0;
-  std::vector<std::string> dangling;   // "dir 12: 'name' -> missing inode 40"
-  uint64_t orphan_inodes = 0;          // found
-  uint64_t orphan_objects = 0;         // data/dirent/symlink objects of missing inodes
-  uint64_t collected = 0;              // objects deleted (both copies)
-  uint64_t spared_in_grace = 0;        // orphans younger than the grace period
-  uint64_t link_count_fixes = 0;       // inodes whose nlink disagreed with their entries
+  std::vector<std::string> dangling;  // "dir 12: 'name' -> missing inode 40"
+  uint64_t orphan_inodes = 0;         // found
+  uint64_t orphan_objects = 0;        // data/dirent/symlink objects of missing inodes
+  uint64_t collected = 0;             // objects deleted (both copies)
+  uint64_t spared_in_grace = 0;       // orphans younger than the grace period
+  uint64_t link_count_fixes = 0;      // inodes whose nlink disagreed with their entries
+  // Counts too high, left until they have been so for the grace period (an unlink lowers the
+  // count after removing its name): noted now, lowered by a run after that.
+  uint64_t link_counts_held = 0;
+  uint64_t renames_finished = 0;       // old names a directory's rename cut short left (removed)
   uint64_t removal_marks_cleared = 0;  // directories an rmdir cut short left marked (Inode)
 };
 

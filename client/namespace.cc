@@ -23,6 +23,9 @@ constexpr int kMaxAttempts = 64;
 constexpr std::chrono::milliseconds kRecentBucketAge{500};
 constexpr size_t kRecentBuckets = 1024;
 constexpr std::chrono::seconds kWrittenInodeAge{1};
+// A directory's rename that noted itself (Inode::renames) this long ago without giving the
+// directory its new name was cut short: a rename's calls have deadlines and bounded retries.
+constexpr int64_t kRenameNoteExpirySeconds = 60;
 constexpr size_t kWrittenInodes = 1024;
 
 Status CheckName(std::string_view name) {
@@ -628,7 +631,8 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   if (!S_ISDIR(entry->type)) {
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
-  ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, name));
+  bool named_elsewhere = false;
+  ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, dir, name, &named_elsewhere));
   if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
     // A removal that failed as a transport failure may have landed with its answer lost (or
     // another client renamed the directory meanwhile). Unless the entry is still there, the
@@ -640,25 +644,95 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
     if (still_there.ok() && *still_there) ClearRemovalMark(entry->fno);
     return removed;
   }
-  ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
+  if (named_elsewhere) {
+    ClearRemovalMark(entry->fno);  // it lives on under its other name
+  } else {
+    ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
+  }
   return TouchDirectory(dir, -1);
 }
 
-Status Namespace::MarkForRemovalIfEmpty(uint64_t dir, std::string_view name) {
+Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::string_view name,
+                                        bool* named_elsewhere) {
   // The directory is marked first (Inode::removal_marks): an entry made in it (create, link,
   // rename) whose parent update comes after the mark refuses and is taken back, and one whose
-  // update came before committed its entry before that, so the check below sees it.
-  Result<InodeRef> marked = UpdateInode(dir, [](Inode* inode) {
+  // update came before committed its entry before that, so the check below sees it. So does a
+  // rename of the directory itself: one noted after the mark refuses, one noted before is seen.
+  Result<InodeRef> marked = UpdateInode(fno, [](Inode* inode) {
     ++inode->removal_marks;
     inode->ctime = Now();
     return Status::Ok();
   });
   if (!marked.ok()) return marked.status();
-  Result<bool> empty = DirectoryIsEmpty(dir);
-  if (empty.ok() && *empty) return Status::Ok();
-  ClearRemovalMark(dir);
-  if (!empty.ok()) return empty.status();
-  return Status::NotEmpty("'" + std::string(name) + "' is not empty");
+  Result<bool> empty = DirectoryIsEmpty(fno);
+  if (!empty.ok() || !*empty) {
+    ClearRemovalMark(fno);
+    if (!empty.ok()) return empty.status();
+    return Status::NotEmpty("'" + std::string(name) + "' is not empty");
+  }
+  // Renames of the directory under way or cut short: either of a note's names other than this
+  // one may still name it. A new name still to come (not expired) could be committed after
+  // the inode is gone, as a dangling entry: the removal waits for the rename.
+  *named_elsewhere = false;
+  const Timespec now = Now();
+  for (const RenameNote& note : marked->inode.renames) {
+    for (const bool is_new : {false, true}) {
+      const uint64_t dir = is_new ? note.to_dir : note.from_dir;
+      const std::string& other = is_new ? note.to_name : note.from_name;
+      if (dir == parent && other == name) continue;
+      Result<bool> names = HasEntry(DirentOid(dir, other), other, fno);
+      if (!names.ok()) {
+        ClearRemovalMark(fno);
+        return names.status();
+      }
+      if (*names) {
+        *named_elsewhere = true;
+      } else if (is_new && now.sec - note.started.sec < kRenameNoteExpirySeconds) {
+        ClearRemovalMark(fno);
+        return Status::Busy("'" + std::string(name) + "' is being renamed");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<uint32_t> Namespace::FinishRenamesCutShort(uint64_t fno, int64_t started_before,
+                                                  bool dry_run) {
+  Result<InodeRef> inode = GetInode(fno);
+  if (!inode.ok()) return inode.status();
+  uint32_t removed = 0;
+  std::vector<RenameNote> finished;
+  for (const RenameNote& note : inode->inode.renames) {
+    if (note.started.sec >= started_before) continue;
+    Result<bool> renamed = HasEntry(DirentOid(note.to_dir, note.to_name), note.to_name, fno);
+    if (!renamed.ok()) return renamed.status();
+    if (*renamed) {
+      Result<bool> old_there =
+          HasEntry(DirentOid(note.from_dir, note.from_name), note.from_name, fno);
+      if (!old_there.ok()) return old_there.status();
+      if (*old_there) {
+        ++removed;
+        if (!dry_run) {
+          Status st = RemoveEntry(note.from_dir, note.from_name, fno);
+          if (!st.ok() && !st.Is(StatusCode::kNotFound)) return st;
+          if (st.ok()) {
+            ORTHOFS_RETURN_IF_ERROR(
+                TouchDirectory(note.from_dir, note.from_dir != note.to_dir ? -1 : 0));
+          }
+        }
+      }
+    }
+    finished.push_back(note);
+  }
+  if (dry_run || finished.empty()) return removed;
+  Result<InodeRef> dropped = UpdateInode(fno, [&](Inode* changed) {
+    std::erase_if(changed->renames, [&](const RenameNote& n) {
+      return std::find(finished.begin(), finished.end(), n) != finished.end();
+    });
+    return Status::Ok();
+  });
+  if (!dropped.ok()) return dropped.status();
+  return removed;
 }
 
 void Namespace::ClearRemovalMark(uint64_t dir) {
@@ -687,24 +761,50 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   const bool moving_dir = S_ISDIR(source->type);
   const std::string lost = "'" + std::string(old_name) + "' was renamed or removed meanwhile";
 
+  const Oid new_dirent = DirentOid(new_dir, new_name);
+  const Oid old_dirent = DirentOid(old_dir, old_name);
   // Another client may rename or unlink the source while this rename runs; only one of them
   // may take the name. A file's link count goes up first, as at a link, so that an unlink
   // racing this rename cannot free the file under the new entry (nor can a crash leave two
   // entries that count one link). A directory has no such count to hold (rmdir checks
-  // emptiness, not links); its race is settled by the old name's removal alone.
+  // emptiness, not links); its race is settled by the old name's removal alone, and it notes
+  // the rename (Inode::renames) for the time it has two names, unless one bucket holds both.
   // Either is stamped as Linux stamps a renamed inode, which also tells fsck that a directory
   // in flight between its two names, whose entries it may miss both, is not an orphan.
+  const std::optional<RenameNote> note =
+      moving_dir && new_dirent != old_dirent
+          ? std::optional<RenameNote>(
+                RenameNote{old_dir, std::string(old_name), new_dir, std::string(new_name), Now()})
+          : std::nullopt;
   Result<InodeRef> pinned = UpdateInode(source->fno, [&](Inode* inode) {
     if (inode->nlink == 0) return Status::NotFound(lost);
     if (!moving_dir) ++inode->nlink;
+    if (moving_dir && inode->removing()) {
+      return Status::NotFound("'" + std::string(old_name) + "' is being removed");
+    }
+    if (note) {
+      if (inode->renames.size() >= kMaxRenameNotes) {
+        return Status::Busy("'" + std::string(old_name) + "' has too many renames under way");
+      }
+      inode->renames.push_back(*note);
+    }
     inode->ctime = Now();
     return Status::Ok();
   });
   if (!pinned.ok()) return pinned.status();
-  // Drops the link the pin added. An unlink racing this rename may have left the pin the
-  // last link: the caller frees the file then (`source_gone`).
+  // Drops the link the pin added (a directory: its note). An unlink racing this rename may
+  // have left the pin the last link: the caller frees the file then (`source_gone`).
   auto unpin = [&] {
-    if (moving_dir) return Status::Ok();
+    if (moving_dir) {
+      if (!note) return Status::Ok();
+      Result<InodeRef> unnoted = UpdateInode(source->fno, [&](Inode* inode) {
+        std::erase(inode->renames, *note);
+        return Status::Ok();
+      });
+      // A directory gone meanwhile (removed under its other name) holds no note.
+      if (!unnoted.ok() && !unnoted.status().Is(StatusCode::kNotFound)) return unnoted.status();
+      return Status::Ok();
+    }
     Result<InodeRef> dropped = UpdateInode(source->fno, [](Inode* inode) {
       if (inode->nlink > 0) --inode->nlink;
       return Status::Ok();
@@ -729,9 +829,8 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     return why;
   };
 
-  const Oid new_dirent = DirentOid(new_dir, new_name);
-  const Oid old_dirent = DirentOid(old_dir, old_name);
   std::optional<DirEntry> replaced;
+  bool replaced_named_elsewhere = false;
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
   int new_dir_links = 0;  // the change of new_dir's link count
   bool new_dir_touched = false;
@@ -782,7 +881,9 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         return give_up(Status::IsADirectory("'" + std::string(new_name) + "' is a directory"));
       }
       if (S_ISDIR(replaced->type)) {
-        if (Status marked = MarkForRemovalIfEmpty(replaced->fno, new_name); !marked.ok()) {
+        if (Status marked =
+                MarkForRemovalIfEmpty(replaced->fno, new_dir, new_name, &replaced_named_elsewhere);
+            !marked.ok()) {
           return give_up(marked);
         }
         marked_target = replaced->fno;
@@ -858,7 +959,11 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   }
   if (!replaced) return Unlinked{};
   if (S_ISDIR(replaced->type)) {
-    ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
+    if (replaced_named_elsewhere) {
+      unmark_target();  // it lives on under its other name
+    } else {
+      ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
+    }
     return Unlinked{};
   }
   Result<InodeRef> dropped = UpdateInode(replaced->fno, [](Inode* inode) {

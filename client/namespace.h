@@ -116,6 +116,11 @@ class Namespace {
   // Deletes every object of a file whose last link is gone.
   Status ReleaseInode(uint64_t fno);
 
+  // fsck: finishes the renames of directory `fno` noted before `started_before` (cut short:
+  // Inode::renames). Where a note's new name names the directory, its old name is removed if it
+  // still does; the note goes. Returns the old names removed (with `dry_run`, to be removed).
+  Result<uint32_t> FinishRenamesCutShort(uint64_t fno, int64_t started_before, bool dry_run);
+
   // Counts this client's changes of INODE objects, each once as it starts and once as it ends:
   // attributes read while the count stood still include every change this client made.
   uint64_t inode_changes() const { return inode_changes_.load(std::memory_order_acquire); }
@@ -205,9 +210,12 @@ class Namespace {
                      std::optional<Bucket> first = std::nullopt,
                      const std::optional<DirEntry>& put_back = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
-  // Marks directory `dir` (named `name`, for the error) as being removed and checks that it is
-  // empty: OK leaves it marked; NotEmpty or an error leaves it unmarked.
-  Status MarkForRemovalIfEmpty(uint64_t dir, std::string_view name);
+  // Marks directory `fno`, named `name` in `parent`, as being removed and checks that it is
+  // empty: OK leaves it marked; NotEmpty, Busy (a rename under way may still give it another
+  // name) or an error leaves it unmarked. `named_elsewhere`: a rename left it another name
+  // besides this one, so its removal takes this name only and keeps the inode.
+  Status MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::string_view name,
+                               bool* named_elsewhere);
   void ClearRemovalMark(uint64_t dir);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
   // ZeroData deletes up to this many whole objects without listing which exist.

@@ -991,6 +991,9 @@ Result<wire::ObjectMeta> ClusterClient::HookedCommit(const Oid& original, std::s
   if (test_hooks_.before_writing_original_then_replica) {
     test_hooks_.before_writing_original_then_replica(original);
   }
+  if (test_hooks_.instead_of_committing) {
+    if (Status unsent = test_hooks_.instead_of_committing(original); !unsent.ok()) return unsent;
+  }
   Result<wire::ObjectMeta> written = CommitOriginalThenReplica(original, data, how);
   if (test_hooks_.before_answering_original_then_replica) {
     Status answer = written.status();
@@ -1148,6 +1151,9 @@ Status ClusterClient::SyncAll() {
 Status ClusterClient::DeleteBothCopies(const Oid& original,
                                        std::optional<uint64_t> expected_version) {
   if (test_hooks_.before_deleting_both_copies) test_hooks_.before_deleting_both_copies(original);
+  if (test_hooks_.instead_of_committing) {
+    if (Status unsent = test_hooks_.instead_of_committing(original); !unsent.ok()) return unsent;
+  }
   const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
   const Oid replica_copy = original.WithFlag(CopyFlag::kReplica);
   const uint64_t floor = VersionFloor();  // one deletion, one floor for both copies

@@ -275,6 +275,9 @@ class ClusterClient {
     std::function<void(const Oid& copy)> after_reading;
     // DeleteBothCopies is about to delete `original`'s copies.
     std::function<void(const Oid& original)> before_deleting_both_copies;
+    // A metadata change's commit (WriteOriginalThenReplica, DeleteBothCopies) of `original` is
+    // about to be sent: an error answers it unsent, as a client that died there leaves it.
+    std::function<Status(const Oid& original)> instead_of_committing;
   };
   void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
   // Switches to the latest map the OSDs run, when it is later than ours: for tools that call

@@ -9,12 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -462,6 +464,139 @@ TEST_F(NamespaceTest, FsckDuringADirectoryRenameDoesNotTakeItForAnOrphan) {
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_TRUE(after->dangling.empty()) << after->dangling.front();
   EXPECT_EQ(after->orphan_inodes, 0u);
+}
+
+// A client dies in a directory's rename after the new name's commit, before the old name's
+// removal: the directory has two names. An rmdir of one takes that name only (the rename's
+// note names the other), and fsck finishes the rename: the old name goes. (An rmdir used to
+// delete the inode, and the other name dangled.)
+TEST_F(NamespaceTest, ADirectoryRenameCutShortLeavesTwoNamesThatRmdirAndFsckResolve) {
+  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  Result<InodeRef> d = a_.Create(o->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ClusterClient dying(cluster_.client().map(), cluster_.Rpc("client"));
+  dying.SetTestHooks({.instead_of_committing = [&](const Oid& original) {
+    return original.fno == o->fno && original.type == ObjectType::kDirent
+               ? Status::Unavailable("the client died here")
+               : Status::Ok();
+  }});
+  Namespace c(&dying, kFnso);
+  auto names_d = [&](uint64_t dir, const std::string& name) {
+    Namespace fresh(&cluster_.client(), kFnso);
+    Result<InodeRef> found = fresh.Lookup(dir, name);
+    return found.ok() && found->fno == d->fno;
+  };
+
+  EXPECT_FALSE(c.Rename(o->fno, "D", kRoot, "D2", RenameMode::kReplace).ok());
+  ASSERT_TRUE(names_d(o->fno, "D"));
+  ASSERT_TRUE(names_d(kRoot, "D2"));
+  Status removed = b_.Rmdir(kRoot, "D2");
+  ASSERT_TRUE(removed.ok()) << removed.ToString();
+  EXPECT_FALSE(names_d(kRoot, "D2"));
+  EXPECT_TRUE(names_d(o->fno, "D")) << "the directory's other name dangles";
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+
+  // Cut short once more; fsck (no grace) removes the old name, and drops both notes.
+  EXPECT_FALSE(c.Rename(o->fno, "D", kRoot, "D3", RenameMode::kReplace).ok());
+  ASSERT_TRUE(names_d(o->fno, "D") && names_d(kRoot, "D3"));
+  Result<FsckReport> fixed = RunFsck(&cluster_.client(), kFnso, FsckOptions{.grace_seconds = 0});
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  EXPECT_EQ(fixed->renames_finished, 1u);
+  EXPECT_FALSE(names_d(o->fno, "D"));
+  EXPECT_TRUE(names_d(kRoot, "D3"));
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> inode = fresh.GetInode(d->fno);
+  ASSERT_TRUE(inode.ok()) << inode.status().ToString();
+  EXPECT_TRUE(inode->inode.renames.empty());
+  Result<FsckReport> after = DryRunFsck();
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_TRUE(after->dangling.empty()) << after->dangling.front();
+  EXPECT_EQ(after->link_count_fixes, 0u);
+  EXPECT_EQ(after->orphan_inodes, 0u);
+  EXPECT_EQ(after->renames_finished, 0u);
+}
+
+// An rmdir of a directory's old name while its rename has yet to commit the new one waits
+// (EBUSY): the rename would give the removed directory a name, dangling. The rename then
+// completes. (The rmdir used to delete the inode and the rename took itself back, losing it.)
+TEST_F(NamespaceTest, AnRmdirWaitsForARenameOfItsDirectoryToGiveItsNewName) {
+  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  Result<InodeRef> d = a_.Create(o->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ClientWithHooks a_client(cluster_);
+  a_client.theirs.Arm("D2", [&] {
+    Status removed = b_.Rmdir(o->fno, "D");
+    EXPECT_TRUE(removed.Is(StatusCode::kBusy)) << removed.ToString();
+  });
+  Result<Unlinked> renamed = a_client.ns.Rename(o->fno, "D", kRoot, "D2", RenameMode::kReplace);
+  ASSERT_TRUE(a_client.theirs.Ran());
+  ASSERT_TRUE(renamed.ok()) << renamed.status().ToString();
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> found = fresh.Lookup(kRoot, "D2");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->fno, d->fno);
+  EXPECT_TRUE(found->inode.renames.empty());
+  EXPECT_TRUE(fresh.Lookup(o->fno, "D").status().Is(StatusCode::kNotFound));
+}
+
+// fsck meets a file whose unlink removed one of its two names and has yet to lower the count
+// (a stalled client): it notes the count, and lowers it only in a run after the grace period.
+// (It lowered it at once; the unlink lowered it again and freed the file its other name
+// names.) A count a client that died there left too high is lowered by the later run.
+TEST_F(NamespaceTest, FsckLowersALinkCountOnlyOnceItStayedTooHighForTheGrace) {
+  Result<InodeRef> dir = a_.Create(kRoot, "dir", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  Result<InodeRef> f = CreateFile(a_, "a");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_TRUE(a_.Link(f->fno, dir->fno, "b").ok());
+  ASSERT_TRUE(a_.Link(f->fno, dir->fno, "c").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // older than a grace of 1 s
+  FsckOptions options;
+  options.grace_seconds = 1;
+  bool stalled = false;
+  ClusterClient stalling(cluster_.client().map(), cluster_.Rpc("client"));
+  stalling.SetTestHooks({.before_writing_original_then_replica = [&](const Oid& original) {
+    if (stalled || original.fno != dir->fno || original.type != ObjectType::kInode) return;
+    stalled = true;  // "b" is gone, the count not yet lowered
+    Result<FsckReport> report = RunFsck(&cluster_.client(), kFnso, options);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(report->link_counts_held, 1u);
+    EXPECT_EQ(report->link_count_fixes, 0u);
+  }});
+  Namespace c(&stalling, kFnso);
+  Result<Unlinked> unlinked = c.Unlink(dir->fno, "b");
+  ASSERT_TRUE(stalled);
+  ASSERT_TRUE(unlinked.ok()) << unlinked.status().ToString();
+  EXPECT_FALSE(unlinked->last_link);
+  EXPECT_EQ(Nlink(f->fno), 2);
+
+  // A client dies between the name's removal and the count's.
+  ClusterClient dying(cluster_.client().map(), cluster_.Rpc("client"));
+  dying.SetTestHooks({.instead_of_committing = [&](const Oid& original) {
+    return original.fno == dir->fno && original.type == ObjectType::kInode
+               ? Status::Unavailable("the client died here")
+               : Status::Ok();
+  }});
+  Namespace d(&dying, kFnso);
+  EXPECT_FALSE(d.Unlink(dir->fno, "c").ok());
+  EXPECT_EQ(Nlink(f->fno), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the unlink's ctime
+  Result<FsckReport> first = RunFsck(&cluster_.client(), kFnso, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->link_counts_held, 1u);
+  EXPECT_EQ(Nlink(f->fno), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  Result<FsckReport> second = RunFsck(&cluster_.client(), kFnso, options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->link_count_fixes, 1u);
+  EXPECT_EQ(Nlink(f->fno), 1);
+  Result<FsckReport> after = DryRunFsck();
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->link_count_fixes + after->link_counts_held, 0u);
 }
 
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
