@@ -338,6 +338,12 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
         error != write_back_errors_.end() && error->second.Is(StatusCode::kNoSpace)) {
       return error->second;
     }
+  }
+  // Room first: a write the cache has none for fails with nothing of it cached, or its bytes
+  // would be written back later, past the size its failure left.
+  ORTHOFS_RETURN_IF_ERROR(RelievePressure(fno));
+  {
+    std::lock_guard lock(mu_);
     for (const ObjectSpan& span : spans) {
       due_now += cache_.Write({fno, span.index}, span.offset,
                               data.substr(span.buffer_offset, span.length), now);
@@ -346,7 +352,10 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
   // Each object written whole is due at once: one flush thread per object. (Waking one for a
   // write that completed nothing cost a futile context switch per small write.)
   for (size_t i = 0; i < due_now; ++i) work_cv_.notify_one();
-  return RelievePressure(fno);
+  // The write is accepted (cached): a write-back failing from here on is for the file's fsync
+  // or close to report, as with a page cache.
+  (void)RelievePressure(fno);
+  return Status::Ok();
 }
 
 Status FileIo::RelievePressure(uint64_t writer_fno) {

@@ -70,7 +70,9 @@ class FileIo {
   // client's cache (WriteBackCache::Delivered).
   Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
                            bool for_page_cache = false);
-  // Copies the bytes into the cache (they reach the OSDs later, or now under pressure).
+  // Copies the bytes into the cache (they reach the OSDs later, or now under pressure). Fails,
+  // with nothing cached, when the cache has no room that write-backs can make; a write-back
+  // failing after the bytes are cached is reported by the file's Flush.
   Status Write(uint64_t fno, uint64_t offset, std::string_view data);
   // Every byte written to the file so far is on both copies' OSDs when this returns (not yet
   // fsync'd there). Returns the first write-back failure of the file since the last Flush.

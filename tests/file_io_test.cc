@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -215,6 +216,61 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   release.set_value();
   for (uint32_t id : stopped) cluster.Start(id);
   EXPECT_TRUE(io.Flush(held).ok());
+}
+
+// A write the cache has no room for (its dirty objects cannot be written back: both copies'
+// OSDs are down) fails with nothing of it cached: its bytes must not land once the OSDs are
+// back, past the size its failure left. (They were cached first and written back later.) The
+// writes accepted before it all land.
+TEST(FileIoTest, AWriteRefusedForWantOfRoomLeavesNothingToLandLater) {
+  TestCluster cluster;
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  const Placement placement(cluster.map());
+  const uint32_t live = cluster.map().osds.front().id;
+  const uint64_t fno = FileWithNoCopyOn(placement, live);
+  ASSERT_NE(fno, 0u);
+  auto object = [&](uint64_t index) { return Oid{kFnso, fno, index, ObjectType::kData}; };
+  std::vector<uint64_t> indexes;  // objects with neither copy on the OSD that stays up
+  for (uint64_t index = 0; indexes.size() < 32; ++index) {
+    if (placement.OriginalOsdFor(object(index)) != live) indexes.push_back(index);
+  }
+  std::vector<uint32_t> stopped;
+  for (const OsdInfo& osd : cluster.map().osds) {
+    if (osd.id != live) stopped.push_back(osd.id);
+  }
+  for (uint32_t id : stopped) cluster.Stop(id, SIGKILL);
+  FileIo io(&client, kFnso,
+            FileIoOptions{.cache_bytes = 4 * object_size,
+                          .flush_threads = 1,
+                          .max_dirty_age = std::chrono::minutes(10)});
+  std::vector<uint64_t> accepted;
+  std::optional<uint64_t> refused;
+  for (uint64_t index : indexes) {
+    if (!io.Write(fno, index * object_size, std::string(object_size, 'w')).ok()) {
+      refused = index;
+      break;
+    }
+    accepted.push_back(index);
+  }
+  ASSERT_TRUE(refused.has_value()) << "the cache never ran out of room: nothing tested";
+  for (uint32_t id : stopped) cluster.Start(id);
+  // The first flushes report the write-backs that failed while the OSDs were down, and the
+  // client's channels reconnect with a backoff.
+  Status flushed = io.Flush(fno);
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       !flushed.ok() && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    flushed = io.Flush(fno);
+  }
+  ASSERT_TRUE(flushed.ok()) << flushed.ToString();
+  for (uint64_t index : accepted) {
+    EXPECT_TRUE(client.ReadEitherCopy(object(index)).ok()) << "accepted object " << index;
+  }
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    EXPECT_TRUE(client.Read(object(*refused).WithFlag(flag)).status().Is(StatusCode::kNotFound))
+        << "the refused write landed in object " << *refused;
+  }
 }
 
 // A file forgotten (deleted) while one of its write-backs is in flight: that write-back fails
