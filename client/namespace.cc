@@ -26,6 +26,8 @@ constexpr std::chrono::seconds kWrittenInodeAge{1};
 // A directory's rename that noted itself (Inode::renames) this long ago without giving the
 // directory its new name was cut short: a rename's calls have deadlines and bounded retries.
 constexpr int64_t kRenameNoteExpirySeconds = 60;
+// How long a directory move lease (MoveLease) holds; a move takes milliseconds.
+constexpr std::chrono::seconds kMoveLease{30};
 constexpr size_t kWrittenInodes = 1024;
 
 Status CheckName(std::string_view name) {
@@ -469,6 +471,7 @@ Result<InodeRef> Namespace::Create(uint64_t dir, std::string_view name, uint32_t
   inode.uid = who.uid;
   inode.gid = who.gid;
   inode.nlink = S_ISDIR(mode) ? 2 : 1;
+  if (S_ISDIR(mode)) inode.parent = dir;
   inode.rdev = rdev;
   inode.atime = inode.mtime = inode.ctime = Now();
   return MakeInode(dir, name, inode, "");
@@ -631,7 +634,7 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   if (!S_ISDIR(entry->type)) {
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
-  bool named_elsewhere = false;
+  std::optional<uint64_t> named_elsewhere;
   ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, dir, name, &named_elsewhere));
   if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
     // A removal that failed as a transport failure may have landed with its answer lost (or
@@ -645,7 +648,7 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
     return removed;
   }
   if (named_elsewhere) {
-    ClearRemovalMark(entry->fno);  // it lives on under its other name
+    KeepUnderOtherName(entry->fno, dir, *named_elsewhere);
   } else {
     ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
   }
@@ -653,7 +656,7 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
 }
 
 Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::string_view name,
-                                        bool* named_elsewhere) {
+                                        std::optional<uint64_t>* named_elsewhere) {
   // The directory is marked first (Inode::removal_marks): an entry made in it (create, link,
   // rename) whose parent update comes after the mark refuses and is taken back, and one whose
   // update came before committed its entry before that, so the check below sees it. So does a
@@ -673,7 +676,7 @@ Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::stri
   // Renames of the directory under way or cut short: either of a note's names other than this
   // one may still name it. A new name still to come (not expired) could be committed after
   // the inode is gone, as a dangling entry: the removal waits for the rename.
-  *named_elsewhere = false;
+  named_elsewhere->reset();
   const Timespec now = Now();
   for (const RenameNote& note : marked->inode.renames) {
     for (const bool is_new : {false, true}) {
@@ -686,7 +689,7 @@ Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::stri
         return names.status();
       }
       if (*names) {
-        *named_elsewhere = true;
+        *named_elsewhere = dir;
       } else if (is_new && now.sec - note.started.sec < kRenameNoteExpirySeconds) {
         ClearRemovalMark(fno);
         return Status::Busy("'" + std::string(name) + "' is being renamed");
@@ -702,11 +705,17 @@ Result<uint32_t> Namespace::FinishRenamesCutShort(uint64_t fno, int64_t started_
   if (!inode.ok()) return inode.status();
   uint32_t removed = 0;
   std::vector<RenameNote> finished;
+  std::optional<uint64_t> parent;  // where the last finished rename leaves the directory
   for (const RenameNote& note : inode->inode.renames) {
     if (note.started.sec >= started_before) continue;
     Result<bool> renamed = HasEntry(DirentOid(note.to_dir, note.to_name), note.to_name, fno);
     if (!renamed.ok()) return renamed.status();
-    if (*renamed) {
+    if (!*renamed) {
+      Result<bool> stayed = HasEntry(DirentOid(note.from_dir, note.from_name), note.from_name, fno);
+      if (!stayed.ok()) return stayed.status();
+      if (*stayed) parent = note.from_dir;  // it never moved
+    } else {
+      parent = note.to_dir;
       Result<bool> old_there =
           HasEntry(DirentOid(note.from_dir, note.from_name), note.from_name, fno);
       if (!old_there.ok()) return old_there.status();
@@ -729,10 +738,79 @@ Result<uint32_t> Namespace::FinishRenamesCutShort(uint64_t fno, int64_t started_
     std::erase_if(changed->renames, [&](const RenameNote& n) {
       return std::find(finished.begin(), finished.end(), n) != finished.end();
     });
+    if (parent) changed->parent = *parent;
     return Status::Ok();
   });
   if (!dropped.ok()) return dropped.status();
   return removed;
+}
+
+void Namespace::KeepUnderOtherName(uint64_t fno, uint64_t removed_parent, uint64_t other_parent) {
+  Result<InodeRef> kept = UpdateInode(fno, [&](Inode* inode) {
+    if (inode->removal_marks > 0) --inode->removal_marks;
+    if (inode->parent == removed_parent) inode->parent = other_parent;
+    return Status::Ok();
+  });
+  if (!kept.ok() && !kept.status().Is(StatusCode::kNotFound)) {
+    spdlog::warn("directory {} keeps its rmdir mark (fsck clears it): {}", fno,
+                 kept.status().ToString());
+  }
+}
+
+Result<uint64_t> Namespace::TakeMoveLease() {
+  const auto give_up_at = std::chrono::steady_clock::now() + 2 * kMoveLease;
+  for (int attempt = 0;; ++attempt) {
+    Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(MoveLeaseOid());
+    uint64_t expected = 0;
+    if (read.ok()) {
+      expected = read->meta().version();
+      Result<MoveLease> held = DecodeMoveLease(read->data());
+      // A damaged lease is taken over like an expired one.
+      if (held.ok() && held->expires_sec >= Now().sec) {
+        if (std::chrono::steady_clock::now() > give_up_at) {
+          return Status::Busy("directories are being moved by another client (" +
+                              std::to_string(held->owner) + ")");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 + attempt, 50)));
+        continue;
+      }
+    } else if (!read.status().Is(StatusCode::kNotFound)) {
+      return read.status();
+    }
+    const MoveLease mine{lease_owner_, Now().sec + kMoveLease.count()};
+    Result<wire::ObjectMeta> taken =
+        cluster_->WriteOriginalThenReplica(MoveLeaseOid(), EncodeMoveLease(mine), expected);
+    if (taken.ok()) return taken->version();
+    if (!taken.status().Is(StatusCode::kVersionMismatch)) return taken.status();
+    AfterConflict(attempt);
+  }
+}
+
+void Namespace::ReleaseMoveLease(uint64_t version) {
+  // A lease taken over meanwhile (this one expired) is the other holder's: the conditional
+  // delete leaves it.
+  Status released = cluster_->DeleteBothCopies(MoveLeaseOid(), version);
+  if (!released.ok() && !released.Is(StatusCode::kVersionMismatch)) {
+    spdlog::warn("the directory move lease stays until it expires ({} s): {}", kMoveLease.count(),
+                 released.ToString());
+  }
+}
+
+Result<bool> Namespace::IsInside(uint64_t dir, uint64_t moved) {
+  // A chain longer than this is damaged (a cycle made before parents were kept).
+  constexpr int kMaxDepth = 4096;
+  for (int depth = 0; dir != 0; ++depth) {
+    if (dir == moved) return true;
+    if (dir == kRootFno) return false;
+    if (depth == kMaxDepth) {
+      return Status::Corruption("directory " + std::to_string(dir) + " is deeper than " +
+                                std::to_string(kMaxDepth) + " levels (a cycle?)");
+    }
+    Result<InodeRef> inode = GetInode(dir);
+    if (!inode.ok()) return inode.status();
+    dir = inode->inode.parent;
+  }
+  return false;
 }
 
 void Namespace::ClearRemovalMark(uint64_t dir) {
@@ -776,6 +854,29 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
           ? std::optional<RenameNote>(
                 RenameNote{old_dir, std::string(old_name), new_dir, std::string(new_name), Now()})
           : std::nullopt;
+  // A directory moved to another one records its new parent (Inode::parent); such moves take
+  // the namespace's move lease, so that none can move a directory into itself meanwhile.
+  const bool moving_across = moving_dir && old_dir != new_dir;
+  std::optional<uint64_t> lease;
+  if (moving_across) {
+    Result<uint64_t> taken = TakeMoveLease();
+    if (!taken.ok()) return taken.status();
+    lease = *taken;
+  }
+  struct LeaseRelease {
+    Namespace* ns;
+    const std::optional<uint64_t>& lease;
+    ~LeaseRelease() {
+      if (lease) ns->ReleaseMoveLease(*lease);
+    }
+  } release_lease{this, lease};
+  if (moving_across) {
+    Result<bool> inside = IsInside(new_dir, source->fno);
+    if (!inside.ok()) return inside.status();
+    if (*inside) {
+      return Status::InvalidArgument("cannot move '" + std::string(old_name) + "' into itself");
+    }
+  }
   Result<InodeRef> pinned = UpdateInode(source->fno, [&](Inode* inode) {
     if (inode->nlink == 0) return Status::NotFound(lost);
     if (!moving_dir) ++inode->nlink;
@@ -788,17 +889,20 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       }
       inode->renames.push_back(*note);
     }
+    if (moving_across) inode->parent = new_dir;
     inode->ctime = Now();
     return Status::Ok();
   });
   if (!pinned.ok()) return pinned.status();
-  // Drops the link the pin added (a directory: its note). An unlink racing this rename may
-  // have left the pin the last link: the caller frees the file then (`source_gone`).
-  auto unpin = [&] {
+  // Drops the link the pin added (a directory: its note, and its new parent unless the rename
+  // `took_effect`). An unlink racing this rename may have left the pin the last link: the
+  // caller frees the file then (`source_gone`).
+  auto unpin = [&](bool took_effect) {
     if (moving_dir) {
       if (!note) return Status::Ok();
       Result<InodeRef> unnoted = UpdateInode(source->fno, [&](Inode* inode) {
         std::erase(inode->renames, *note);
+        if (!took_effect && moving_across && inode->parent == new_dir) inode->parent = old_dir;
         return Status::Ok();
       });
       // A directory gone meanwhile (removed under its other name) holds no note.
@@ -825,12 +929,12 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   // Before the commit: nothing of this rename stays but the pin, which goes.
   auto give_up = [&](Status why) {
     unmark_target();
-    (void)unpin();
+    (void)unpin(/*took_effect=*/false);
     return why;
   };
 
   std::optional<DirEntry> replaced;
-  bool replaced_named_elsewhere = false;
+  std::optional<uint64_t> replaced_named_elsewhere;
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
   int new_dir_links = 0;  // the change of new_dir's link count
   bool new_dir_touched = false;
@@ -868,7 +972,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
           Result<bool> old_there = HasEntry(old_dirent, old_name, source->fno);
           if (!old_there.ok() || *old_there) return Unlinked{};
         }
-        (void)unpin();
+        (void)unpin(/*took_effect=*/false);
         return Unlinked{};
       }
       if (mode == RenameMode::kNoReplace) {
@@ -945,7 +1049,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   }
   // The rename took effect; a count left one too high only keeps the file from being freed
   // at its last unlink (fsck fixes it), so it is not the caller's failure.
-  if (Status dropped = unpin(); !dropped.ok()) {
+  if (Status dropped = unpin(/*took_effect=*/true); !dropped.ok()) {
     spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
                  source->fno, dropped.ToString());
   }
@@ -960,7 +1064,8 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   if (!replaced) return Unlinked{};
   if (S_ISDIR(replaced->type)) {
     if (replaced_named_elsewhere) {
-      unmark_target();  // it lives on under its other name
+      marked_target.reset();
+      KeepUnderOtherName(replaced->fno, new_dir, *replaced_named_elsewhere);
     } else {
       ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
     }

@@ -146,6 +146,7 @@ class Namespace {
   }
   Oid SymlinkOid(uint64_t fno) const { return {fnso_, fno, 0, ObjectType::kSymlink}; }
   Oid SuperOid() const { return {fnso_, 0, 0, ObjectType::kSuper}; }
+  Oid MoveLeaseOid() const { return {fnso_, 0, 1, ObjectType::kSuper}; }
   Oid DataOid(uint64_t fno, uint64_t index) const { return {fnso_, fno, index, ObjectType::kData}; }
 
   struct Bucket {
@@ -215,8 +216,18 @@ class Namespace {
   // name) or an error leaves it unmarked. `named_elsewhere`: a rename left it another name
   // besides this one, so its removal takes this name only and keeps the inode.
   Status MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::string_view name,
-                               bool* named_elsewhere);
+                               std::optional<uint64_t>* named_elsewhere);
   void ClearRemovalMark(uint64_t dir);
+  // A directory whose removal under one name took that name only (`named_elsewhere`): its mark
+  // goes, and its parent becomes `other_parent` if it was `removed_parent`.
+  void KeepUnderOtherName(uint64_t fno, uint64_t removed_parent, uint64_t other_parent);
+  // Takes the namespace's move lease (MoveLease), waiting while another holds it; returns the
+  // lease's version, for ReleaseMoveLease.
+  Result<uint64_t> TakeMoveLease();
+  void ReleaseMoveLease(uint64_t version);
+  // Whether directory `dir` is `moved` or inside it, by the parents directories record (a
+  // parent not recorded ends the walk: not inside).
+  Result<bool> IsInside(uint64_t dir, uint64_t moved);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
   // ZeroData deletes up to this many whole objects without listing which exist.
   static constexpr uint64_t kDeleteUnlistedUpTo = 16;
@@ -242,7 +253,8 @@ class Namespace {
   std::mutex fno_mu_;
   uint64_t next_fno_ = 0;  // reserved range [next_fno_, fno_limit_)
   uint64_t fno_limit_ = 0;
-  std::mt19937_64 fno_random_ = SeededRandom();  // where a jumped batch lands
+  std::mt19937_64 fno_random_ = SeededRandom();    // where a jumped batch lands
+  const uint64_t lease_owner_ = SeededRandom()();  // this client, in MoveLease
   // DIRENT buckets read by lookups a moment ago (common/recent_reads.h): the kernel looks a
   // name up right before it creates or unlinks it, and the change starts from that read instead
   // of reading again. Its conditional write fails if the bucket changed since.

@@ -13,10 +13,12 @@ constexpr uint8_t kInodeWithXattrsFormat = 2;  // format 1 followed by the attri
 // Format 1, then the removal marks (u32, at least 1) and the attributes (their count may be
 // 0). Written only while a mark is set, so other inodes keep the formats older clients read.
 constexpr uint8_t kInodeWithMarksFormat = 3;
-// Format 1, then the removal marks (u32, may be 0), the excess links' time (i64), the rename
-// notes (u32 count, at least 1, of: from dir u64, from name, to dir u64, to name, started;
-// names as u32 length and bytes) and the attributes. Written only while a note is set.
+// Format 1, then the removal marks (u32, may be 0), the excess links' time (i64), the parent
+// (u64), the rename notes (u32 count of: from dir u64, from name, to dir u64, to name,
+// started; names as u32 length and bytes) and the attributes. Written for a directory with a
+// parent, or while a note is set.
 constexpr uint8_t kInodeWithNotesFormat = 4;
+constexpr uint8_t kMoveLeaseFormat = 1;
 // More removals of one directory at once than this is a damaged record.
 constexpr uint32_t kMaxRemovalMarks = 1 << 16;
 constexpr uint8_t kDirentFormat = 1;
@@ -99,7 +101,7 @@ void Inode::DropPrivileges() {
 
 std::string EncodeInode(const Inode& inode) {
   std::string out;
-  const bool notes = !inode.renames.empty() || inode.excess_links_since != 0;
+  const bool notes = !inode.renames.empty() || inode.excess_links_since != 0 || inode.parent != 0;
   const uint8_t format = notes                  ? kInodeWithNotesFormat
                          : inode.removing()     ? kInodeWithMarksFormat
                          : inode.xattrs.empty() ? kInodeFormat
@@ -119,6 +121,7 @@ std::string EncodeInode(const Inode& inode) {
   }
   if (format == kInodeWithNotesFormat) {
     AppendBigEndian64(&out, static_cast<uint64_t>(inode.excess_links_since));
+    AppendBigEndian64(&out, inode.parent);
     AppendBigEndian32(&out, static_cast<uint32_t>(inode.renames.size()));
     for (const RenameNote& note : inode.renames) {
       AppendBigEndian64(&out, note.from_dir);
@@ -160,10 +163,12 @@ Result<Inode> DecodeInode(std::string_view bytes) {
   if (format == kInodeWithNotesFormat) {
     uint64_t since = 0;
     uint32_t count = 0;
-    if (!r.U64(&since) || !r.U32(&count) || count > kMaxRenameNotes) return corrupt();
+    if (!r.U64(&since) || !r.U64(&inode.parent) || !r.U32(&count) || count > kMaxRenameNotes) {
+      return corrupt();
+    }
     inode.excess_links_since = static_cast<int64_t>(since);
-    // Format 4 exists for a note.
-    if (count == 0 && inode.excess_links_since == 0) return corrupt();
+    // Format 4 exists for a note or a parent.
+    if (count == 0 && inode.excess_links_since == 0 && inode.parent == 0) return corrupt();
     auto name = [&](std::string* out) {
       uint32_t len = 0;
       return r.U32(&len) && len > 0 && len <= kMaxNameLength && r.Bytes(len, out);
@@ -241,6 +246,28 @@ Status ValidateName(std::string_view name) {
     return Status::InvalidArgument("entry names cannot contain '/' or NUL");
   }
   return Status::Ok();
+}
+
+std::string EncodeMoveLease(const MoveLease& lease) {
+  std::string out;
+  out.push_back(static_cast<char>(kMoveLeaseFormat));
+  AppendBigEndian64(&out, lease.owner);
+  AppendBigEndian64(&out, static_cast<uint64_t>(lease.expires_sec));
+  return out;
+}
+
+Result<MoveLease> DecodeMoveLease(std::string_view bytes) {
+  Reader r(bytes);
+  uint8_t format = 0;
+  MoveLease lease;
+  uint64_t expires = 0;
+  if (!r.U8(&format) || format != kMoveLeaseFormat || !r.U64(&lease.owner) || !r.U64(&expires) ||
+      !r.done()) {
+    return Status::Corruption("undecodable move lease of " + std::to_string(bytes.size()) +
+                              " bytes");
+  }
+  lease.expires_sec = static_cast<int64_t>(expires);
+  return lease;
 }
 
 std::string EncodeSuperBlock(const SuperBlock& super) {

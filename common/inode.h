@@ -60,6 +60,9 @@ struct Inode {
   uint32_t removal_marks = 0;
   bool removing() const { return removal_marks > 0; }
   std::vector<RenameNote> renames;  // a directory's renames under way (RenameNote)
+  // A directory's parent, so that a directory is never moved into itself: 0 for the root and
+  // for files (and for a directory made before parents were kept).
+  uint64_t parent = 0;
   // fsck found more links counted than names naming the file at this time (Unix seconds; 0:
   // not so), and nothing changed the inode since (its ctime is older). An unlink drops its
   // name before the count, so fsck lowers a count only once it has been too high for its
@@ -100,6 +103,19 @@ uint64_t DirentOffset(std::string_view name);
 // kInvalidArgument for "", ".", "..", or names with '/' or NUL; a separate check gives
 // ENAMETOOLONG for names over kMaxNameLength bytes.
 Status ValidateName(std::string_view name);
+
+// The lease on moving directories between directories in one namespace (SUPER object at
+// offset 1): such a move checks that the target is not inside the directory it moves, and two
+// clients' moves checked at once could make a cycle cut off from the root (mv P Q/ beside
+// mv Q P/). A holder that dies leaves it to expire.
+struct MoveLease {
+  uint64_t owner = 0;       // random per client
+  int64_t expires_sec = 0;  // Unix seconds, by the holder's clock
+  friend bool operator==(const MoveLease&, const MoveLease&) = default;
+};
+
+std::string EncodeMoveLease(const MoveLease& lease);
+Result<MoveLease> DecodeMoveLease(std::string_view bytes);
 
 struct SuperBlock {
   uint64_t next_fno = kRootFno + 1;  // the next unreserved file number

@@ -48,7 +48,7 @@ Inode SampleInode() {
 void ExpectInodeRoundTrip(const Inode& inode) {
   std::string bytes = EncodeInode(inode);
   if (!inode.removing() && inode.xattrs.empty() && inode.renames.empty() &&
-      inode.excess_links_since == 0) {
+      inode.excess_links_since == 0 && inode.parent == 0) {
     EXPECT_EQ(bytes.size(), kInodeSize);
   }
   auto decoded = DecodeInode(bytes);
@@ -136,6 +136,7 @@ TEST(InodeTest, EachFieldIsEncodedIndependently) {
   vary([](Inode& i) { i.removal_marks = 1; });
   vary([](Inode& i) { i.removal_marks = 2; });
   vary([](Inode& i) { i.excess_links_since = 1700000003; });
+  vary([](Inode& i) { i.parent = 5; });
   vary([](Inode& i) { i.renames.push_back(RenameNote{2, "a", 3, "b", {1700000004, 5}}); });
   vary([](Inode& i) { i.renames.push_back(RenameNote{2, "a", 3, "c", {1700000004, 5}}); });
   vary([](Inode& i) {
@@ -208,8 +209,26 @@ TEST(InodeTest, NotesRoundTripInFormat4Only) {
   EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 4);
   ExpectInodeRoundTrip(dir);
   dir.excess_links_since = 0;
+  dir.parent = 12;
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 4);
+  ExpectInodeRoundTrip(dir);
+  dir.parent = 0;
   dir.removal_marks = 0;
   EXPECT_EQ(static_cast<uint8_t>(EncodeInode(dir)[0]), 2);
+}
+
+TEST(MoveLeaseTest, RoundTripsAndRejectsDamage) {
+  const MoveLease lease{0x0102030405060708, 1700000000};
+  const std::string bytes = EncodeMoveLease(lease);
+  ASSERT_EQ(bytes.size(), 17u);
+  Result<MoveLease> decoded = DecodeMoveLease(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, lease);
+  EXPECT_FALSE(DecodeMoveLease(bytes.substr(0, 16)).ok());
+  EXPECT_FALSE(DecodeMoveLease(bytes + "x").ok());
+  std::string other_format = bytes;
+  other_format[0] = 2;
+  EXPECT_FALSE(DecodeMoveLease(other_format).ok());
 }
 
 TEST(InodeDecodeTest, RejectsMalformedNotes) {
@@ -217,10 +236,10 @@ TEST(InodeDecodeTest, RejectsMalformedNotes) {
   dir.renames.push_back(RenameNote{7, "o", 9, "t", {5, 6}});
   const std::string good = EncodeInode(dir);
   const size_t base = EncodeInode(Inode{}).size();
-  const size_t count_at = base + 4 + 8;
+  const size_t count_at = base + 4 + 8 + 8;
   const size_t from_len_at = count_at + 4 + 8;
   std::string bytes = good;
-  PatchBigEndian32(&bytes, count_at, 0);  // no note and no excess time: no reason for format 4
+  PatchBigEndian32(&bytes, count_at, 0);  // no note, excess time or parent: no format 4
   ExpectCorruptInode(bytes);
   bytes = good;
   PatchBigEndian32(&bytes, count_at, kMaxRenameNotes + 1);

@@ -16,7 +16,7 @@ enum class ObjectType : uint8_t {
   kInode = 2,    // attributes; offset 0
   kDirent = 3,   // one directory entry; offset = hash of the name
   kSymlink = 4,  // link target; offset 0
-  kSuper = 5,    // per-namespace counters; offset 0
+  kSuper = 5,    // per-namespace: offset 0 the counters, offset 1 the directory move lease
 };
 
 // Numbers match proto/orthofs.proto's CopyFlag.

@@ -507,6 +507,52 @@ TEST_F(FuseMulticlientTest, ConcurrentRenamesBetweenDirectories) {
   }
 }
 
+// Two directories moved into each other at once, one by each client (mv P Q/ beside
+// mv Q P/): one move wins and the other fails, never both, which would leave P and Q in a
+// cycle cut off from the root (Namespace's move lease and recorded parents).
+TEST_F(FuseMulticlientTest, DirectoriesMovedIntoEachOtherStayReachable) {
+  constexpr int kRounds = 20;
+  std::vector<std::string> outcomes;
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string p = Name("P", i), q = Name("Q", i);
+    ASSERT_EQ(mkdir(A(p).c_str(), 0755), 0) << p;
+    ASSERT_EQ(mkdir(A(q).c_str(), 0755), 0) << q;
+    ASSERT_NO_FATAL_FAILURE(CreateFile(A(p + "/in-p"), "p"));
+    ASSERT_NO_FATAL_FAILURE(CreateFile(A(q + "/in-q"), "q"));
+  }
+  WaitForCaches();  // B sees every P and Q
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string p = Name("P", i), q = Name("Q", i);
+    std::latch start(2);
+    int a_errno = 0, b_errno = 0;
+    std::thread ta([&] {
+      start.arrive_and_wait();
+      if (rename(A(p).c_str(), A(q + "/" + p).c_str()) != 0) a_errno = errno;
+    });
+    std::thread tb([&] {
+      start.arrive_and_wait();
+      if (rename(B(q).c_str(), B(p + "/" + q).c_str()) != 0) b_errno = errno;
+    });
+    ta.join();
+    tb.join();
+    outcomes.push_back(p + ": A " + (a_errno ? ErrName(a_errno) : "OK") + ", B " +
+                       (b_errno ? ErrName(b_errno) : "OK"));
+  }
+  WaitForCaches();
+  const std::multiset<std::string> top = Names(DirA());
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string p = Name("P", i), q = Name("Q", i);
+    SCOPED_TRACE(outcomes[i]);
+    // Exactly one at the top (the other inside it), or both if both moves failed.
+    const bool p_top = top.count(p) == 1, q_top = top.count(q) == 1;
+    ASSERT_TRUE(p_top || q_top) << p << " and " << q << " are cut off from the root";
+    const std::string p_path = p_top ? A(p) : A(q + "/" + p);
+    const std::string q_path = q_top ? A(q) : A(p + "/" + q);
+    EXPECT_EQ(ReadFile(p_path + "/in-p"), "p");
+    EXPECT_EQ(ReadFile(q_path + "/in-q"), "q");
+  }
+}
+
 // ---- 4. the same name created exclusively by both clients at once ----
 
 TEST_F(FuseMulticlientTest, ExclusiveCreateOfTheSameNameHasOneWinner) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -597,6 +598,86 @@ TEST_F(NamespaceTest, FsckLowersALinkCountOnlyOnceItStayedTooHighForTheGrace) {
   Result<FsckReport> after = DryRunFsck();
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(after->link_count_fixes + after->link_counts_held, 0u);
+}
+
+// A directory cannot be moved into itself or below itself (EINVAL), by the parents that
+// directories record; moving it out of its own subtree's parent is fine.
+TEST_F(NamespaceTest, ADirectoryCannotMoveIntoItself) {
+  auto mkdir = [&](uint64_t dir, const std::string& name) {
+    Result<InodeRef> made = a_.Create(dir, name, S_IFDIR | 0755, 0, Credentials{});
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return made.ok() ? made->fno : 0;
+  };
+  const uint64_t p = mkdir(kRoot, "P");
+  const uint64_t sub = mkdir(p, "sub");
+  const uint64_t deep = mkdir(sub, "deep");
+  for (uint64_t into : {p, sub, deep}) {
+    Result<Unlinked> moved = b_.Rename(kRoot, "P", into, "P", RenameMode::kReplace);
+    EXPECT_TRUE(moved.status().Is(StatusCode::kInvalidArgument)) << moved.status().ToString();
+  }
+  ASSERT_TRUE(b_.Rename(sub, "deep", kRoot, "deep", RenameMode::kReplace).ok());
+  ASSERT_TRUE(b_.Rename(kRoot, "P", deep, "P", RenameMode::kReplace).ok());
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> moved = fresh.GetInode(p);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(moved->inode.parent, deep);
+  EXPECT_TRUE(b_.Rename(kRoot, "deep", sub, "deep", RenameMode::kReplace)
+                  .status()
+                  .Is(StatusCode::kInvalidArgument));
+}
+
+// Two clients move two directories into each other at once (mv P Q/ beside mv Q P/): the
+// second waits for the first's move lease and then sees that it would move Q into itself.
+// (Both checks used to pass before either move, and P and Q ended in a cycle cut off from the
+// root, with everything below them.)
+TEST_F(NamespaceTest, TwoClientsMovingDirectoriesIntoEachOtherMakeNoCycle) {
+  Result<InodeRef> p = a_.Create(kRoot, "P", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> q = a_.Create(kRoot, "Q", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(p.ok() && q.ok());
+  std::future<Result<Unlinked>> theirs;
+  ClusterClient mine(cluster_.client().map(), cluster_.Rpc("client"));
+  mine.SetTestHooks({.before_writing_original_then_replica = [&](const Oid& original) {
+    if (theirs.valid() || original != Oid{kFnso, p->fno, 0, ObjectType::kInode}) return;
+    // A has checked its move and is about to record P's new parent: B moves Q into P now.
+    theirs = std::async(std::launch::async,
+                        [&] { return b_.Rename(kRoot, "Q", p->fno, "Q", RenameMode::kReplace); });
+    theirs.wait_for(std::chrono::milliseconds(500));
+  }});
+  Namespace a(&mine, kFnso);
+  Result<Unlinked> moved = a.Rename(kRoot, "P", q->fno, "P", RenameMode::kReplace);
+  ASSERT_TRUE(theirs.valid()) << "the hook never ran";
+  Result<Unlinked> other = theirs.get();
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_TRUE(other.status().Is(StatusCode::kInvalidArgument)) << other.status().ToString();
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> found_q = fresh.Lookup(kRoot, "Q");
+  ASSERT_TRUE(found_q.ok()) << "Q is cut off from the root: " << found_q.status().ToString();
+  Result<InodeRef> found_p = fresh.Lookup(q->fno, "P");
+  ASSERT_TRUE(found_p.ok()) << found_p.status().ToString();
+  EXPECT_TRUE(fresh.Lookup(p->fno, "Q").status().Is(StatusCode::kNotFound));
+}
+
+// A move lease a client left behind when it died holds other clients' directory moves only
+// until it expires.
+TEST_F(NamespaceTest, ADirectoryMoveWaitsOutALeaseLeftByADeadClient) {
+  ASSERT_TRUE(a_.Create(kRoot, "from", S_IFDIR | 0755, 0, Credentials{}).ok());
+  Result<InodeRef> to = a_.Create(kRoot, "to", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(to.ok()) << to.status().ToString();
+  const MoveLease dead{12345, Now().sec + 1};
+  ASSERT_TRUE(
+      cluster_.client()
+          .WriteOriginalThenReplica(Oid{kFnso, 0, 1, ObjectType::kSuper}, EncodeMoveLease(dead), 0)
+          .ok());
+  Result<Unlinked> moved = b_.Rename(kRoot, "from", to->fno, "from", RenameMode::kReplace);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  Namespace fresh(&cluster_.client(), kFnso);
+  EXPECT_TRUE(fresh.Lookup(to->fno, "from").ok());
+  // Released: the next move takes it at once.
+  EXPECT_TRUE(b_.Rename(to->fno, "from", kRoot, "from", RenameMode::kReplace).ok());
+  EXPECT_TRUE(cluster_.client()
+                  .Read(Oid{kFnso, 0, 1, ObjectType::kSuper})
+                  .status()
+                  .Is(StatusCode::kNotFound));
 }
 
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
