@@ -23,11 +23,10 @@ constexpr int kMaxAttempts = 64;
 constexpr std::chrono::milliseconds kRecentBucketAge{500};
 constexpr size_t kRecentBuckets = 1024;
 constexpr std::chrono::seconds kWrittenInodeAge{1};
-// A directory's rename that noted itself (Inode::renames) this long ago without giving the
-// directory its new name was cut short: a rename's calls have deadlines and bounded retries.
-constexpr int64_t kRenameNoteExpirySeconds = 60;
-// How long a directory move lease (MoveLease) holds; a move takes milliseconds.
+// How long a directory move lease (MoveLease) holds; a move takes milliseconds. A move commits
+// only while the lease has this much left, for the calls of the commit.
 constexpr std::chrono::seconds kMoveLease{30};
+constexpr std::chrono::seconds kMoveLeaseMargin{10};
 constexpr size_t kWrittenInodes = 1024;
 
 Status CheckName(std::string_view name) {
@@ -634,8 +633,7 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
   if (!S_ISDIR(entry->type)) {
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
-  std::optional<uint64_t> named_elsewhere;
-  ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, dir, name, &named_elsewhere));
+  ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, name));
   if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
     // A removal that failed as a transport failure may have landed with its answer lost (or
     // another client renamed the directory meanwhile). Unless the entry is still there, the
@@ -647,16 +645,11 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
     if (still_there.ok() && *still_there) ClearRemovalMark(entry->fno);
     return removed;
   }
-  if (named_elsewhere) {
-    KeepUnderOtherName(entry->fno, dir, *named_elsewhere);
-  } else {
-    ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
-  }
+  ORTHOFS_RETURN_IF_ERROR(DeleteInode(entry->fno));
   return TouchDirectory(dir, -1);
 }
 
-Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::string_view name,
-                                        std::optional<uint64_t>* named_elsewhere) {
+Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, std::string_view name) {
   // The directory is marked first (Inode::removal_marks): an entry made in it (create, link,
   // rename) whose parent update comes after the mark refuses and is taken back, and one whose
   // update came before committed its entry before that, so the check below sees it. So does a
@@ -667,34 +660,36 @@ Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::stri
     return Status::Ok();
   });
   if (!marked.ok()) return marked.status();
-  Result<bool> empty = DirectoryIsEmpty(fno);
-  if (!empty.ok() || !*empty) {
-    ClearRemovalMark(fno);
-    if (!empty.ok()) return empty.status();
-    return Status::NotEmpty("'" + std::string(name) + "' is not empty");
-  }
-  // Renames of the directory under way or cut short: either of a note's names other than this
-  // one may still name it. A new name still to come (not expired) could be committed after
-  // the inode is gone, as a dangling entry: the removal waits for the rename.
-  named_elsewhere->reset();
-  const Timespec now = Now();
-  for (const RenameNote& note : marked->inode.renames) {
-    for (const bool is_new : {false, true}) {
-      const uint64_t dir = is_new ? note.to_dir : note.from_dir;
-      const std::string& other = is_new ? note.to_name : note.from_name;
-      if (dir == parent && other == name) continue;
-      Result<bool> names = HasEntry(DirentOid(dir, other), other, fno);
-      if (!names.ok()) {
-        ClearRemovalMark(fno);
-        return names.status();
-      }
-      if (*names) {
-        *named_elsewhere = dir;
-      } else if (is_new && now.sec - note.started.sec < kRenameNoteExpirySeconds) {
-        ClearRemovalMark(fno);
-        return Status::Busy("'" + std::string(name) + "' is being renamed");
-      }
+  // A rename of it under way may give it a name after it is gone (dangling) or have given it
+  // a second one: the removal waits for it, or finishes it if it was cut short.
+  if (!marked->inode.renames.empty()) {
+    if (Status settled = SettleRenames(fno); !settled.ok()) {
+      ClearRemovalMark(fno);
+      return settled;
     }
+  }
+  Result<bool> empty = DirectoryIsEmpty(fno);
+  if (empty.ok() && *empty) return Status::Ok();
+  ClearRemovalMark(fno);
+  if (!empty.ok()) return empty.status();
+  return Status::NotEmpty("'" + std::string(name) + "' is not empty");
+}
+
+Status Namespace::SettleRenames(uint64_t fno) {
+  Result<InodeRef> inode = GetInode(fno);
+  if (!inode.ok()) return inode.status();
+  // Expired: noted at least the expiry ago.
+  const int64_t expired_before = Now().sec - rename_note_expiry_.count() + 1;
+  for (const RenameNote& note : inode->inode.renames) {
+    if (note.started.sec >= expired_before) {
+      return Status::Busy("directory " + std::to_string(fno) + " is being renamed ('" +
+                          note.from_name + "' to '" + note.to_name + "')");
+    }
+  }
+  Result<uint32_t> finished = FinishRenamesCutShort(fno, expired_before, false);
+  if (!finished.ok()) return finished.status();
+  if (*finished > 0) {
+    spdlog::info("directory {}: finished {} rename(s) a client left cut short", fno, *finished);
   }
   return Status::Ok();
 }
@@ -745,19 +740,36 @@ Result<uint32_t> Namespace::FinishRenamesCutShort(uint64_t fno, int64_t started_
   return removed;
 }
 
-void Namespace::KeepUnderOtherName(uint64_t fno, uint64_t removed_parent, uint64_t other_parent) {
-  Result<InodeRef> kept = UpdateInode(fno, [&](Inode* inode) {
-    if (inode->removal_marks > 0) --inode->removal_marks;
-    if (inode->parent == removed_parent) inode->parent = other_parent;
-    return Status::Ok();
-  });
-  if (!kept.ok() && !kept.status().Is(StatusCode::kNotFound)) {
-    spdlog::warn("directory {} keeps its rmdir mark (fsck clears it): {}", fno,
-                 kept.status().ToString());
+Namespace::MoveLeaseHold::MoveLeaseHold(Namespace* ns, uint64_t version,
+                                        std::unique_lock<std::mutex> local)
+    : ns_(ns),
+      version_(version),
+      local_(std::move(local)),
+      usable_until_(std::chrono::steady_clock::now() + kMoveLease - kMoveLeaseMargin) {}
+
+Namespace::MoveLeaseHold::MoveLeaseHold(MoveLeaseHold&& other) noexcept
+    : ns_(std::exchange(other.ns_, nullptr)),
+      version_(other.version_),
+      local_(std::move(other.local_)),
+      usable_until_(other.usable_until_) {}
+
+Namespace::MoveLeaseHold::~MoveLeaseHold() {
+  if (ns_ == nullptr) return;
+  // A lease taken over meanwhile (this one expired) is the other holder's: the conditional
+  // delete leaves it.
+  Status released = ns_->cluster_->DeleteBothCopies(ns_->MoveLeaseOid(), version_);
+  if (!released.ok() && !released.Is(StatusCode::kVersionMismatch)) {
+    spdlog::warn("the directory move lease stays until it expires ({} s): {}", kMoveLease.count(),
+                 released.ToString());
   }
 }
 
-Result<uint64_t> Namespace::TakeMoveLease() {
+bool Namespace::MoveLeaseHold::Usable() const {
+  return std::chrono::steady_clock::now() < usable_until_;
+}
+
+Result<Namespace::MoveLeaseHold> Namespace::TakeMoveLease() {
+  std::unique_lock local(move_mu_);  // this client's moves, one at a time
   const auto give_up_at = std::chrono::steady_clock::now() + 2 * kMoveLease;
   for (int attempt = 0;; ++attempt) {
     Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(MoveLeaseOid());
@@ -765,8 +777,9 @@ Result<uint64_t> Namespace::TakeMoveLease() {
     if (read.ok()) {
       expected = read->meta().version();
       Result<MoveLease> held = DecodeMoveLease(read->data());
-      // A damaged lease is taken over like an expired one.
-      if (held.ok() && held->expires_sec >= Now().sec) {
+      // A damaged or expired lease is taken over, and so is this client's own (a release or
+      // a taking whose answer was lost: its moves come one at a time).
+      if (held.ok() && held->expires_sec >= Now().sec && held->owner != lease_owner_) {
         if (std::chrono::steady_clock::now() > give_up_at) {
           return Status::Busy("directories are being moved by another client (" +
                               std::to_string(held->owner) + ")");
@@ -780,35 +793,35 @@ Result<uint64_t> Namespace::TakeMoveLease() {
     const MoveLease mine{lease_owner_, Now().sec + kMoveLease.count()};
     Result<wire::ObjectMeta> taken =
         cluster_->WriteOriginalThenReplica(MoveLeaseOid(), EncodeMoveLease(mine), expected);
-    if (taken.ok()) return taken->version();
+    if (taken.ok()) return MoveLeaseHold(this, taken->version(), std::move(local));
     if (!taken.status().Is(StatusCode::kVersionMismatch)) return taken.status();
     AfterConflict(attempt);
   }
 }
 
-void Namespace::ReleaseMoveLease(uint64_t version) {
-  // A lease taken over meanwhile (this one expired) is the other holder's: the conditional
-  // delete leaves it.
-  Status released = cluster_->DeleteBothCopies(MoveLeaseOid(), version);
-  if (!released.ok() && !released.Is(StatusCode::kVersionMismatch)) {
-    spdlog::warn("the directory move lease stays until it expires ({} s): {}", kMoveLease.count(),
-                 released.ToString());
-  }
-}
-
 Result<bool> Namespace::IsInside(uint64_t dir, uint64_t moved) {
-  // A chain longer than this is damaged (a cycle made before parents were kept).
-  constexpr int kMaxDepth = 4096;
-  for (int depth = 0; dir != 0; ++depth) {
-    if (dir == moved) return true;
-    if (dir == kRootFno) return false;
-    if (depth == kMaxDepth) {
-      return Status::Corruption("directory " + std::to_string(dir) + " is deeper than " +
-                                std::to_string(kMaxDepth) + " levels (a cycle?)");
+  // Up from `dir` through every parent a directory may have: the one it records, and both of
+  // a rename's under way or cut short (which may have left it two names).
+  constexpr size_t kMaxVisited = 1 << 16;  // more is a damaged namespace
+  std::vector<uint64_t> to_visit = {dir};
+  std::set<uint64_t> visited;
+  while (!to_visit.empty()) {
+    const uint64_t at = to_visit.back();
+    to_visit.pop_back();
+    if (at == moved) return true;
+    if (at == 0 || at == kRootFno || !visited.insert(at).second) continue;
+    if (visited.size() > kMaxVisited) {
+      return Status::Corruption("more than " + std::to_string(kMaxVisited) + " directories above " +
+                                std::to_string(dir));
     }
-    Result<InodeRef> inode = GetInode(dir);
+    Result<InodeRef> inode = GetInode(at);
+    if (inode.status().Is(StatusCode::kNotFound)) continue;  // an old parent since removed
     if (!inode.ok()) return inode.status();
-    dir = inode->inode.parent;
+    to_visit.push_back(inode->inode.parent);
+    for (const RenameNote& note : inode->inode.renames) {
+      to_visit.push_back(note.from_dir);
+      to_visit.push_back(note.to_dir);
+    }
   }
   return false;
 }
@@ -841,12 +854,27 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
 
   const Oid new_dirent = DirentOid(new_dir, new_name);
   const Oid old_dirent = DirentOid(old_dir, old_name);
+  // A directory moved to another one records its new parent (Inode::parent); such moves take
+  // the namespace's move lease, so that none can move a directory into itself meanwhile.
+  const bool moving_across = moving_dir && old_dir != new_dir;
+  std::optional<MoveLeaseHold> lease;
+  if (moving_across) {
+    Result<MoveLeaseHold> taken = TakeMoveLease();
+    if (!taken.ok()) return taken.status();
+    lease.emplace(std::move(*taken));
+    Result<bool> inside = IsInside(new_dir, source->fno);
+    if (!inside.ok()) return inside.status();
+    if (*inside) {
+      return Status::InvalidArgument("cannot move '" + std::string(old_name) + "' into itself");
+    }
+  }
   // Another client may rename or unlink the source while this rename runs; only one of them
   // may take the name. A file's link count goes up first, as at a link, so that an unlink
   // racing this rename cannot free the file under the new entry (nor can a crash leave two
   // entries that count one link). A directory has no such count to hold (rmdir checks
   // emptiness, not links); its race is settled by the old name's removal alone, and it notes
-  // the rename (Inode::renames) for the time it has two names, unless one bucket holds both.
+  // the rename (Inode::renames) for the time it has two names, unless one bucket holds both:
+  // another rename or rmdir of it waits (EBUSY), or finishes it once it is expired.
   // Either is stamped as Linux stamps a renamed inode, which also tells fsck that a directory
   // in flight between its two names, whose entries it may miss both, is not an orphan.
   const std::optional<RenameNote> note =
@@ -854,45 +882,29 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
           ? std::optional<RenameNote>(
                 RenameNote{old_dir, std::string(old_name), new_dir, std::string(new_name), Now()})
           : std::nullopt;
-  // A directory moved to another one records its new parent (Inode::parent); such moves take
-  // the namespace's move lease, so that none can move a directory into itself meanwhile.
-  const bool moving_across = moving_dir && old_dir != new_dir;
-  std::optional<uint64_t> lease;
-  if (moving_across) {
-    Result<uint64_t> taken = TakeMoveLease();
-    if (!taken.ok()) return taken.status();
-    lease = *taken;
-  }
-  struct LeaseRelease {
-    Namespace* ns;
-    const std::optional<uint64_t>& lease;
-    ~LeaseRelease() {
-      if (lease) ns->ReleaseMoveLease(*lease);
-    }
-  } release_lease{this, lease};
-  if (moving_across) {
-    Result<bool> inside = IsInside(new_dir, source->fno);
-    if (!inside.ok()) return inside.status();
-    if (*inside) {
-      return Status::InvalidArgument("cannot move '" + std::string(old_name) + "' into itself");
-    }
-  }
-  Result<InodeRef> pinned = UpdateInode(source->fno, [&](Inode* inode) {
-    if (inode->nlink == 0) return Status::NotFound(lost);
-    if (!moving_dir) ++inode->nlink;
-    if (moving_dir && inode->removing()) {
-      return Status::NotFound("'" + std::string(old_name) + "' is being removed");
-    }
-    if (note) {
-      if (inode->renames.size() >= kMaxRenameNotes) {
-        return Status::Busy("'" + std::string(old_name) + "' has too many renames under way");
+  uint64_t parent_before = 0;
+  Result<InodeRef> pinned = Status::Ok();
+  for (bool settled = false;; settled = true) {
+    bool noted = false;  // another rename's note is there
+    pinned = UpdateInode(source->fno, [&](Inode* inode) {
+      if (inode->nlink == 0) return Status::NotFound(lost);
+      if (moving_dir && inode->removing()) {
+        return Status::NotFound("'" + std::string(old_name) + "' is being removed");
       }
-      inode->renames.push_back(*note);
-    }
-    if (moving_across) inode->parent = new_dir;
-    inode->ctime = Now();
-    return Status::Ok();
-  });
+      if (moving_dir && !inode->renames.empty()) {
+        noted = true;
+        return Status::Busy("'" + std::string(old_name) + "' is being renamed");
+      }
+      if (!moving_dir) ++inode->nlink;
+      if (note) inode->renames.push_back(*note);
+      parent_before = inode->parent;
+      if (moving_across) inode->parent = new_dir;
+      inode->ctime = Now();
+      return Status::Ok();
+    });
+    if (!noted || settled) break;
+    ORTHOFS_RETURN_IF_ERROR(SettleRenames(source->fno));
+  }
   if (!pinned.ok()) return pinned.status();
   // Drops the link the pin added (a directory: its note, and its new parent unless the rename
   // `took_effect`). An unlink racing this rename may have left the pin the last link: the
@@ -902,7 +914,10 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       if (!note) return Status::Ok();
       Result<InodeRef> unnoted = UpdateInode(source->fno, [&](Inode* inode) {
         std::erase(inode->renames, *note);
-        if (!took_effect && moving_across && inode->parent == new_dir) inode->parent = old_dir;
+        // Where it was before: under the lease nobody else moved it between directories.
+        if (!took_effect && moving_across && inode->parent == new_dir) {
+          inode->parent = parent_before;
+        }
         return Status::Ok();
       });
       // A directory gone meanwhile (removed under its other name) holds no note.
@@ -934,7 +949,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   };
 
   std::optional<DirEntry> replaced;
-  std::optional<uint64_t> replaced_named_elsewhere;
+
   const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
   int new_dir_links = 0;  // the change of new_dir's link count
   bool new_dir_touched = false;
@@ -950,6 +965,9 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   for (int attempt = 0;; ++attempt) {
     unmark_target();  // a conflict: the target may be another one now
     if (attempt == kMaxAttempts) return give_up(Status::Unavailable("rename: too many conflicts"));
+    if (lease && !lease->Usable()) {
+      return give_up(Status::Unavailable("rename: the directory move lease ran out"));
+    }
     Result<Bucket> bucket = ReadBucket(new_dirent);
     if (!bucket.ok()) return give_up(bucket.status());
     std::vector<DirEntry> entries;
@@ -985,9 +1003,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         return give_up(Status::IsADirectory("'" + std::string(new_name) + "' is a directory"));
       }
       if (S_ISDIR(replaced->type)) {
-        if (Status marked =
-                MarkForRemovalIfEmpty(replaced->fno, new_dir, new_name, &replaced_named_elsewhere);
-            !marked.ok()) {
+        if (Status marked = MarkForRemovalIfEmpty(replaced->fno, new_name); !marked.ok()) {
           return give_up(marked);
         }
         marked_target = replaced->fno;
@@ -1063,12 +1079,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   }
   if (!replaced) return Unlinked{};
   if (S_ISDIR(replaced->type)) {
-    if (replaced_named_elsewhere) {
-      marked_target.reset();
-      KeepUnderOtherName(replaced->fno, new_dir, *replaced_named_elsewhere);
-    } else {
-      ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
-    }
+    ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
     return Unlinked{};
   }
   Result<InodeRef> dropped = UpdateInode(replaced->fno, [](Inode* inode) {

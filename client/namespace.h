@@ -116,6 +116,13 @@ class Namespace {
   // Deletes every object of a file whose last link is gone.
   Status ReleaseInode(uint64_t fno);
 
+  // A directory's rename that noted itself (Inode::renames) this long ago and is still noted
+  // was cut short (a rename's calls have deadlines and bounded retries): the next rename or
+  // removal of the directory finishes it, and so does fsck.
+  static constexpr std::chrono::seconds kRenameNoteExpiry{60};
+  // For tests: another expiry than kRenameNoteExpiry for this client.
+  void set_rename_note_expiry(std::chrono::seconds expiry) { rename_note_expiry_ = expiry; }
+
   // fsck: finishes the renames of directory `fno` noted before `started_before` (cut short:
   // Inode::renames). Where a note's new name names the directory, its old name is removed if it
   // still does; the note goes. Returns the old names removed (with `dry_run`, to be removed).
@@ -215,16 +222,30 @@ class Namespace {
   // empty: OK leaves it marked; NotEmpty, Busy (a rename under way may still give it another
   // name) or an error leaves it unmarked. `named_elsewhere`: a rename left it another name
   // besides this one, so its removal takes this name only and keeps the inode.
-  Status MarkForRemovalIfEmpty(uint64_t fno, uint64_t parent, std::string_view name,
-                               std::optional<uint64_t>* named_elsewhere);
+  Status MarkForRemovalIfEmpty(uint64_t fno, std::string_view name);
   void ClearRemovalMark(uint64_t dir);
-  // A directory whose removal under one name took that name only (`named_elsewhere`): its mark
-  // goes, and its parent becomes `other_parent` if it was `removed_parent`.
-  void KeepUnderOtherName(uint64_t fno, uint64_t removed_parent, uint64_t other_parent);
-  // Takes the namespace's move lease (MoveLease), waiting while another holds it; returns the
-  // lease's version, for ReleaseMoveLease.
-  Result<uint64_t> TakeMoveLease();
-  void ReleaseMoveLease(uint64_t version);
+  // Before a rename or removal of directory `fno` that found rename notes on it: Busy while one
+  // is younger than the expiry (that rename may still run); older ones were cut short and are
+  // finished (FinishRenamesCutShort), so the directory has one name again.
+  Status SettleRenames(uint64_t fno);
+  // The namespace's move lease (MoveLease), held by this client; released when it goes. A
+  // move commits only while it is Usable (with time left for the commit's calls).
+  class MoveLeaseHold {
+   public:
+    MoveLeaseHold(Namespace* ns, uint64_t version, std::unique_lock<std::mutex> local);
+    MoveLeaseHold(MoveLeaseHold&& other) noexcept;
+    MoveLeaseHold& operator=(MoveLeaseHold&&) = delete;
+    ~MoveLeaseHold();
+    bool Usable() const;
+
+   private:
+    Namespace* ns_;
+    uint64_t version_;
+    std::unique_lock<std::mutex> local_;
+    std::chrono::steady_clock::time_point usable_until_;
+  };
+  // Takes the move lease, waiting while another client holds it (Busy after twice its term).
+  Result<MoveLeaseHold> TakeMoveLease();
   // Whether directory `dir` is `moved` or inside it, by the parents directories record (a
   // parent not recorded ends the walk: not inside).
   Result<bool> IsInside(uint64_t dir, uint64_t moved);
@@ -255,6 +276,8 @@ class Namespace {
   uint64_t fno_limit_ = 0;
   std::mt19937_64 fno_random_ = SeededRandom();    // where a jumped batch lands
   const uint64_t lease_owner_ = SeededRandom()();  // this client, in MoveLease
+  std::mutex move_mu_;                             // held with the move lease
+  std::chrono::seconds rename_note_expiry_ = kRenameNoteExpiry;
   // DIRENT buckets read by lookups a moment ago (common/recent_reads.h): the kernel looks a
   // name up right before it creates or unlinks it, and the change starts from that read instead
   // of reading again. Its conditional write fails if the bucket changed since.

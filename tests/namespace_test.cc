@@ -467,57 +467,183 @@ TEST_F(NamespaceTest, FsckDuringADirectoryRenameDoesNotTakeItForAnOrphan) {
   EXPECT_EQ(after->orphan_inodes, 0u);
 }
 
-// A client dies in a directory's rename after the new name's commit, before the old name's
-// removal: the directory has two names. An rmdir of one takes that name only (the rename's
-// note names the other), and fsck finishes the rename: the old name goes. (An rmdir used to
-// delete the inode, and the other name dangled.)
-TEST_F(NamespaceTest, ADirectoryRenameCutShortLeavesTwoNamesThatRmdirAndFsckResolve) {
-  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
-  Result<InodeRef> d = a_.Create(o->fno, "D", S_IFDIR | 0755, 0, Credentials{});
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  ClusterClient dying(cluster_.client().map(), cluster_.Rpc("client"));
-  dying.SetTestHooks({.instead_of_committing = [&](const Oid& original) {
-    return original.fno == o->fno && original.type == ObjectType::kDirent
-               ? Status::Unavailable("the client died here")
-               : Status::Ok();
-  }});
-  Namespace c(&dying, kFnso);
-  auto names_d = [&](uint64_t dir, const std::string& name) {
+// A client that dies in a directory's rename: `dying` answers its commits in `dir`'s entries
+// unsent, as a client killed there leaves them.
+struct DyingClient {
+  DyingClient(TestCluster& cluster, uint64_t dir)
+      : client(cluster.client().map(), cluster.Rpc("client")), ns(&client, kFnso) {
+    client.SetTestHooks({.instead_of_committing = [dir](const Oid& original) {
+      return original.fno == dir && original.type == ObjectType::kDirent
+                 ? Status::Unavailable("the client died here")
+                 : Status::Ok();
+    }});
+  }
+  ClusterClient client;
+  Namespace ns;
+};
+
+class CutShortRenameTest : public NamespaceTest {
+ protected:
+  // O/D renamed to D2 by a client that dies after the new name's commit: D has both names.
+  void SetUp() override {
+    NamespaceTest::SetUp();
+    Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    o_ = o->fno;
+    Result<InodeRef> d = a_.Create(o_, "D", S_IFDIR | 0755, 0, Credentials{});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    d_ = d->fno;
+    DyingClient dying(cluster_, o_);
+    EXPECT_FALSE(dying.ns.Rename(o_, "D", kRoot, "D2", RenameMode::kReplace).ok());
+    ASSERT_TRUE(NamesD(o_, "D"));
+    ASSERT_TRUE(NamesD(kRoot, "D2"));
+  }
+  bool NamesD(uint64_t dir, const std::string& name) {
     Namespace fresh(&cluster_.client(), kFnso);
     Result<InodeRef> found = fresh.Lookup(dir, name);
-    return found.ok() && found->fno == d->fno;
-  };
+    return found.ok() && found->fno == d_;
+  }
+  // D has one name, D2 in the root, no note, and the namespace is whole.
+  void ExpectFinished() {
+    EXPECT_FALSE(NamesD(o_, "D"));
+    EXPECT_TRUE(NamesD(kRoot, "D2"));
+    Namespace fresh(&cluster_.client(), kFnso);
+    Result<InodeRef> inode = fresh.GetInode(d_);
+    ASSERT_TRUE(inode.ok()) << inode.status().ToString();
+    EXPECT_TRUE(inode->inode.renames.empty());
+    EXPECT_EQ(inode->inode.parent, kRoot);
+    ExpectWhole();
+  }
+  void ExpectWhole() {
+    Result<FsckReport> report = DryRunFsck();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+    EXPECT_EQ(report->link_count_fixes, 0u);
+    EXPECT_EQ(report->orphan_inodes, 0u);
+    EXPECT_EQ(report->renames_finished, 0u);
+  }
+  uint64_t o_ = 0;
+  uint64_t d_ = 0;
+};
 
-  EXPECT_FALSE(c.Rename(o->fno, "D", kRoot, "D2", RenameMode::kReplace).ok());
-  ASSERT_TRUE(names_d(o->fno, "D"));
-  ASSERT_TRUE(names_d(kRoot, "D2"));
-  Status removed = b_.Rmdir(kRoot, "D2");
-  ASSERT_TRUE(removed.ok()) << removed.ToString();
-  EXPECT_FALSE(names_d(kRoot, "D2"));
-  EXPECT_TRUE(names_d(o->fno, "D")) << "the directory's other name dangles";
-  Result<FsckReport> report = DryRunFsck();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+// While the note is young the rename may still be running: an rmdir or rename of either name
+// waits (EBUSY). (An rmdir of one name used to delete the inode: the other name dangled.)
+TEST_F(CutShortRenameTest, ChangesOfEitherNameWaitWhileTheNoteIsYoung) {
+  EXPECT_TRUE(b_.Rmdir(kRoot, "D2").Is(StatusCode::kBusy));
+  EXPECT_TRUE(b_.Rmdir(o_, "D").Is(StatusCode::kBusy));
+  EXPECT_TRUE(
+      b_.Rename(kRoot, "D2", kRoot, "D3", RenameMode::kReplace).status().Is(StatusCode::kBusy));
+  EXPECT_TRUE(NamesD(o_, "D") && NamesD(kRoot, "D2"));
+}
 
-  // Cut short once more; fsck (no grace) removes the old name, and drops both notes.
-  EXPECT_FALSE(c.Rename(o->fno, "D", kRoot, "D3", RenameMode::kReplace).ok());
-  ASSERT_TRUE(names_d(o->fno, "D") && names_d(kRoot, "D3"));
+// Once the note has expired, the next change of the directory finishes the rename first: an
+// rmdir of the old name then finds it gone, and D lives on under the new one.
+TEST_F(CutShortRenameTest, AnRmdirFinishesAnExpiredRenameFirst) {
+  b_.set_rename_note_expiry(std::chrono::seconds(0));
+  EXPECT_TRUE(b_.Rmdir(o_, "D").Is(StatusCode::kNotFound));
+  ExpectFinished();
+}
+
+// The same through a rename of the old name (to another directory): the old name is gone once
+// the cut-short rename is finished, so this one finds nothing to move. (It used to move it,
+// and an rmdir of D2 then left M/D dangling.)
+TEST_F(CutShortRenameTest, ARenameOfTheOldNameFinishesTheExpiredRenameFirst) {
+  Result<InodeRef> m = a_.Create(kRoot, "M", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  b_.set_rename_note_expiry(std::chrono::seconds(0));
+  Result<Unlinked> moved = b_.Rename(o_, "D", m->fno, "D", RenameMode::kReplace);
+  EXPECT_TRUE(moved.status().Is(StatusCode::kNotFound)) << moved.status().ToString();
+  EXPECT_FALSE(NamesD(m->fno, "D"));
+  ExpectFinished();
+  ASSERT_TRUE(b_.Rmdir(kRoot, "D2").ok());
+  ExpectWhole();
+}
+
+// fsck (no grace: nothing is running) finishes it too.
+TEST_F(CutShortRenameTest, FsckFinishesIt) {
   Result<FsckReport> fixed = RunFsck(&cluster_.client(), kFnso, FsckOptions{.grace_seconds = 0});
   ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
   EXPECT_EQ(fixed->renames_finished, 1u);
-  EXPECT_FALSE(names_d(o->fno, "D"));
-  EXPECT_TRUE(names_d(kRoot, "D3"));
+  ExpectFinished();
+}
+
+// A move of the old parent into D, while the cut-short rename's note says D may still be
+// there, is a move into itself (the walk up follows both of D's possible parents).
+TEST_F(CutShortRenameTest, AMoveIntoTheDirectoryFollowsBothItsParents) {
+  Result<Unlinked> moved = b_.Rename(kRoot, "O", d_, "O", RenameMode::kReplace);
+  EXPECT_TRUE(moved.status().Is(StatusCode::kInvalidArgument)) << moved.status().ToString();
+}
+
+// A rename whose new name's commit failed (the client died, or its answer was lost) leaves D
+// recorded under its new parent with only its old name. Moving the old parent into D is still
+// a move into itself.
+TEST_F(NamespaceTest, AMoveIntoADirectoryWhoseRenameFailedFollowsItsOldParent) {
+  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> n = a_.Create(kRoot, "N", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(o.ok() && n.ok());
+  Result<InodeRef> d = a_.Create(o->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  DyingClient dying(cluster_, n->fno);
+  EXPECT_FALSE(dying.ns.Rename(o->fno, "D", n->fno, "D", RenameMode::kReplace).ok());
+  Result<Unlinked> moved = b_.Rename(kRoot, "O", d->fno, "O", RenameMode::kReplace);
+  EXPECT_TRUE(moved.status().Is(StatusCode::kInvalidArgument)) << moved.status().ToString();
+  // Finished (nothing was renamed), D is recorded under O again.
+  Result<FsckReport> fixed = RunFsck(&cluster_.client(), kFnso, FsckOptions{.grace_seconds = 0});
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
   Namespace fresh(&cluster_.client(), kFnso);
   Result<InodeRef> inode = fresh.GetInode(d->fno);
   ASSERT_TRUE(inode.ok()) << inode.status().ToString();
+  EXPECT_EQ(inode->inode.parent, o->fno);
   EXPECT_TRUE(inode->inode.renames.empty());
-  Result<FsckReport> after = DryRunFsck();
-  ASSERT_TRUE(after.ok()) << after.status().ToString();
-  EXPECT_TRUE(after->dangling.empty()) << after->dangling.front();
-  EXPECT_EQ(after->link_count_fixes, 0u);
-  EXPECT_EQ(after->orphan_inodes, 0u);
-  EXPECT_EQ(after->renames_finished, 0u);
+}
+
+// An rmdir of a directory's new name after its rename committed it, before the old name's
+// removal, waits (EBUSY). (It took the new name only, the rename then removed the old one,
+// and the directory lived on with no name, taking files that fsck would collect.)
+TEST_F(NamespaceTest, AnRmdirOfADirectorysNewNameWaitsForItsRenameToEnd) {
+  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  Result<InodeRef> d = a_.Create(kRoot, "D", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ClientWithHooks a_client(cluster_);
+  a_client.theirs.Arm("D", [&] {  // the removal of the old name, root/D
+    Status removed = b_.Rmdir(o->fno, "D2");
+    EXPECT_TRUE(removed.Is(StatusCode::kBusy)) << removed.ToString();
+  });
+  Result<Unlinked> renamed = a_client.ns.Rename(kRoot, "D", o->fno, "D2", RenameMode::kReplace);
+  ASSERT_TRUE(a_client.theirs.Ran());
+  ASSERT_TRUE(renamed.ok()) << renamed.status().ToString();
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> found = fresh.Lookup(o->fno, "D2");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->fno, d->fno);
+}
+
+// Two clients make the same move of a directory at once: the second finds it done (its new
+// entry names the directory already) and changes nothing, its recorded parent included. (It
+// put back the old parent, and moves below the directory were then checked against it.)
+TEST_F(NamespaceTest, TheSameMoveTwiceLeavesTheNewParentRecorded) {
+  Result<InodeRef> a = a_.Create(kRoot, "A", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Result<InodeRef> d = a_.Create(a->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::future<Result<Unlinked>> theirs;
+  ClientWithHooks a_client(cluster_);
+  a_client.theirs.Arm("D", [&] {  // A's commit of root/D: B has yet to find A/D gone
+    theirs = std::async(std::launch::async,
+                        [&] { return b_.Rename(a->fno, "D", kRoot, "D", RenameMode::kReplace); });
+    theirs.wait_for(std::chrono::milliseconds(300));  // B waits for A's move lease
+  });
+  Result<Unlinked> moved = a_client.ns.Rename(a->fno, "D", kRoot, "D", RenameMode::kReplace);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  ASSERT_TRUE(theirs.valid());
+  Result<Unlinked> again = theirs.get();
+  EXPECT_TRUE(again.ok() || again.status().Is(StatusCode::kNotFound)) << again.status().ToString();
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> inode = fresh.GetInode(d->fno);
+  ASSERT_TRUE(inode.ok()) << inode.status().ToString();
+  EXPECT_EQ(inode->inode.parent, kRoot);
+  EXPECT_TRUE(inode->inode.renames.empty());
 }
 
 // An rmdir of a directory's old name while its rename has yet to commit the new one waits
@@ -978,6 +1104,9 @@ TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
   marked_by_another(d->fno);
   {
     SCOPED_TRACE("A's rename over d gives up: B renamed its source away");
+    // B takes A's rename note for one a dead client left (no expiry), finishes it (nothing
+    // was renamed yet) and renames the source away.
+    b_.set_rename_note_expiry(std::chrono::seconds(0));
     theirs.Arm("d", [&] { EXPECT_TRUE(b_.Rename(kRoot, "s", kRoot, "s2", {}).ok()); });
     Result<Unlinked> renamed = a.Rename(kRoot, "s", kRoot, "d", RenameMode::kReplace);
     ASSERT_TRUE(theirs.Ran());
