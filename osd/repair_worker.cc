@@ -8,6 +8,13 @@
 #include "common/oid.h"
 
 namespace orthofs {
+namespace {
+
+// Between asks of a peer whose pushes to us failed: its channel to us reconnects meanwhile.
+constexpr std::chrono::milliseconds kRecoveryPause{100};
+constexpr std::chrono::milliseconds kMaxRecoveryPause{1000};
+
+}  // namespace
 
 RepairWorker::RepairWorker(uint32_t osd_id, const MapHolder* maps, ObjectStore* store,
                            ObjectLocks* locks, const RepairWorkerOptions& options)
@@ -24,11 +31,6 @@ void RepairWorker::Stop() {
   }
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-}
-
-bool RepairWorker::Stopping() {
-  std::lock_guard lock(stop_mu_);
-  return stopping_;
 }
 
 void RepairWorker::AskPeersToReplay() {
@@ -48,6 +50,10 @@ void RepairWorker::AskPeersToReplay() {
       wire::RepairRequest r;
       r.set_epoch(epoch);
       r.set_for_osd(osd_id_);
+      // Our copies the peer holds records for are stale until it has pushed them, so we ask
+      // until it has, within a limit: past it we serve reads (a peer that never gets through
+      // would keep our copies unreadable for ever).
+      const auto give_up_at = std::chrono::steady_clock::now() + options_.recovery_limit;
       for (int ask = 1;; ++ask) {
         Result<wire::RepairResponse> answer = peer.Repair(r);
         if (answer.ok()) {
@@ -55,14 +61,14 @@ void RepairWorker::AskPeersToReplay() {
             spdlog::info("recovery: OSD {} repaired {} copies, {} records left", id,
                          answer->repaired(), answer->remaining());
           }
-          // Some pushes to us failed (we were slow to answer them): asked again while the
-          // pass made progress, as our copies they name are stale until pushed.
-          if (answer->unreachable() == 0 || answer->repaired() == 0 || Stopping()) return;
+          // Its pushes to us failed (its channel to us still in its reconnect backoff, or our
+          // store slow to answer): the pass stopped at the first, so ask again after a pause.
+          if (answer->unreachable() == 0) return;
         } else {
           // A long replay to us outlasts one call: the peer's pass goes on, and the next ask
-          // waits for it to end. Until then our copies may be stale, so we keep asking while
-          // the peer answers its health check; a hung peer holds nothing it can send us now.
-          const bool busy = answer.status().Is(StatusCode::kDeadlineExceeded) && !Stopping() &&
+          // waits for it to end. So we ask again while the peer answers its health check; a
+          // peer down or hung holds nothing it can send us now.
+          const bool busy = answer.status().Is(StatusCode::kDeadlineExceeded) &&
                             peer.Health(wire::HealthRequest{}).ok();
           if (!busy) {
             spdlog::info("recovery: OSD {} did not answer ({}); it replays its records when it can",
@@ -70,8 +76,17 @@ void RepairWorker::AskPeersToReplay() {
             return;
           }
         }
+        if (std::chrono::steady_clock::now() >= give_up_at) {
+          spdlog::warn(
+              "recovery: OSD {} has not replayed all it holds for us after {} s; serving reads "
+              "(those copies stay stale until it does)",
+              id, options_.recovery_limit.count());
+          return;
+        }
         ++recovery_asks_repeated_;
         spdlog::info("recovery: OSD {} still replaying to us ({} asks)", id, ask);
+        if (answer.ok())
+          std::this_thread::sleep_for(std::min(ask * kRecoveryPause, kMaxRecoveryPause));
       }
     });
   }
@@ -130,15 +145,17 @@ Status RepairWorker::Push(const Oid& other, const CopyState& ours, uint64_t reco
     r.set_sync(true);  // durable there before our record goes
     return peer->Write(r).status();
   }
-  // Our copy's deletion reaches the other copy only where that is older: a copy absent here
-  // with no tombstone was deleted by a delete of both copies (a record asked for afterwards
-  // holds the version it found, 0), and the other copy may since hold a newer write of its own.
+  // Our copy's deletion reaches the other copy only where that is older. A data copy absent
+  // here with no tombstone was deleted by a delete of both copies (a record asked for
+  // afterwards holds the version it found, 0): the other copy may since hold a newer write of
+  // its own. A metadata copy's delete that found it absent records at 0 as well (it keeps no
+  // tombstone: see Delete), and the other copy must go, unconditionally as that delete was.
   const uint64_t deleted_at = ours.tombstone ? ours.version : recorded_version;
-  if (deleted_at == 0) return Status::Ok();
+  if (deleted_at == 0 && other.type == ObjectType::kData) return Status::Ok();
   wire::DeleteRequest r;
   r.set_epoch(epoch);
   *r.mutable_oid() = ToWire(other);
-  r.set_set_version(deleted_at);
+  if (deleted_at > 0) r.set_set_version(deleted_at);
   r.set_sync(true);
   return peer->Delete(r).status();
 }

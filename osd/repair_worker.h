@@ -28,6 +28,8 @@ struct RepairWorkerOptions {
   std::chrono::milliseconds interval{2000};  // between background passes while records exist
   // An OSD that just came back may still be in its channel's reconnect backoff: wait for it.
   RpcOptions rpc{std::chrono::milliseconds(5000), /*wait_for_ready=*/true};
+  // A restarted OSD refuses reads at most this long while its peers replay what it missed.
+  std::chrono::seconds recovery_limit{300};
 };
 
 class RepairWorker {
@@ -56,7 +58,6 @@ class RepairWorker {
   uint64_t recovery_asks_repeated() const { return recovery_asks_repeated_.load(); }
 
  private:
-  bool Stopping();
   // What our copy is: absent, a tombstone or an object, with its version.
   struct CopyState {
     bool exists = false;

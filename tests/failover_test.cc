@@ -90,8 +90,10 @@ TEST(FailoverTest, KillingAnOsdWhileWritingLosesNothing) {
 
 // A restarted OSD serves reads only once its peers have replayed what it missed, even when a
 // replay outlasts the deadline of one call (--peer-timeout-ms here: 100 ms, against some
-// thousand synced pushes): it asks again while the peer answers its health check. (It used to
-// give up at the first deadline and serve the copies still to be replayed, stale.)
+// thousand synced pushes; it asks again while the peer answers its health check) or a peer's
+// pushes fail at first (its channel still backing off from the outage; asked again after a
+// pause). (It used to give up at the first deadline, or at the first failed push, and serve
+// the copies still to be replayed, stale.)
 TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
   TestCluster cluster(TestClusterOptions{
       .osds = 3, .object_size = 4096, .extra_osd_flags = {"--peer-timeout-ms", "100"}});
@@ -112,11 +114,22 @@ TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
   };
   write_all('a');
   cluster.Stop(replica_osd, SIGKILL);
-  write_all('b');              // the originals only, each with a record naming its replica
+  write_all('b');  // the originals only, each with a record naming its replica
+  // The peers' background passes fail to push meanwhile, and their channels to the OSD back
+  // off: their first pushes after the restart fail too, and must be asked for again.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
   cluster.Start(replica_osd);  // waits until it serves reads
   uint64_t stale = 0;
   for (uint64_t i = 0; i < objects; ++i) {
-    Result<wire::ReadResponse> copy = client.Read(DataOid(fno, i, CopyFlag::kReplica));
+    const Oid replica = DataOid(fno, i, CopyFlag::kReplica);
+    Result<wire::ReadResponse> copy = client.Read(replica);
+    // This client's own channel to the restarted OSD may still be in its reconnect backoff.
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         !copy.ok() && ClusterClient::IsOsdFailure(copy.status()) &&
+         std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      copy = client.Read(replica);
+    }
     ASSERT_TRUE(copy.ok()) << i << ": " << copy.status().ToString();
     stale += copy->data() != std::string(4096, 'b');
   }

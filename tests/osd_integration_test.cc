@@ -837,6 +837,28 @@ TEST_F(OsdTest, ARecordOfADeletedCopyDeletesNoNewerWriteOfTheOther) {
   }
 }
 
+// A delete of a metadata object that reached only its replica's OSD, where that copy was
+// absent (its create's replica write was lost), records at version 0 with no tombstone: the
+// repair deletes the original, as the delete meant. (A review found the push skipped as
+// "nothing newer to delete", and the deleted inode came back.)
+TEST_F(OsdTest, AMetadataDeleteRecordedOnAnAbsentCopyDeletesTheOther) {
+  const Oid original{1, 709, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  const Oid replica = original.OtherCopy();
+  ASSERT_TRUE(client().Write(original, "inode", {.replace = true}).ok());
+  wire::DeleteRequest d;
+  d.set_epoch(client().map().epoch);
+  *d.mutable_oid() = ToWire(replica);
+  d.set_record_repair(true);
+  Result<wire::DeleteResponse> recorded =
+      client().Osd(client().placement().OsdFor(replica))->Delete(d);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  CommandResult repaired = cluster_->Repair();
+  ASSERT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+  for (const Oid& copy : {original, replica}) {
+    EXPECT_TRUE(client().Read(copy).status().Is(StatusCode::kNotFound)) << copy.ToString();
+  }
+}
+
 TEST_F(OsdTest, LateCopyUpdatesOlderThanTheStoredVersionChangeNothing) {
   const Oid replica{1, 701, 5, ObjectType::kDirent, CopyFlag::kReplica};
   auto copy_write = [&](uint64_t version, const std::string& data) {
