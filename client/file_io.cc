@@ -493,7 +493,7 @@ void FileIo::FlushThread() {
   }
 }
 
-Status FileIo::Flush(uint64_t fno) {
+Status FileIo::Flush(uint64_t fno, bool reports) {
   // Start every dirty object of the file at once, then wait for those and for the file's
   // write-backs other threads have in flight. An object written again while one of those was
   // in flight is dirty once more when it ends, and it was skipped (one write-back per object
@@ -518,7 +518,7 @@ Status FileIo::Flush(uint64_t fno) {
   auto error = write_back_errors_.find(fno);
   if (error != write_back_errors_.end()) {
     if (first.ok()) first = error->second;
-    write_back_errors_.erase(error);
+    if (reports) write_back_errors_.erase(error);
   }
   return first;
 }

@@ -75,8 +75,9 @@ class FileIo {
   // failing after the bytes are cached is reported by the file's Flush.
   Status Write(uint64_t fno, uint64_t offset, std::string_view data);
   // Every byte written to the file so far is on both copies' OSDs when this returns (not yet
-  // fsync'd there). Returns the first write-back failure of the file since the last Flush.
-  Status Flush(uint64_t fno);
+  // fsync'd there). Returns the first write-back failure of the file since the last Flush
+  // that `reports` (fsync, close): others (lseek, fallocate) return it and leave it for those.
+  Status Flush(uint64_t fno, bool reports = true);
   Status FlushAll();
   // The file is gone: its cached bytes, dirty ones too, are dropped, and write-backs in flight
   // have finished when this returns, so none lands after the objects are deleted.

@@ -364,9 +364,10 @@ class OrthoFs {
     ForgetCachedBytes(fno);
   }
 
-  // The file's written bytes on both copies, and its size published.
-  Status FlushFile(uint64_t fno) {
-    Status written = io_.Flush(fno);
+  // The file's written bytes on both copies, and its size published. `reports`: as for
+  // FileIo::Flush (an lseek or fallocate that fails leaves the error for fsync and close).
+  Status FlushFile(uint64_t fno, bool reports = true) {
+    Status written = io_.Flush(fno, reports);
     if (!written.ok()) {
       // A refused write-back (a full OSD) left bytes in the kernel's pages that no OSD has.
       std::lock_guard lock(mu_);
@@ -1075,7 +1076,9 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
     // This client's writes reach the OSDs first, so none lands after the zeroing (a refused
     // write-back fails the fallocate, as it fails a close); what it cached of the file goes
     // after (the generation bump also stops fetches under way).
-    if (Status st = fs->FlushFile(ino); !st.ok()) return ReplyError(req, st, "fallocate");
+    if (Status st = fs->FlushFile(ino, /*reports=*/false); !st.ok()) {
+      return ReplyError(req, st, "fallocate");
+    }
     Status st = fs->ns().ZeroData(ino, offset, end);
     fs->io().ForgetClean(ino);
     // A new mtime (and the size, unless kept) on the INODE, also after a failure part-way:
@@ -1112,7 +1115,9 @@ void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_in
   if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
   if (off < 0) return (void)fuse_reply_err(req, ENXIO);
   OrthoFs* fs = Fs(req);
-  if (Status st = fs->FlushFile(ino); !st.ok()) return ReplyError(req, st, "lseek");
+  if (Status st = fs->FlushFile(ino, /*reports=*/false); !st.ok()) {
+    return ReplyError(req, st, "lseek");
+  }
   std::optional<uint64_t> size = fs->OpenSize(ino);
   if (!size) {
     Result<InodeRef> inode = fs->ns().GetInode(ino);

@@ -326,5 +326,22 @@ TEST(FileIoTest, BytesRefusedForLackOfSpaceDoNotFailATruncation) {
   EXPECT_TRUE(flushed.Is(StatusCode::kNoSpace)) << flushed.ToString();
 }
 
+// A flush that does not report (lseek's, fallocate's) returns a write-back failure and leaves
+// it for the file's fsync or close, which report it once. (lseek used to take it away: the
+// bytes were dropped, and fsync answered success.)
+TEST(FileIoTest, AFlushThatDoesNotReportLeavesTheErrorForFsync) {
+  TestCluster cluster(
+      testing::TestClusterOptions{.extra_osd_flags = {"--reserve-mb", std::to_string(1u << 30)}});
+  ClusterClient client(cluster.map(), cluster.Rpc("client"));
+  const uint64_t object_size = cluster.map().object_size;
+  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
+  ASSERT_TRUE(io.Write(kFno, 0, std::string(object_size / 2, 'a')).ok());
+  const Status seeking = io.Flush(kFno, /*reports=*/false);
+  EXPECT_TRUE(seeking.Is(StatusCode::kNoSpace)) << seeking.ToString();
+  const Status fsynced = io.Flush(kFno);
+  EXPECT_TRUE(fsynced.Is(StatusCode::kNoSpace)) << fsynced.ToString();
+  EXPECT_TRUE(io.Flush(kFno).ok()) << "reported twice";
+}
+
 }  // namespace
 }  // namespace orthofs
