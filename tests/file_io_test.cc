@@ -148,29 +148,48 @@ TEST(FileIoTest, ATruncationThatFailsLosesNoWrittenBytes) {
   EXPECT_EQ(*read, tail) << "the bytes past the new end were not written back";
 }
 
+// A cluster of which a test stops every OSD but the first, and a client of it.
+class FileIoFailoverTest : public ::testing::Test {
+ protected:
+  void StopOthers() {
+    for (uint32_t id : Others()) cluster_.Stop(id, SIGKILL);
+  }
+  void StartOthers() {
+    for (uint32_t id : Others()) cluster_.Start(id);
+  }
+  std::vector<uint32_t> Others() const {
+    std::vector<uint32_t> others;
+    for (const OsdInfo& osd : cluster_.map().osds) {
+      if (osd.id != live_) others.push_back(osd.id);
+    }
+    return others;
+  }
+
+  TestCluster cluster_;
+  ClusterClient client_{cluster_.map(), cluster_.Rpc("client")};
+  const uint64_t object_size_ = cluster_.map().object_size;
+  const Placement placement_{cluster_.map()};
+  const uint32_t live_ = cluster_.map().osds.front().id;
+};
+
 // Under memory pressure a writer writes back the oldest dirty object itself, which may be
 // another file's. When that write-back fails (both copies' OSDs are down), the other file's
 // fsync or close reports it; the writer, whose bytes are cached, is not failed for it, and
 // relieves the pressure with the next oldest objects instead. It used to answer the other
 // file's error (EIO) to the write.
-TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
-  TestCluster cluster;
-  ClusterClient client(cluster.map(), cluster.Rpc("client"));
-  const uint64_t object_size = cluster.map().object_size;
-  const Placement placement(cluster.map());
+TEST_F(FileIoFailoverTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   // One OSD stays up. Every object of `mine` and `held` has its replica there; both copies of
   // `theirs`' first object are on the OSDs that stop.
-  const uint32_t live = cluster.map().osds.front().id;
   uint64_t mine = 0, held = 0;
   for (uint64_t fno = 100; fno < 100000 && held == 0; ++fno) {
-    if (placement.ReplicaOsdFor(kFnso, fno) != live) continue;
+    if (placement_.ReplicaOsdFor(kFnso, fno) != live_) continue;
     if (mine == 0) {
       mine = fno;
     } else {
       held = fno;
     }
   }
-  const uint64_t theirs = FileWithNoCopyOn(placement, live);
+  const uint64_t theirs = FileWithNoCopyOn(placement_, live_);
   ASSERT_TRUE(mine != 0 && held != 0 && theirs != 0);
 
   // The one flush thread is kept busy with `held`'s object until the end: every other
@@ -180,28 +199,24 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   std::shared_future<void> released = release.get_future().share();
   std::atomic<bool> holding{false};
   std::atomic<int> writes_of_theirs{0};
-  client.SetTestHooks({.before_writing_both_copies = [&](const Oid& original) {
+  client_.SetTestHooks({.before_writing_both_copies = [&](const Oid& original) {
     if (original.fno == theirs) ++writes_of_theirs;
     if (original.fno != held || holding.exchange(true)) return;
     entered.set_value();
     released.wait();
   }});
-  FileIo io(&client, kFnso,
-            FileIoOptions{.cache_bytes = 16 * object_size,  // W1: 8 objects pinned
+  FileIo io(&client_, kFnso,
+            FileIoOptions{.cache_bytes = 16 * object_size_,  // W1: 8 objects pinned
                           .flush_threads = 1,
                           .max_dirty_age = std::chrono::minutes(10)});
-  ASSERT_TRUE(io.Write(held, 0, std::string(object_size, 'h')).ok());  // due at once
+  ASSERT_TRUE(io.Write(held, 0, std::string(object_size_, 'h')).ok());  // due at once
   ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  const std::string part(object_size - 1, 'x');  // not whole: due only by age or a flush
+  const std::string part(object_size_ - 1, 'x');  // not whole: due only by age or a flush
   ASSERT_TRUE(io.Write(theirs, 0, part).ok());
-  std::vector<uint32_t> stopped;
-  for (const OsdInfo& osd : cluster.map().osds) {
-    if (osd.id != live) stopped.push_back(osd.id);
-  }
-  for (uint32_t id : stopped) cluster.Stop(id, SIGKILL);
+  StopOthers();
 
   for (uint64_t i = 0; i < 12; ++i) {
-    const Status written = io.Write(mine, i * object_size, part);
+    const Status written = io.Write(mine, i * object_size_, part);
     EXPECT_TRUE(written.ok()) << "write " << i << ": " << written.ToString();
   }
   EXPECT_GE(io.stats().synchronous_write_backs, 1u) << "no pressure: nothing tested";
@@ -214,7 +229,7 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
   EXPECT_FALSE(io.Flush(theirs).ok()) << "its failure was not reported to it";
 
   release.set_value();
-  for (uint32_t id : stopped) cluster.Start(id);
+  StartOthers();
   EXPECT_TRUE(io.Flush(held).ok());
 }
 
@@ -222,41 +237,32 @@ TEST(FileIoTest, AWriterIsNotFailedForAnotherFilesWriteBack) {
 // OSDs are down) fails with nothing of it cached: its bytes must not land once the OSDs are
 // back, past the size its failure left. (They were cached first and written back later.) The
 // writes accepted before it all land.
-TEST(FileIoTest, AWriteRefusedForWantOfRoomLeavesNothingToLandLater) {
-  TestCluster cluster;
-  ClusterClient client(cluster.map(), cluster.Rpc("client"));
-  const uint64_t object_size = cluster.map().object_size;
-  const Placement placement(cluster.map());
-  const uint32_t live = cluster.map().osds.front().id;
-  const uint64_t fno = FileWithNoCopyOn(placement, live);
+TEST_F(FileIoFailoverTest, AWriteRefusedForWantOfRoomLeavesNothingToLandLater) {
+  const uint64_t fno = FileWithNoCopyOn(placement_, live_);
   ASSERT_NE(fno, 0u);
   auto object = [&](uint64_t index) { return Oid{kFnso, fno, index, ObjectType::kData}; };
   std::vector<uint64_t> indexes;  // objects with neither copy on the OSD that stays up
   for (uint64_t index = 0; indexes.size() < 32; ++index) {
-    if (placement.OriginalOsdFor(object(index)) != live) indexes.push_back(index);
+    if (placement_.OriginalOsdFor(object(index)) != live_) indexes.push_back(index);
   }
-  std::vector<uint32_t> stopped;
-  for (const OsdInfo& osd : cluster.map().osds) {
-    if (osd.id != live) stopped.push_back(osd.id);
-  }
-  for (uint32_t id : stopped) cluster.Stop(id, SIGKILL);
-  FileIo io(&client, kFnso,
-            FileIoOptions{.cache_bytes = 4 * object_size,
+  StopOthers();
+  FileIo io(&client_, kFnso,
+            FileIoOptions{.cache_bytes = 4 * object_size_,
                           .flush_threads = 1,
                           .max_dirty_age = std::chrono::minutes(10)});
   std::vector<uint64_t> accepted;
   std::optional<uint64_t> refused;
   for (uint64_t index : indexes) {
-    if (!io.Write(fno, index * object_size, std::string(object_size, 'w')).ok()) {
+    if (!io.Write(fno, index * object_size_, std::string(object_size_, 'w')).ok()) {
       refused = index;
       break;
     }
     accepted.push_back(index);
   }
   ASSERT_TRUE(refused.has_value()) << "the cache never ran out of room: nothing tested";
-  for (uint32_t id : stopped) cluster.Start(id);
+  StartOthers();
   // The first flushes report the write-backs that failed while the OSDs were down, and the
-  // client's channels reconnect with a backoff.
+  // client_'s channels reconnect with a backoff.
   Status flushed = io.Flush(fno);
   for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
        !flushed.ok() && std::chrono::steady_clock::now() < until;) {
@@ -265,10 +271,10 @@ TEST(FileIoTest, AWriteRefusedForWantOfRoomLeavesNothingToLandLater) {
   }
   ASSERT_TRUE(flushed.ok()) << flushed.ToString();
   for (uint64_t index : accepted) {
-    EXPECT_TRUE(client.ReadEitherCopy(object(index)).ok()) << "accepted object " << index;
+    EXPECT_TRUE(client_.ReadEitherCopy(object(index)).ok()) << "accepted object " << index;
   }
   for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    EXPECT_TRUE(client.Read(object(*refused).WithFlag(flag)).status().Is(StatusCode::kNotFound))
+    EXPECT_TRUE(client_.Read(object(*refused).WithFlag(flag)).status().Is(StatusCode::kNotFound))
         << "the refused write landed in object " << *refused;
   }
 }
@@ -276,30 +282,23 @@ TEST(FileIoTest, AWriteRefusedForWantOfRoomLeavesNothingToLandLater) {
 // A file forgotten (deleted) while one of its write-backs is in flight: that write-back fails
 // after Forget began, and its error must not stay behind for a file that is gone (every later
 // FlushAll, an unmount, reported it).
-TEST(FileIoTest, AWriteBackFailingDuringForgetLeavesNoError) {
-  TestCluster cluster;
-  ClusterClient client(cluster.map(), cluster.Rpc("client"));
-  const uint64_t object_size = cluster.map().object_size;
-  const Placement placement(cluster.map());
+TEST_F(FileIoFailoverTest, AWriteBackFailingDuringForgetLeavesNoError) {
   // Both copies of the file's first object on OSDs that stop; one OSD stays up.
-  const uint32_t live = cluster.map().osds.front().id;
-  const uint64_t gone = FileWithNoCopyOn(placement, live);
+  const uint64_t gone = FileWithNoCopyOn(placement_, live_);
   ASSERT_NE(gone, 0u);
   std::promise<void> entered;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<bool> holding{false};
-  client.SetTestHooks({.before_writing_both_copies = [&](const Oid& original) {
+  client_.SetTestHooks({.before_writing_both_copies = [&](const Oid& original) {
     if (original.fno != gone || holding.exchange(true)) return;
     entered.set_value();
     released.wait();
   }});
-  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
-  ASSERT_TRUE(io.Write(gone, 0, std::string(object_size, 'g')).ok());  // due at once
+  FileIo io(&client_, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
+  ASSERT_TRUE(io.Write(gone, 0, std::string(object_size_, 'g')).ok());  // due at once
   ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  for (const OsdInfo& osd : cluster.map().osds) {
-    if (osd.id != live) cluster.Stop(osd.id, SIGKILL);
-  }
+  StopOthers();
   std::thread forget([&] { io.Forget(gone); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // Forget waits for the flight
   release.set_value();
