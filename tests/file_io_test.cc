@@ -307,39 +307,39 @@ TEST_F(FileIoFailoverTest, AWriteBackFailingDuringForgetLeavesNoError) {
   EXPECT_TRUE(flushed.ok()) << flushed.ToString();
 }
 
+// OSDs that refuse every write for lack of space (they keep back more than the disk has), and
+// half an object of a file cached, to be written back.
+class FileIoOnFullOsdsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(io_.Write(kFno, 0, std::string(cluster_.map().object_size / 2, 'a')).ok());
+  }
+
+  TestCluster cluster_{
+      testing::TestClusterOptions{.extra_osd_flags = {"--reserve-mb", std::to_string(1u << 30)}}};
+  ClusterClient client_{cluster_.map(), cluster_.Rpc("client")};
+  FileIo io_{&client_, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)}};
+};
+
 // Truncating is how users free space on full OSDs. A file's bytes the OSDs refuse for lack of
 // space are dropped either way; they do not fail its truncation too, and its fsync or close
 // still reports them.
-TEST(FileIoTest, BytesRefusedForLackOfSpaceDoNotFailATruncation) {
-  // Every write is refused: the OSDs keep back more space than the disk has.
-  TestCluster cluster(
-      testing::TestClusterOptions{.extra_osd_flags = {"--reserve-mb", std::to_string(1u << 30)}});
-  ClusterClient client(cluster.map(), cluster.Rpc("client"));
-  const uint64_t object_size = cluster.map().object_size;
-  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
-  ASSERT_TRUE(io.Write(kFno, 0, std::string(object_size / 2, 'a')).ok());
-
-  const Status prepared = io.PrepareTruncate(kFno);
+TEST_F(FileIoOnFullOsdsTest, BytesRefusedForLackOfSpaceDoNotFailATruncation) {
+  const Status prepared = io_.PrepareTruncate(kFno);
   EXPECT_TRUE(prepared.ok()) << prepared.ToString();
-  const Status flushed = io.Flush(kFno);
+  const Status flushed = io_.Flush(kFno);
   EXPECT_TRUE(flushed.Is(StatusCode::kNoSpace)) << flushed.ToString();
 }
 
 // A flush that does not report (lseek's, fallocate's) returns a write-back failure and leaves
 // it for the file's fsync or close, which report it once. (lseek used to take it away: the
 // bytes were dropped, and fsync answered success.)
-TEST(FileIoTest, AFlushThatDoesNotReportLeavesTheErrorForFsync) {
-  TestCluster cluster(
-      testing::TestClusterOptions{.extra_osd_flags = {"--reserve-mb", std::to_string(1u << 30)}});
-  ClusterClient client(cluster.map(), cluster.Rpc("client"));
-  const uint64_t object_size = cluster.map().object_size;
-  FileIo io(&client, kFnso, FileIoOptions{.max_dirty_age = std::chrono::minutes(10)});
-  ASSERT_TRUE(io.Write(kFno, 0, std::string(object_size / 2, 'a')).ok());
-  const Status seeking = io.Flush(kFno, /*reports=*/false);
+TEST_F(FileIoOnFullOsdsTest, AFlushThatDoesNotReportLeavesTheErrorForFsync) {
+  const Status seeking = io_.Flush(kFno, /*reports=*/false);
   EXPECT_TRUE(seeking.Is(StatusCode::kNoSpace)) << seeking.ToString();
-  const Status fsynced = io.Flush(kFno);
+  const Status fsynced = io_.Flush(kFno);
   EXPECT_TRUE(fsynced.Is(StatusCode::kNoSpace)) << fsynced.ToString();
-  EXPECT_TRUE(io.Flush(kFno).ok()) << "reported twice";
+  EXPECT_TRUE(io_.Flush(kFno).ok()) << "reported twice";
 }
 
 }  // namespace
