@@ -730,10 +730,12 @@ Result<uint32_t> Namespace::FinishRenamesCutShort(uint64_t fno, int64_t started_
   }
   if (dry_run || finished.empty()) return removed;
   Result<InodeRef> dropped = UpdateInode(fno, [&](Inode* changed) {
+    const size_t noted = changed->renames.size();
     std::erase_if(changed->renames, [&](const RenameNote& n) {
       return std::find(finished.begin(), finished.end(), n) != finished.end();
     });
-    if (parent) changed->parent = *parent;
+    // Another finish that dropped these notes first may have been followed by a new move.
+    if (parent && changed->renames.size() < noted) changed->parent = *parent;
     return Status::Ok();
   });
   if (!dropped.ok()) return dropped.status();
@@ -914,10 +916,10 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       if (!note) return Status::Ok();
       Result<InodeRef> unnoted = UpdateInode(source->fno, [&](Inode* inode) {
         std::erase(inode->renames, *note);
-        // Where it was before: under the lease nobody else moved it between directories.
-        if (!took_effect && moving_across && inode->parent == new_dir) {
-          inode->parent = parent_before;
-        }
+        // Where it is now: moved, or where it was before (under the lease nobody else moved
+        // it between directories). A finish of this note by another client may have recorded
+        // either.
+        if (moving_across) inode->parent = took_effect ? new_dir : parent_before;
         return Status::Ok();
       });
       // A directory gone meanwhile (removed under its other name) holds no note.
@@ -947,6 +949,15 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
     (void)unpin(/*took_effect=*/false);
     return why;
   };
+  // The source was looked up before the pin, and another client may have renamed it within
+  // its directory since (no lease for that): a note must name a name the directory has, or a
+  // finish of it would record a parent it does not have. While the note stands nobody else
+  // takes that name.
+  if (note) {
+    Result<bool> still_there = HasEntry(old_dirent, old_name, source->fno);
+    if (!still_there.ok()) return give_up(still_there.status());
+    if (!*still_there) return give_up(Status::NotFound(lost));
+  }
 
   std::optional<DirEntry> replaced;
 
@@ -965,9 +976,6 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   for (int attempt = 0;; ++attempt) {
     unmark_target();  // a conflict: the target may be another one now
     if (attempt == kMaxAttempts) return give_up(Status::Unavailable("rename: too many conflicts"));
-    if (lease && !lease->Usable()) {
-      return give_up(Status::Unavailable("rename: the directory move lease ran out"));
-    }
     Result<Bucket> bucket = ReadBucket(new_dirent);
     if (!bucket.ok()) return give_up(bucket.status());
     std::vector<DirEntry> entries;
@@ -1029,6 +1037,9 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       if (!st.Is(StatusCode::kVersionMismatch)) return commit_failed(st);
     } else {
       entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
+      if (lease && !lease->Usable()) {
+        return give_up(Status::Unavailable("rename: the directory move lease ran out"));
+      }
       Status st = WriteBucket(new_dirent, entries, bucket->version);
       if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) return commit_failed(st);
       if (st.ok()) {

@@ -117,9 +117,12 @@ class Namespace {
   Status ReleaseInode(uint64_t fno);
 
   // A directory's rename that noted itself (Inode::renames) this long ago and is still noted
-  // was cut short (a rename's calls have deadlines and bounded retries): the next rename or
-  // removal of the directory finishes it, and so does fsck.
-  static constexpr std::chrono::seconds kRenameNoteExpiry{60};
+  // was cut short: the next rename or removal of the directory finishes it, and so does fsck.
+  // A rename's calls have deadlines and bounded retries, so a live one is far younger unless
+  // its client stalls (or the clients' clocks differ) by as much: that one would find its old
+  // name gone and take its new one back, leaving the directory with no name. Five minutes, as
+  // fsck's default grace.
+  static constexpr std::chrono::seconds kRenameNoteExpiry{300};
   // For tests: another expiry than kRenameNoteExpiry for this client.
   void set_rename_note_expiry(std::chrono::seconds expiry) { rename_note_expiry_ = expiry; }
 

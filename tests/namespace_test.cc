@@ -806,6 +806,51 @@ TEST_F(NamespaceTest, ADirectoryMoveWaitsOutALeaseLeftByADeadClient) {
                   .Is(StatusCode::kNotFound));
 }
 
+// B's move of P/d to R starts from a lookup of P/d; A renames it to P/e before B's pin (a
+// rename within a directory takes no lease). B must not note a rename of a name d no longer
+// has: it gives up (ENOENT) and leaves d recorded under P. (It noted it, died before its
+// commit, and the finish of that note recorded R: a move of P into d then passed the check
+// and cut both off from the root. Had it died taking its commit back, d kept two names.)
+TEST_F(NamespaceTest, ARenameFromAStaleLookupOfADirectoryNotesNothing) {
+  Result<InodeRef> p = a_.Create(kRoot, "P", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> r = a_.Create(kRoot, "R", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(p.ok() && r.ok());
+  Result<InodeRef> d = a_.Create(p->fno, "d", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  bool renamed_meanwhile = false;
+  ClusterClient mine(cluster_.client().map(), cluster_.Rpc("client"));
+  mine.SetTestHooks(
+      {.before_writing_original_then_replica =
+           [&](const Oid& original) {
+             if (renamed_meanwhile || original != Oid{kFnso, d->fno, 0, ObjectType::kInode}) {
+               return;
+             }
+             renamed_meanwhile = true;  // B's pin comes next
+             EXPECT_TRUE(a_.Rename(p->fno, "d", p->fno, "e", RenameMode::kReplace).ok());
+           },
+       // B dies at its commit, should it get there.
+       .instead_of_committing =
+           [&](const Oid& original) {
+             return original.fno == r->fno && original.type == ObjectType::kDirent
+                        ? Status::Unavailable("the client died here")
+                        : Status::Ok();
+           }});
+  Namespace b(&mine, kFnso);
+  Result<Unlinked> moved = b.Rename(p->fno, "d", r->fno, "d", RenameMode::kReplace);
+  ASSERT_TRUE(renamed_meanwhile);
+  EXPECT_TRUE(moved.status().Is(StatusCode::kNotFound)) << moved.status().ToString();
+  Result<FsckReport> fixed = RunFsck(&cluster_.client(), kFnso, FsckOptions{.grace_seconds = 0});
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  Namespace fresh(&cluster_.client(), kFnso);
+  Result<InodeRef> inode = fresh.GetInode(d->fno);
+  ASSERT_TRUE(inode.ok()) << inode.status().ToString();
+  EXPECT_TRUE(inode->inode.renames.empty());
+  EXPECT_EQ(inode->inode.parent, p->fno);
+  EXPECT_TRUE(fresh.Lookup(r->fno, "d").status().Is(StatusCode::kNotFound));
+  Result<Unlinked> cycle = b_.Rename(kRoot, "P", d->fno, "P", RenameMode::kReplace);
+  EXPECT_TRUE(cycle.status().Is(StatusCode::kInvalidArgument)) << cycle.status().ToString();
+}
+
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
 // commits before A removes d's own entry (a ClusterClient test hook runs B's create there).
 // B's create then meets rmdir's mark on d, takes its entry and inode back and reports
