@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -117,11 +118,13 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (!inode.ok()) return inode.status();
     if (inode->inode.IsDirectory()) ++report.directories;
     if (!inode->inode.renames.empty()) {
-      // A directory's rename cut short may have left it two names (an rmdir of one would keep
-      // the inode, but only while the note says so): its old name goes.
-      const int64_t started_before = options.grace_seconds > 0
-                                         ? now.sec - options.grace_seconds
-                                         : std::numeric_limits<int64_t>::max();
+      // A directory's rename cut short may have left it two names: its old name goes. Not a
+      // rename that may still run (younger than the expiry clients use too, or than the grace).
+      const int64_t started_before =
+          options.grace_seconds > 0
+              ? now.sec -
+                    std::max<int64_t>(options.grace_seconds, Namespace::kRenameNoteExpiry.count())
+              : std::numeric_limits<int64_t>::max();
       Result<uint32_t> finished = ns.FinishRenamesCutShort(fno, started_before, options.dry_run);
       if (!finished.ok() && !finished.status().Is(StatusCode::kNotFound)) {
         return finished.status();

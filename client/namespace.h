@@ -221,10 +221,9 @@ class Namespace {
                      std::optional<Bucket> first = std::nullopt,
                      const std::optional<DirEntry>& put_back = std::nullopt);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
-  // Marks directory `fno`, named `name` in `parent`, as being removed and checks that it is
-  // empty: OK leaves it marked; NotEmpty, Busy (a rename under way may still give it another
-  // name) or an error leaves it unmarked. `named_elsewhere`: a rename left it another name
-  // besides this one, so its removal takes this name only and keeps the inode.
+  // Marks directory `fno` (named `name`, for the error) as being removed and checks that it is
+  // empty, after settling renames of it (SettleRenames): OK leaves it marked; NotEmpty, Busy
+  // (a rename of it may still run) or an error leaves it unmarked.
   Status MarkForRemovalIfEmpty(uint64_t fno, std::string_view name);
   void ClearRemovalMark(uint64_t dir);
   // Before a rename or removal of directory `fno` that found rename notes on it: Busy while one

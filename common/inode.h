@@ -38,8 +38,8 @@ struct RenameNote {
   Timespec started;
   friend bool operator==(const RenameNote&, const RenameNote&) = default;
 };
-// More renames of one directory under way at once than this are refused (EBUSY) until fsck
-// finishes those cut short.
+// A directory carries one rename note at a time (another rename of it waits, client/namespace.h);
+// the decoder takes more than this many for a damaged record.
 inline constexpr size_t kMaxRenameNotes = 8;
 
 struct Inode {

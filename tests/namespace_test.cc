@@ -98,6 +98,9 @@ class NamespaceTest : public ::testing::Test {
   Result<InodeRef> CreateFile(Namespace& ns, const std::string& name) {
     return ns.Create(kRoot, name, S_IFREG | 0644, 0, Credentials{});
   }
+  static Result<InodeRef> Mkdir(Namespace& ns, uint64_t dir, const std::string& name) {
+    return ns.Create(dir, name, S_IFDIR | 0755, 0, Credentials{});
+  }
   // What fsck finds now (nothing changed; no grace period, so every orphan counts).
   Result<FsckReport> DryRunFsck() {
     FsckOptions dry_run;
@@ -151,14 +154,14 @@ TEST_F(NamespaceTest, ChangesFromThisClientsStaleParentKeepTheOtherClientsChange
   ASSERT_TRUE(root.ok());
   const uint32_t links = root->inode.nlink;
   ASSERT_TRUE(CreateFile(a_, "before").ok());  // A wrote the root
-  ASSERT_TRUE(b_.Create(kRoot, "theirs", S_IFDIR | 0755, 0, Credentials{}).ok());
-  ASSERT_TRUE(a_.Create(kRoot, "mine", S_IFDIR | 0755, 0, Credentials{}).ok());
+  ASSERT_TRUE(Mkdir(b_, kRoot, "theirs").ok());
+  ASSERT_TRUE(Mkdir(a_, kRoot, "mine").ok());
   root = b_.GetInode(kRoot);
   ASSERT_TRUE(root.ok());
   EXPECT_EQ(root->inode.nlink, links + 2);
   ASSERT_TRUE(b_.Rmdir(kRoot, "theirs").ok());
   ASSERT_TRUE(a_.Unlink(kRoot, "before").ok());
-  ASSERT_TRUE(b_.Create(kRoot, "other", S_IFDIR | 0755, 0, Credentials{}).ok());
+  ASSERT_TRUE(Mkdir(b_, kRoot, "other").ok());
   ASSERT_TRUE(a_.Rmdir(kRoot, "mine").ok());
   root = b_.GetInode(kRoot);
   ASSERT_TRUE(root.ok());
@@ -199,7 +202,7 @@ TEST_F(NamespaceTest, ReleaseAfterTheLastUnlinkDeletesEveryObject) {
 // A's own write of the directory, finds it gone only after its entry committed. The create
 // fails, and takes back the entry and the new INODE.
 TEST_F(NamespaceTest, CreateInADirectoryAnotherClientRemovedLeavesNothing) {
-  Result<InodeRef> dir = a_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> dir = Mkdir(a_, kRoot, "d");
   ASSERT_TRUE(dir.ok());
   ASSERT_TRUE(a_.Create(dir->fno, "x0", S_IFREG | 0644, 0, Credentials{}).ok());
   ASSERT_TRUE(a_.Unlink(dir->fno, "x0").ok());  // A wrote d a moment ago
@@ -274,12 +277,12 @@ TEST_F(NamespaceTest, UnlinkFromAStaleLookupRemovesTheCurrentName) {
 // EISDIR only after reading afresh, and a stale lookup of a directory does not refuse an unlink
 // of the file that replaced it.
 TEST_F(NamespaceTest, UnlinkRefusesADirectoryOnlyFromAFreshRead) {
-  ASSERT_TRUE(b_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{}).ok());
+  ASSERT_TRUE(Mkdir(b_, kRoot, "d").ok());
   ASSERT_TRUE(a_.Lookup(kRoot, "d").ok());  // a directory, as A read it
   ASSERT_TRUE(b_.Rmdir(kRoot, "d").ok());
   ASSERT_TRUE(CreateFile(b_, "d").ok());
   EXPECT_TRUE(a_.Unlink(kRoot, "d").ok());
-  ASSERT_TRUE(b_.Create(kRoot, "e", S_IFDIR | 0755, 0, Credentials{}).ok());
+  ASSERT_TRUE(Mkdir(b_, kRoot, "e").ok());
   EXPECT_TRUE(a_.Unlink(kRoot, "e").status().Is(StatusCode::kIsADirectory));
 }
 
@@ -398,7 +401,7 @@ TEST_F(NamespaceTest, FsckLeavesWhatIsMadeWhileItsCensusRunsAlone) {
         ASSERT_TRUE(b_.ExtendAndTouch(file->fno, 5, Now()).ok());
         data = object;
       }
-      Result<InodeRef> made = b_.Create(kRoot, "d" + n, S_IFDIR | 0755, 0, Credentials{});
+      Result<InodeRef> made = Mkdir(b_, kRoot, "d" + n);
       ASSERT_TRUE(made.ok()) << made.status().ToString();
       if (dir == 0 && on(Oid{kFnso, made->fno, 0, ObjectType::kInode}) == osd_id &&
           on(Oid{kFnso, made->fno, DirentOffset("x"), ObjectType::kDirent}) != osd_id) {
@@ -429,13 +432,13 @@ TEST_F(NamespaceTest, FsckLeavesWhatIsMadeWhileItsCensusRunsAlone) {
 // (A directory's rename used to leave its inode as it was, and fsck released it: its entries
 // and every name under it dangled.)
 TEST_F(NamespaceTest, FsckDuringADirectoryRenameDoesNotTakeItForAnOrphan) {
-  Result<InodeRef> dst = a_.Create(kRoot, "dst", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> dst = Mkdir(a_, kRoot, "dst");
   ASSERT_TRUE(dst.ok()) << dst.status().ToString();
   ASSERT_TRUE(a_.Create(dst->fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
-  Result<InodeRef> src = a_.Create(kRoot, "src", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> src = Mkdir(a_, kRoot, "src");
   ASSERT_TRUE(src.ok()) << src.status().ToString();
   ASSERT_LT(dst->fno, src->fno) << "fsck reads directories in fno order";
-  Result<InodeRef> moved = a_.Create(src->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> moved = Mkdir(a_, src->fno, "D");
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   ASSERT_TRUE(a_.Create(moved->fno, "child", S_IFREG | 0644, 0, Credentials{}).ok());
 
@@ -487,10 +490,10 @@ class CutShortRenameTest : public NamespaceTest {
   // O/D renamed to D2 by a client that dies after the new name's commit: D has both names.
   void SetUp() override {
     NamespaceTest::SetUp();
-    Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> o = Mkdir(a_, kRoot, "O");
     ASSERT_TRUE(o.ok()) << o.status().ToString();
     o_ = o->fno;
-    Result<InodeRef> d = a_.Create(o_, "D", S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> d = Mkdir(a_, o_, "D");
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     d_ = d->fno;
     DyingClient dying(cluster_, o_);
@@ -548,7 +551,7 @@ TEST_F(CutShortRenameTest, AnRmdirFinishesAnExpiredRenameFirst) {
 // the cut-short rename is finished, so this one finds nothing to move. (It used to move it,
 // and an rmdir of D2 then left M/D dangling.)
 TEST_F(CutShortRenameTest, ARenameOfTheOldNameFinishesTheExpiredRenameFirst) {
-  Result<InodeRef> m = a_.Create(kRoot, "M", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> m = Mkdir(a_, kRoot, "M");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   b_.set_rename_note_expiry(std::chrono::seconds(0));
   Result<Unlinked> moved = b_.Rename(o_, "D", m->fno, "D", RenameMode::kReplace);
@@ -578,10 +581,10 @@ TEST_F(CutShortRenameTest, AMoveIntoTheDirectoryFollowsBothItsParents) {
 // recorded under its new parent with only its old name. Moving the old parent into D is still
 // a move into itself.
 TEST_F(NamespaceTest, AMoveIntoADirectoryWhoseRenameFailedFollowsItsOldParent) {
-  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
-  Result<InodeRef> n = a_.Create(kRoot, "N", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> o = Mkdir(a_, kRoot, "O");
+  Result<InodeRef> n = Mkdir(a_, kRoot, "N");
   ASSERT_TRUE(o.ok() && n.ok());
-  Result<InodeRef> d = a_.Create(o->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(a_, o->fno, "D");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   DyingClient dying(cluster_, n->fno);
   EXPECT_FALSE(dying.ns.Rename(o->fno, "D", n->fno, "D", RenameMode::kReplace).ok());
@@ -601,9 +604,9 @@ TEST_F(NamespaceTest, AMoveIntoADirectoryWhoseRenameFailedFollowsItsOldParent) {
 // removal, waits (EBUSY). (It took the new name only, the rename then removed the old one,
 // and the directory lived on with no name, taking files that fsck would collect.)
 TEST_F(NamespaceTest, AnRmdirOfADirectorysNewNameWaitsForItsRenameToEnd) {
-  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> o = Mkdir(a_, kRoot, "O");
   ASSERT_TRUE(o.ok()) << o.status().ToString();
-  Result<InodeRef> d = a_.Create(kRoot, "D", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(a_, kRoot, "D");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   ClientWithHooks a_client(cluster_);
   a_client.theirs.Arm("D", [&] {  // the removal of the old name, root/D
@@ -623,9 +626,9 @@ TEST_F(NamespaceTest, AnRmdirOfADirectorysNewNameWaitsForItsRenameToEnd) {
 // entry names the directory already) and changes nothing, its recorded parent included. (It
 // put back the old parent, and moves below the directory were then checked against it.)
 TEST_F(NamespaceTest, TheSameMoveTwiceLeavesTheNewParentRecorded) {
-  Result<InodeRef> a = a_.Create(kRoot, "A", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> a = Mkdir(a_, kRoot, "A");
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  Result<InodeRef> d = a_.Create(a->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(a_, a->fno, "D");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   std::future<Result<Unlinked>> theirs;
   ClientWithHooks a_client(cluster_);
@@ -650,9 +653,9 @@ TEST_F(NamespaceTest, TheSameMoveTwiceLeavesTheNewParentRecorded) {
 // (EBUSY): the rename would give the removed directory a name, dangling. The rename then
 // completes. (The rmdir used to delete the inode and the rename took itself back, losing it.)
 TEST_F(NamespaceTest, AnRmdirWaitsForARenameOfItsDirectoryToGiveItsNewName) {
-  Result<InodeRef> o = a_.Create(kRoot, "O", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> o = Mkdir(a_, kRoot, "O");
   ASSERT_TRUE(o.ok()) << o.status().ToString();
-  Result<InodeRef> d = a_.Create(o->fno, "D", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(a_, o->fno, "D");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   ClientWithHooks a_client(cluster_);
   a_client.theirs.Arm("D2", [&] {
@@ -675,7 +678,7 @@ TEST_F(NamespaceTest, AnRmdirWaitsForARenameOfItsDirectoryToGiveItsNewName) {
 // (It lowered it at once; the unlink lowered it again and freed the file its other name
 // names.) A count a client that died there left too high is lowered by the later run.
 TEST_F(NamespaceTest, FsckLowersALinkCountOnlyOnceItStayedTooHighForTheGrace) {
-  Result<InodeRef> dir = a_.Create(kRoot, "dir", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> dir = Mkdir(a_, kRoot, "dir");
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   Result<InodeRef> f = CreateFile(a_, "a");
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -730,7 +733,7 @@ TEST_F(NamespaceTest, FsckLowersALinkCountOnlyOnceItStayedTooHighForTheGrace) {
 // directories record; moving it out of its own subtree's parent is fine.
 TEST_F(NamespaceTest, ADirectoryCannotMoveIntoItself) {
   auto mkdir = [&](uint64_t dir, const std::string& name) {
-    Result<InodeRef> made = a_.Create(dir, name, S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> made = Mkdir(a_, dir, name);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     return made.ok() ? made->fno : 0;
   };
@@ -757,8 +760,8 @@ TEST_F(NamespaceTest, ADirectoryCannotMoveIntoItself) {
 // (Both checks used to pass before either move, and P and Q ended in a cycle cut off from the
 // root, with everything below them.)
 TEST_F(NamespaceTest, TwoClientsMovingDirectoriesIntoEachOtherMakeNoCycle) {
-  Result<InodeRef> p = a_.Create(kRoot, "P", S_IFDIR | 0755, 0, Credentials{});
-  Result<InodeRef> q = a_.Create(kRoot, "Q", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> p = Mkdir(a_, kRoot, "P");
+  Result<InodeRef> q = Mkdir(a_, kRoot, "Q");
   ASSERT_TRUE(p.ok() && q.ok());
   std::future<Result<Unlinked>> theirs;
   ClusterClient mine(cluster_.client().map(), cluster_.Rpc("client"));
@@ -786,8 +789,8 @@ TEST_F(NamespaceTest, TwoClientsMovingDirectoriesIntoEachOtherMakeNoCycle) {
 // A move lease a client left behind when it died holds other clients' directory moves only
 // until it expires.
 TEST_F(NamespaceTest, ADirectoryMoveWaitsOutALeaseLeftByADeadClient) {
-  ASSERT_TRUE(a_.Create(kRoot, "from", S_IFDIR | 0755, 0, Credentials{}).ok());
-  Result<InodeRef> to = a_.Create(kRoot, "to", S_IFDIR | 0755, 0, Credentials{});
+  ASSERT_TRUE(Mkdir(a_, kRoot, "from").ok());
+  Result<InodeRef> to = Mkdir(a_, kRoot, "to");
   ASSERT_TRUE(to.ok()) << to.status().ToString();
   const MoveLease dead{12345, Now().sec + 1};
   ASSERT_TRUE(
@@ -812,10 +815,10 @@ TEST_F(NamespaceTest, ADirectoryMoveWaitsOutALeaseLeftByADeadClient) {
 // commit, and the finish of that note recorded R: a move of P into d then passed the check
 // and cut both off from the root. Had it died taking its commit back, d kept two names.)
 TEST_F(NamespaceTest, ARenameFromAStaleLookupOfADirectoryNotesNothing) {
-  Result<InodeRef> p = a_.Create(kRoot, "P", S_IFDIR | 0755, 0, Credentials{});
-  Result<InodeRef> r = a_.Create(kRoot, "R", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> p = Mkdir(a_, kRoot, "P");
+  Result<InodeRef> r = Mkdir(a_, kRoot, "R");
   ASSERT_TRUE(p.ok() && r.ok());
-  Result<InodeRef> d = a_.Create(p->fno, "d", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(a_, p->fno, "d");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   bool renamed_meanwhile = false;
   ClusterClient mine(cluster_.client().map(), cluster_.Rpc("client"));
@@ -859,7 +862,7 @@ TEST_F(NamespaceTest, ARenameFromAStaleLookupOfADirectoryNotesNothing) {
 TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
   Namespace a(&a_client, kFnso);
-  Result<InodeRef> d = b_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(b_, kRoot, "d");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   Status created = Status::Internal("not run");
   std::mutex hook_mu;
@@ -885,7 +888,7 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   EXPECT_EQ(report->orphan_inodes, 0u) << "the file created in the removed directory stayed";
   EXPECT_EQ(report->orphan_objects, 0u);
 
-  Result<InodeRef> e = b_.Create(kRoot, "e", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> e = Mkdir(b_, kRoot, "e");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   ASSERT_TRUE(b_.Create(e->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
   EXPECT_TRUE(a.Rmdir(kRoot, "e").Is(StatusCode::kNotEmpty));
@@ -935,7 +938,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   };
   Result<InodeRef> x = CreateFile(b_, "x");
   ASSERT_TRUE(x.ok()) << x.status().ToString();
-  Result<InodeRef> sub = b_.Create(kRoot, "sub", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> sub = Mkdir(b_, kRoot, "sub");
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
   const int64_t root_links = Nlink(kRoot);
 
@@ -943,7 +946,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   // the directory (given its fno) runs, and is refused.
   auto refused_while_a_removes = [&](const std::string& name,
                                      std::function<Status(uint64_t)> change) {
-    Result<InodeRef> d = b_.Create(kRoot, name, S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> d = Mkdir(b_, kRoot, name);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     Status changed = Status::Internal("not run");
     at_bucket_of(name, [&] { changed = change(d->fno); });
@@ -979,7 +982,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   }
   {
     SCOPED_TRACE("B creates a file in the empty directory A's rename replaces");
-    Result<InodeRef> target = b_.Create(kRoot, "t", S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> target = Mkdir(b_, kRoot, "t");
     ASSERT_TRUE(target.ok()) << target.status().ToString();
     Status created = Status::Internal("not run");
     at_bucket_of("t", [&] {
@@ -997,7 +1000,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
   }
   {
     SCOPED_TRACE("a rename over a directory that is not empty leaves it as it was");
-    Result<InodeRef> full = b_.Create(kRoot, "full", S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> full = Mkdir(b_, kRoot, "full");
     ASSERT_TRUE(full.ok()) << full.status().ToString();
     ASSERT_TRUE(b_.Create(full->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
     EXPECT_TRUE(a.Rename(kRoot, "t", kRoot, "full", RenameMode::kReplace)
@@ -1143,9 +1146,9 @@ TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
     return inode.ok() ? inode->inode.removal_marks : -1;
   };
 
-  Result<InodeRef> d = b_.Create(kRoot, "d", S_IFDIR | 0755, 0, Credentials{});
+  Result<InodeRef> d = Mkdir(b_, kRoot, "d");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  ASSERT_TRUE(b_.Create(kRoot, "s", S_IFDIR | 0755, 0, Credentials{}).ok());
+  ASSERT_TRUE(Mkdir(b_, kRoot, "s").ok());
   marked_by_another(d->fno);
   {
     SCOPED_TRACE("A's rename over d gives up: B renamed its source away");
@@ -1163,7 +1166,7 @@ TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
   }
   {
     SCOPED_TRACE("A's rmdir of d gives up: it is not empty");
-    Result<InodeRef> e = b_.Create(kRoot, "e", S_IFDIR | 0755, 0, Credentials{});
+    Result<InodeRef> e = Mkdir(b_, kRoot, "e");
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     ASSERT_TRUE(b_.Create(e->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
     marked_by_another(e->fno);
