@@ -399,6 +399,8 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"entries", r->entries},
                                 {"data_objects", r->data_objects},
                                 {"dangling_entries", r->dangling.size()},
+                                {"directories_cut_off", r->cut_off.size()},
+                                {"directories_named_twice", r->named_twice.size()},
                                 {"orphan_inodes", r->orphan_inodes},
                                 {"orphan_objects", r->orphan_objects},
                                 {"collected", r->collected},
@@ -412,12 +414,16 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
               << "\n";
   } else {
     for (const auto& d : r->dangling) std::printf("dangling: %s\n", d.c_str());
+    for (const auto& d : r->cut_off) std::printf("cut off: %s\n", d.c_str());
+    for (const auto& d : r->named_twice) std::printf("named twice: %s\n", d.c_str());
     std::printf("namespace %u: %llu inodes (%llu directories), %llu entries, %llu data objects\n",
                 fnso, static_cast<unsigned long long>(r->inodes),
                 static_cast<unsigned long long>(r->directories),
                 static_cast<unsigned long long>(r->entries),
                 static_cast<unsigned long long>(r->data_objects));
     std::printf("dangling entries: %zu\n", r->dangling.size());
+    std::printf("directories cut off from the root: %zu, with two names: %zu\n", r->cut_off.size(),
+                r->named_twice.size());
     std::printf("orphans: %llu inodes, %llu objects; %s %llu, spared (younger than %llds) %llu\n",
                 static_cast<unsigned long long>(r->orphan_inodes),
                 static_cast<unsigned long long>(r->orphan_objects),
@@ -437,7 +443,8 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
     std::printf("rmdir marks left by a crash %s: %llu\n", options.dry_run ? "found" : "cleared",
                 static_cast<unsigned long long>(r->removal_marks_cleared));
   }
-  return r->dangling.empty() ? kExitOk : kExitDegraded;
+  return r->dangling.empty() && r->cut_off.empty() && r->named_twice.empty() ? kExitOk
+                                                                             : kExitDegraded;
 }
 
 // ---- scrub ----
@@ -929,7 +936,9 @@ int main(int argc, char** argv) {
 
   FsckOptions fsck_options;
   CLI::App* fsck = app.add_subcommand(
-      "fsck", "check a namespace: dangling entries (exit 3 if any), collect orphans");
+      "fsck",
+      "check a namespace: dangling entries or directories cut off from the root (exit 3 if "
+      "any), collect orphans");
   AddCommonFlags(fsck, &common);
   fsck->add_option("--fnso", fnso, "namespace number")->capture_default_str();
   fsck->add_flag("--dry-run", fsck_options.dry_run, "report only, change nothing");

@@ -63,6 +63,79 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& opti
   return Status::Ok();
 }
 
+using DirNames = std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>;
+
+// Directories that a name names but the root does not reach (a cycle, or under one), and
+// directories with more than one name; each confirmed by fresh lookups, since entries read one
+// directory after another may be out of date. Only settled directories are judged: a walk
+// that meets one that changed lately (a move under way) cannot tell, and reports nothing.
+Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled,
+                             const DirNames& dir_names,
+                             const std::map<uint64_t, std::vector<uint64_t>>& child_dirs,
+                             FsckReport* report) {
+  std::set<uint64_t> reached = {kRootFno};
+  for (std::vector<uint64_t> todo = {kRootFno}; !todo.empty();) {
+    const uint64_t dir = todo.back();
+    todo.pop_back();
+    auto children = child_dirs.find(dir);
+    if (children == child_dirs.end()) continue;
+    for (uint64_t child : children->second) {
+      if (reached.insert(child).second) todo.push_back(child);
+    }
+  }
+  // The names of `dir` that still name it.
+  auto current_names = [&](uint64_t dir) -> Result<std::vector<std::pair<uint64_t, std::string>>> {
+    std::vector<std::pair<uint64_t, std::string>> names;
+    auto counted = dir_names.find(dir);
+    if (counted == dir_names.end()) return names;
+    for (const auto& [parent, name] : counted->second) {
+      Result<InodeRef> named = ns->Lookup(parent, name);
+      if (!named.ok() && !named.status().Is(StatusCode::kNotFound)) return named.status();
+      if (named.ok() && named->fno == dir) names.emplace_back(parent, name);
+    }
+    return names;
+  };
+  // Whether some chain of names leads from the root to `start` (or cannot be judged).
+  auto reaches_root = [&](uint64_t start) -> Result<bool> {
+    std::set<uint64_t> seen;
+    for (std::vector<uint64_t> todo = {start}; !todo.empty();) {
+      const uint64_t dir = todo.back();
+      todo.pop_back();
+      if (dir == kRootFno || !settled.count(dir)) return true;
+      if (!seen.insert(dir).second) continue;
+      Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
+      if (!names.ok()) return names.status();
+      for (const auto& [parent, name] : *names) todo.push_back(parent);
+    }
+    return false;
+  };
+  for (uint64_t dir : settled) {
+    if (dir == kRootFno || !dir_names.count(dir)) continue;
+    if (!reached.count(dir)) {
+      Result<bool> reaches = reaches_root(dir);
+      if (!reaches.ok()) return reaches.status();
+      if (!*reaches) {
+        const auto& [parent, name] = dir_names.at(dir).front();
+        report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                  std::to_string(parent) + ") is not reached from the root");
+      }
+    }
+    if (dir_names.at(dir).size() > 1) {
+      Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
+      if (!names.ok()) return names.status();
+      if (names->size() > 1) {
+        std::string all;
+        for (const auto& [parent, name] : *names) {
+          all += (all.empty() ? "'" : ", '") + name + "' in " + std::to_string(parent);
+        }
+        report->named_twice.push_back("directory " + std::to_string(dir) + " has " +
+                                      std::to_string(names->size()) + " names: " + all);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options) {
@@ -90,6 +163,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
   // Names: every entry of every directory that has any.
   std::map<uint64_t, uint32_t> links;    // fno -> entries naming it
   std::map<uint64_t, uint32_t> subdirs;  // dir fno -> subdirectories
+  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> dir_names;  // (parent, name)
+  std::map<uint64_t, std::vector<uint64_t>> child_dirs;
   for (uint64_t dir : census.dirent_files) {
     Result<bool> dir_exists = has_inode(dir);
     if (!dir_exists.ok()) return dir_exists.status();
@@ -106,17 +181,28 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
         continue;
       }
       ++links[e.fno];
-      if (S_ISDIR(e.type)) ++subdirs[dir];
+      if (S_ISDIR(e.type)) {
+        ++subdirs[dir];
+        dir_names[e.fno].emplace_back(dir, e.name);
+        child_dirs[dir].push_back(e.fno);
+      }
     }
     if (options.after_reading_entries) options.after_reading_entries(dir);
   }
 
   const Timespec now = Now();
+  // Directories nothing changed since the census nor within the grace period, with no rename
+  // under way: their names, as counted, can be judged.
+  std::set<uint64_t> settled_dirs;
   for (const auto& [fno, version] : census.inodes) {
     Result<InodeRef> inode = ns.GetInode(fno);
     if (inode.status().Is(StatusCode::kNotFound)) continue;  // removed meanwhile
     if (!inode.ok()) return inode.status();
     if (inode->inode.IsDirectory()) ++report.directories;
+    if (inode->inode.IsDirectory() && inode->version == version && inode->inode.renames.empty() &&
+        (options.grace_seconds <= 0 || now.sec - inode->inode.ctime.sec >= options.grace_seconds)) {
+      settled_dirs.insert(fno);
+    }
     if (!inode->inode.renames.empty()) {
       // A directory's rename cut short may have left it two names: its old name goes. Not a
       // rename that may still run (younger than the expiry clients use too, or than the grace).
@@ -186,6 +272,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       ++report.collected;
     }
   }
+
+  ORTHOFS_RETURN_IF_ERROR(FindDirectoriesCutOff(&ns, settled_dirs, dir_names, child_dirs, &report));
 
   // Objects of files that have no inode at all.
   auto collect = [&](const Oid& oid) -> Status {

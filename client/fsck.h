@@ -31,11 +31,15 @@ struct FsckReport {
   uint64_t entries = 0;
   uint64_t data_objects = 0;
   std::vector<std::string> dangling;  // "dir 12: 'name' -> missing inode 40"
-  uint64_t orphan_inodes = 0;         // found
-  uint64_t orphan_objects = 0;        // data/dirent/symlink objects of missing inodes
-  uint64_t collected = 0;             // objects deleted (both copies)
-  uint64_t spared_in_grace = 0;       // orphans younger than the grace period
-  uint64_t link_count_fixes = 0;      // inodes whose nlink disagreed with their entries
+  // Directories a name names that the root does not reach (a cycle), and directories with
+  // more than one name: like dangling entries, there should never be any. Reported, not fixed.
+  std::vector<std::string> cut_off;
+  std::vector<std::string> named_twice;
+  uint64_t orphan_inodes = 0;     // found
+  uint64_t orphan_objects = 0;    // data/dirent/symlink objects of missing inodes
+  uint64_t collected = 0;         // objects deleted (both copies)
+  uint64_t spared_in_grace = 0;   // orphans younger than the grace period
+  uint64_t link_count_fixes = 0;  // inodes whose nlink disagreed with their entries
   // Counts too high, left until they have been so for the grace period (an unlink lowers the
   // count after removing its name): noted now, lowered by a run after that.
   uint64_t link_counts_held = 0;

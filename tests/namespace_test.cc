@@ -854,6 +854,49 @@ TEST_F(NamespaceTest, ARenameFromAStaleLookupOfADirectoryNotesNothing) {
   EXPECT_TRUE(cycle.status().Is(StatusCode::kInvalidArgument)) << cycle.status().ToString();
 }
 
+// fsck reports directories that the root does not reach (a cycle, as two clients' crossing
+// moves made before the move lease) and directories with two names (as a rename cut short
+// left before rename notes), made here by writing directory entries directly.
+TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
+  Result<InodeRef> p = Mkdir(a_, kRoot, "P");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<InodeRef> q = Mkdir(a_, p->fno, "Q");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  Result<InodeRef> r = Mkdir(a_, kRoot, "R");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Result<FsckReport> whole = DryRunFsck();
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_TRUE(whole->cut_off.empty()) << whole->cut_off.front();
+  EXPECT_TRUE(whole->named_twice.empty()) << whole->named_twice.front();
+
+  // An entry of `dir` written as a client's bucket update would (bypassing every check).
+  auto set_entries = [&](uint64_t dir, const std::string& name,
+                         const std::vector<DirEntry>& entries) {
+    const Oid bucket{kFnso, dir, DirentOffset(name), ObjectType::kDirent};
+    Result<wire::ReadResponse> now = cluster_.client().Read(bucket);
+    const uint64_t version = now.ok() ? now->meta().version() : 0;
+    if (entries.empty()) {
+      ASSERT_TRUE(cluster_.client().DeleteBothCopies(bucket, version).ok());
+    } else {
+      ASSERT_TRUE(cluster_.client()
+                      .WriteOriginalThenReplica(bucket, EncodeDirentBucket(entries), version)
+                      .ok());
+    }
+  };
+  ASSERT_NE(DirentOffset("R"), DirentOffset("R2"));
+  // R gets a second name, root/R2; P leaves the root for Q: P and Q in a cycle.
+  set_entries(kRoot, "R2", {DirEntry{"R2", r->fno, S_IFDIR}});
+  set_entries(kRoot, "P", {});
+  set_entries(q->fno, "P", {DirEntry{"P", p->fno, S_IFDIR}});
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->cut_off.size(), 2u);
+  ASSERT_EQ(report->named_twice.size(), 1u);
+  EXPECT_NE(report->named_twice.front().find("'R2'"), std::string::npos)
+      << report->named_twice.front();
+  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+}
+
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
 // commits before A removes d's own entry (a ClusterClient test hook runs B's create there).
 // B's create then meets rmdir's mark on d, takes its entry and inode back and reports
