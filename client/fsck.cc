@@ -74,13 +74,13 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled,
                              const std::map<uint64_t, std::vector<uint64_t>>& child_dirs,
                              FsckReport* report) {
   std::set<uint64_t> reached = {kRootFno};
-  for (std::vector<uint64_t> todo = {kRootFno}; !todo.empty();) {
-    const uint64_t dir = todo.back();
-    todo.pop_back();
+  for (std::vector<uint64_t> to_visit = {kRootFno}; !to_visit.empty();) {
+    const uint64_t dir = to_visit.back();
+    to_visit.pop_back();
     auto children = child_dirs.find(dir);
     if (children == child_dirs.end()) continue;
     for (uint64_t child : children->second) {
-      if (reached.insert(child).second) todo.push_back(child);
+      if (reached.insert(child).second) to_visit.push_back(child);
     }
   }
   // The names of `dir` that still name it.
@@ -98,14 +98,14 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled,
   // Whether some chain of names leads from the root to `start` (or cannot be judged).
   auto reaches_root = [&](uint64_t start) -> Result<bool> {
     std::set<uint64_t> seen;
-    for (std::vector<uint64_t> todo = {start}; !todo.empty();) {
-      const uint64_t dir = todo.back();
-      todo.pop_back();
+    for (std::vector<uint64_t> to_visit = {start}; !to_visit.empty();) {
+      const uint64_t dir = to_visit.back();
+      to_visit.pop_back();
       if (dir == kRootFno || !settled.count(dir)) return true;
       if (!seen.insert(dir).second) continue;
       Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
       if (!names.ok()) return names.status();
-      for (const auto& [parent, name] : *names) todo.push_back(parent);
+      for (const auto& [parent, name] : *names) to_visit.push_back(parent);
     }
     return false;
   };
