@@ -360,6 +360,8 @@ Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
 
 Status FileIo::RelievePressure(uint64_t writer_fno) {
   std::unique_lock lock(mu_);
+  // Every write calls this twice (before and after caching its bytes): mostly there is none.
+  if (!cache_.UnderPressure()) return Status::Ok();
   // Other files whose write-back failed (here, or before without their fsync or close having
   // reported it yet): theirs are retried by the flush threads and reported by their own fsync
   // or close, and the writer goes on with the next oldest.
