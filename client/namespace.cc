@@ -364,20 +364,33 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
   if (!start) {
     if (auto written = RecentlyWritten(dir)) start = written->first;
   }
-  const Timespec now = Now();
-  return UpdateInode(
-             dir,
-             [&](Inode* inode) {
-               if (entry_added && inode->removing()) {
-                 return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
-               }
-               inode->mtime = inode->ctime = now;
-               inode->nlink =
-                   static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
-               return Status::Ok();
-             },
-             std::move(start), replica_pending)
-      .status();
+  const auto wait_until = std::chrono::steady_clock::now() + removal_wait_;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    bool marked = false;
+    const Timespec now = Now();
+    Result<InodeRef> touched = UpdateInode(
+        dir,
+        [&](Inode* inode) {
+          marked = entry_added && inode->removing();
+          if (marked) {
+            return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
+          }
+          inode->mtime = inode->ctime = now;
+          inode->nlink = static_cast<uint32_t>(static_cast<int64_t>(inode->nlink) + nlink_delta);
+          return Status::Ok();
+        },
+        std::move(start), replica_pending);
+    start.reset();
+    // A removal under way marked the directory. It either finds the new entry and gives up,
+    // dropping its mark (the entry then stays: a removal that comes later lists it), or found
+    // the directory empty before the entry came and deletes it (the caller takes the entry
+    // back). Waiting for which keeps a create and an rmdir racing from both failing. A mark
+    // that outlives the wait is one a dead client left (fsck clears it): the entry goes.
+    if (!marked || std::chrono::steady_clock::now() >= wait_until) return touched.status();
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::milliseconds(100));
+  }
 }
 
 Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const Inode& inode,

@@ -126,6 +126,13 @@ class Namespace {
   // For tests: another expiry than kRenameNoteExpiry for this client.
   void set_rename_note_expiry(std::chrono::seconds expiry) { rename_note_expiry_ = expiry; }
 
+  // An entry made in a directory an rmdir has marked waits this long for the rmdir to either
+  // give up (the entry stays) or delete the directory (the entry goes, NotFound); a mark still
+  // there then is taken for one a dead client left, and the entry goes as well.
+  static constexpr std::chrono::milliseconds kRemovalWait{5000};
+  // For tests: another wait than kRemovalWait for this client.
+  void set_removal_wait(std::chrono::milliseconds wait) { removal_wait_ = wait; }
+
   // fsck: finishes the renames of directory `fno` noted before `started_before` (cut short:
   // Inode::renames). Where a note's new name names the directory, its old name is removed if it
   // still does; the note goes. Returns the old names removed (with `dry_run`, to be removed).
@@ -263,8 +270,8 @@ class Namespace {
   // range reaching the stored end cuts it off). A missing object is a hole already.
   Status ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, uint64_t to);
   // The directory's times, and its link count by `nlink_delta`. `entry_added`: the caller just
-  // committed an entry there, which a directory an rmdir is removing refuses (NotFound); the
-  // caller then takes its entry back.
+  // committed an entry there, which a directory an rmdir is removing refuses (NotFound, after
+  // waiting up to the removal wait for the rmdir to end); the caller then takes its entry back.
   Status TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start = std::nullopt,
                         PendingCalls* replica_pending = nullptr, bool entry_added = false);
 
@@ -280,6 +287,7 @@ class Namespace {
   const uint64_t lease_owner_ = SeededRandom()();  // this client, in MoveLease
   std::mutex move_mu_;                             // held with the move lease
   std::chrono::seconds rename_note_expiry_ = kRenameNoteExpiry;
+  std::chrono::milliseconds removal_wait_ = kRemovalWait;
   // DIRENT buckets read by lookups a moment ago (common/recent_reads.h): the kernel looks a
   // name up right before it creates or unlinks it, and the change starts from that read instead
   // of reading again. Its conditional write fails if the bucket changed since.

@@ -619,6 +619,7 @@ Result<wire::ReadResponse> ClusterClient::Read(const Oid& oid, uint64_t offset, 
   r.set_length(length);
   Result<wire::ReadResponse> read = SendForCopy(oid, std::move(r), &OsdClient::Read);
   if (read.ok()) ORTHOFS_RETURN_IF_ERROR(VerifyReadBytes(oid, *read));
+  if (read.ok() && test_hooks_.after_reading) test_hooks_.after_reading(oid);
   return read;
 }
 

@@ -271,7 +271,7 @@ class ClusterClient {
     // WriteOriginalThenReplica is about to answer `answer` for `original`; the hook may replace
     // it (the answer of a commit that landed, lost on its way back).
     std::function<void(const Oid& original, Status* answer)> before_answering_original_then_replica;
-    // ReadAsync or ReadManyAsync has `copy`'s answer and is about to hand it over.
+    // Read, ReadAsync or ReadManyAsync has `copy`'s answer and is about to hand it over.
     std::function<void(const Oid& copy)> after_reading;
     // DeleteBothCopies is about to delete `original`'s copies.
     std::function<void(const Oid& original)> before_deleting_both_copies;

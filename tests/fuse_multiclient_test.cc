@@ -784,6 +784,63 @@ TEST_F(FuseMulticlientTest, MkdirRmdirRaceLeavesAConsistentName) {
   EXPECT_EQ(FreshStat(DirA()).st_nlink, 2u);
 }
 
+// A creates a file in directory d while B removes d, both at once: exactly one succeeds (the
+// file in d and ENOTEMPTY, or d gone and ENOENT). Both used to fail when the create's entry
+// came just before the rmdir's emptiness check and its parent update just after the rmdir's
+// mark: the create took its entry back and the rmdir had seen it. Now the create waits for the
+// rmdir to end (Namespace::kRemovalWait).
+TEST_F(FuseMulticlientTest, ACreateAndAnRmdirOfItsDirectoryNeverBothFail) {
+  constexpr int kRounds = 60;
+  for (int i = 0; i < kRounds; ++i) ASSERT_EQ(mkdir(A(Name("d", i)).c_str(), 0755), 0);
+  WaitForCaches();  // B sees every d
+  std::map<std::string, int> outcomes;
+  std::vector<std::string> wrong;
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string d = Name("d", i);
+    std::latch start(2);
+    int created_err = 0, removed_err = 0;
+    std::thread ta([&] {
+      start.arrive_and_wait();
+      const int fd = open(A(d + "/f").c_str(), O_CREAT | O_WRONLY, 0644);
+      if (fd < 0) {
+        created_err = errno;
+      } else if (close(fd) != 0) {
+        created_err = errno;
+      }
+    });
+    std::thread tb([&] {
+      start.arrive_and_wait();
+      if (rmdir(B(d).c_str()) != 0) removed_err = errno;
+    });
+    ta.join();
+    tb.join();
+    const std::string outcome = "create " + (created_err ? ErrName(created_err) : "OK") +
+                                ", rmdir " + (removed_err ? ErrName(removed_err) : "OK");
+    ++outcomes[outcome];
+    const bool one_won = (created_err == 0 && removed_err == ENOTEMPTY) ||
+                         (created_err == ENOENT && removed_err == 0);
+    if (!one_won) wrong.push_back(d + ": " + outcome);
+  }
+  std::ostringstream summary;
+  for (const auto& [what, count] : outcomes) summary << " " << what << " x" << count;
+  RecordProperty("outcomes", summary.str());
+  EXPECT_TRUE(wrong.empty()) << wrong.size() << " rounds, first " << wrong.front()
+                             << " (outcomes:" << summary.str() << ")";
+  WaitForCaches();
+  // What is left agrees with what each was told.
+  const std::multiset<std::string> top = Names(DirA());
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string d = Name("d", i);
+    struct stat st;
+    const std::string file = Errno(lstat(A(d + "/f").c_str(), &st));
+    if (top.count(d) == 1) {
+      EXPECT_EQ(file, "OK") << d << " stayed without the file";
+    } else {
+      EXPECT_EQ(file, "ENOENT") << d;
+    }
+  }
+}
+
 // The same race, watched at the objects: after every round (both clients idle) the DIRENT
 // object holding the name must have its original and its replica in step (both absent, or
 // both present at one version). Listings read the replicas and lookups the originals, so a

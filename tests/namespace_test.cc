@@ -895,6 +895,7 @@ TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
   EXPECT_NE(report->named_twice.front().find("'R2'"), std::string::npos)
       << report->named_twice.front();
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+
 }
 
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
@@ -905,6 +906,8 @@ TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
 TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   ClusterClient a_client(cluster_.client().map(), cluster_.Rpc("client"));
   Namespace a(&a_client, kFnso);
+  // B's create runs inside A's rmdir (the hook): it cannot wait for the rmdir to end.
+  b_.set_removal_wait(std::chrono::milliseconds(0));
   Result<InodeRef> d = Mkdir(b_, kRoot, "d");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   Status created = Status::Internal("not run");
@@ -957,6 +960,107 @@ TEST_F(NamespaceTest, ACreateRacingAnRmdirOfItsDirectoryLeavesNothingBehind) {
   EXPECT_TRUE(b_.Create(e->fno, "i", S_IFREG | 0644, 0, Credentials{}).ok());
 }
 
+// B's create commits its entry in d, and an rmdir of d marks d before B's parent update: B
+// waits for the rmdir to end. The rmdir finds B's entry and gives up (its mark goes): B's
+// create succeeds. (Both used to fail: B took its entry back, ENOENT, after the rmdir had
+// seen it, ENOTEMPTY.) An rmdir that deletes d instead leaves B's create NotFound, its entry
+// and inode taken back. Here the "rmdir" is played by raw writes, from a thread B's hooks
+// start: the mark right before B's parent update, its end once B has read the mark.
+TEST_F(NamespaceTest, ACreateMeetingAnRmdirsMarkWaitsForTheRmdirToEnd) {
+  ClusterClient b_client(cluster_.client().map(), cluster_.Rpc("client"));
+  Namespace b(&b_client, kFnso);
+  auto race = [&](uint64_t d, std::function<void()> rmdir_ends) {
+    std::mutex mu;
+    std::condition_variable mark_seen_cv;
+    bool marked = false;
+    bool mark_seen = false;
+    const Oid d_inode{kFnso, d, 0, ObjectType::kInode};
+    b_client.SetTestHooks({.before_writing_original_then_replica =
+                               [&](const Oid& original) {
+                                 if (original != d_inode) return;
+                                 std::lock_guard lock(mu);
+                                 if (marked) return;
+                                 marked = true;
+                                 Result<InodeRef> now = b_.GetInode(d);
+                                 ASSERT_TRUE(now.ok()) << now.status().ToString();
+                                 Inode with_mark = now->inode;
+                                 ++with_mark.removal_marks;
+                                 ASSERT_TRUE(cluster_.client()
+                                                 .WriteOriginalThenReplica(
+                                                     d_inode, EncodeInode(with_mark), now->version)
+                                                 .ok());
+                               },
+                           .after_reading =
+                               [&](const Oid& copy) {
+                                 if (copy.fno != d || copy.type != ObjectType::kInode) return;
+                                 std::lock_guard lock(mu);
+                                 if (marked) mark_seen = true;
+                                 mark_seen_cv.notify_all();
+                               }});
+    std::thread rmdir([&] {
+      std::unique_lock lock(mu);
+      ASSERT_TRUE(mark_seen_cv.wait_for(lock, std::chrono::seconds(30), [&] { return mark_seen; }))
+          << "B never read d's inode after the mark";
+      lock.unlock();
+      rmdir_ends();
+    });
+    Status created = b.Create(d, "f", S_IFREG | 0644, 0, Credentials{}).status();
+    rmdir.join();
+    b_client.SetTestHooks({});
+    return created;
+  };
+  auto drop_mark = [&](uint64_t d) {
+    Result<InodeRef> now = b_.GetInode(d);
+    ASSERT_TRUE(now.ok()) << now.status().ToString();
+    Inode unmarked = now->inode;
+    ASSERT_EQ(unmarked.removal_marks, 1u);
+    unmarked.removal_marks = 0;
+    ASSERT_TRUE(cluster_.client()
+                    .WriteOriginalThenReplica(Oid{kFnso, d, 0, ObjectType::kInode},
+                                              EncodeInode(unmarked), now->version)
+                    .ok());
+  };
+  {
+    SCOPED_TRACE("the rmdir gives up");
+    Result<InodeRef> d = Mkdir(b_, kRoot, "d");
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    Status created = race(d->fno, [&] { drop_mark(d->fno); });
+    EXPECT_TRUE(created.ok()) << created.ToString();
+    EXPECT_TRUE(b_.Lookup(d->fno, "f").ok());
+    EXPECT_TRUE(b_.Rmdir(kRoot, "d").Is(StatusCode::kNotEmpty));
+  }
+  {
+    SCOPED_TRACE("the rmdir deletes the directory");
+    Result<InodeRef> e = Mkdir(b_, kRoot, "e");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    Status created = race(e->fno, [&] {
+      // What the rmdir does after its listing: the name goes, then the inode.
+      const Oid bucket{kFnso, kRoot, DirentOffset("e"), ObjectType::kDirent};
+      Result<wire::ReadResponse> entries = cluster_.client().Read(bucket);
+      ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+      Result<std::vector<DirEntry>> kept = DecodeDirentBucket(entries->data());
+      ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+      std::erase_if(*kept, [](const DirEntry& entry) { return entry.name == "e"; });
+      ASSERT_TRUE((kept->empty()
+                       ? cluster_.client().DeleteBothCopies(bucket, entries->meta().version())
+                       : cluster_.client().WriteOriginalThenReplica(
+                             bucket, EncodeDirentBucket(*kept), entries->meta().version()))
+                      .ok());
+      Result<InodeRef> now = b_.GetInode(e->fno);
+      ASSERT_TRUE(now.ok()) << now.status().ToString();
+      ASSERT_TRUE(cluster_.client()
+                      .DeleteBothCopies(Oid{kFnso, e->fno, 0, ObjectType::kInode}, now->version)
+                      .ok());
+    });
+    EXPECT_TRUE(created.Is(StatusCode::kNotFound)) << created.ToString();
+    Result<FsckReport> report = DryRunFsck();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+    EXPECT_EQ(report->orphan_inodes, 0u) << "B's file stayed";
+    EXPECT_EQ(report->orphan_objects, 0u) << "B's entry stayed";
+  }
+}
+
 // Links and renames into a directory that an rmdir is removing are taken back as a create's
 // entry is, and a rename over an empty directory marks it as an rmdir does: nothing lands in a
 // directory between its emptiness check and its deletion.
@@ -970,6 +1074,7 @@ TEST_F(NamespaceTest, ALinkOrRenameIntoADirectoryBeingRemovedIsTakenBack) {
     theirs.Arm(name, std::move(change));
   };
   auto ran = [&] { return theirs.Ran(); };
+  b_.set_removal_wait(std::chrono::milliseconds(0));  // B's changes run inside A's rmdir
   auto expect_consistent = [&] {
     Result<FsckReport> report = DryRunFsck();
     ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -1188,6 +1293,9 @@ TEST_F(NamespaceTest, AMarkOfAnotherRemovalStandsWhenOneGivesUp) {
     Result<InodeRef> inode = b_.GetInode(fno);
     return inode.ok() ? inode->inode.removal_marks : -1;
   };
+  // The other removal never ends here (its mark stays): changes that meet it give up at once.
+  a.set_removal_wait(std::chrono::milliseconds(0));
+  b_.set_removal_wait(std::chrono::milliseconds(0));
 
   Result<InodeRef> d = Mkdir(b_, kRoot, "d");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
