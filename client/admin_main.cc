@@ -400,6 +400,7 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"data_objects", r->data_objects},
                                 {"dangling_entries", r->dangling.size()},
                                 {"directories_cut_off", r->cut_off.size()},
+                                {"directories_reconnected", r->reconnected.size()},
                                 {"directories_named_twice", r->named_twice.size()},
                                 {"orphan_inodes", r->orphan_inodes},
                                 {"orphan_objects", r->orphan_objects},
@@ -409,12 +410,14 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"link_counts_held", r->link_counts_held},
                                 {"renames_finished", r->renames_finished},
                                 {"removal_marks_cleared", r->removal_marks_cleared},
+                                {"parents_recorded", r->parents_recorded},
                                 {"dry_run", options.dry_run}}
                      .dump()
               << "\n";
   } else {
     for (const auto& d : r->dangling) std::printf("dangling: %s\n", d.c_str());
     for (const auto& d : r->cut_off) std::printf("cut off: %s\n", d.c_str());
+    for (const auto& d : r->reconnected) std::printf("reconnected: %s\n", d.c_str());
     for (const auto& d : r->named_twice) std::printf("named twice: %s\n", d.c_str());
     std::printf("namespace %u: %llu inodes (%llu directories), %llu entries, %llu data objects\n",
                 fnso, static_cast<unsigned long long>(r->inodes),
@@ -422,8 +425,10 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                 static_cast<unsigned long long>(r->entries),
                 static_cast<unsigned long long>(r->data_objects));
     std::printf("dangling entries: %zu\n", r->dangling.size());
-    std::printf("directories cut off from the root: %zu, with two names: %zu\n", r->cut_off.size(),
-                r->named_twice.size());
+    std::printf(
+        "directories cut off from the root: %zu (reconnected under /lost+found: %zu), "
+        "with two names: %zu\n",
+        r->cut_off.size(), r->reconnected.size(), r->named_twice.size());
     std::printf("orphans: %llu inodes, %llu objects; %s %llu, spared (younger than %llds) %llu\n",
                 static_cast<unsigned long long>(r->orphan_inodes),
                 static_cast<unsigned long long>(r->orphan_objects),
@@ -442,6 +447,8 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                 static_cast<unsigned long long>(r->renames_finished));
     std::printf("rmdir marks left by a crash %s: %llu\n", options.dry_run ? "found" : "cleared",
                 static_cast<unsigned long long>(r->removal_marks_cleared));
+    std::printf("directories' parents %s: %llu\n", options.dry_run ? "to record" : "recorded",
+                static_cast<unsigned long long>(r->parents_recorded));
   }
   return r->dangling.empty() && r->cut_off.empty() && r->named_twice.empty() ? kExitOk
                                                                              : kExitDegraded;

@@ -65,14 +65,30 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& opti
 
 using DirNames = std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>;
 
+// The root's lost+found directory, made if there is none.
+Result<uint64_t> LostAndFound(Namespace* ns) {
+  constexpr std::string_view kName = "lost+found";
+  Result<InodeRef> found = ns->Lookup(kRootFno, kName);
+  if (found.status().Is(StatusCode::kNotFound)) {
+    found = ns->Create(kRootFno, kName, S_IFDIR | 0700, 0, Credentials{});
+    if (found.status().Is(StatusCode::kAlreadyExists)) found = ns->Lookup(kRootFno, kName);
+  }
+  if (!found.ok()) return found.status();
+  if (!found->inode.IsDirectory()) {
+    return Status::NotADirectory("/lost+found is not a directory: cut-off directories stay");
+  }
+  return found->fno;
+}
+
 // Directories that a name names but the root does not reach (a cycle, or under one), and
 // directories with more than one name; each confirmed by fresh lookups, since entries read one
 // directory after another may be out of date. Only settled directories are judged: a walk
 // that meets one that changed lately (a move under way) cannot tell, and reports nothing.
-Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled,
-                             const DirNames& dir_names,
+// Unless `dry_run`, a directory cut off is moved (a rename, under the move lease like any
+// move) to /lost+found as "#<fno>", which reconnects the directories under it too.
+Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled, DirNames dir_names,
                              const std::map<uint64_t, std::vector<uint64_t>>& child_dirs,
-                             FsckReport* report) {
+                             bool dry_run, FsckReport* report) {
   std::set<uint64_t> reached = {kRootFno};
   for (std::vector<uint64_t> to_visit = {kRootFno}; !to_visit.empty();) {
     const uint64_t dir = to_visit.back();
@@ -115,9 +131,27 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled,
       Result<bool> reaches = reaches_root(dir);
       if (!reaches.ok()) return reaches.status();
       if (!*reaches) {
-        const auto& [parent, name] = dir_names.at(dir).front();
-        report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
-                                  std::to_string(parent) + ") is not reached from the root");
+        Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
+        if (!names.ok()) return names.status();
+        const auto& [parent, name] = names->empty() ? dir_names.at(dir).front() : names->front();
+        const std::string cut_off = "directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                    std::to_string(parent) + ") is not reached from the root";
+        Status moved = Status::Ok();
+        Result<uint64_t> lost_and_found = Status::Ok();
+        const std::string new_name = "#" + std::to_string(dir);
+        if (!dry_run && !names->empty()) {
+          lost_and_found = LostAndFound(ns);
+          moved = lost_and_found.ok()
+                      ? ns->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace)
+                            .status()
+                      : lost_and_found.status();
+        }
+        if (dry_run || names->empty() || !moved.ok()) {
+          report->cut_off.push_back(cut_off + (moved.ok() ? "" : ": " + moved.ToString()));
+        } else {
+          report->reconnected.push_back(cut_off + ": now /lost+found/" + new_name);
+          dir_names[dir] = {{*lost_and_found, new_name}};  // what later walks meet
+        }
       }
     }
     if (dir_names.at(dir).size() > 1) {
@@ -245,14 +279,27 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       const bool held = too_high && !lower;
       const bool note_changes = held ? !noted : (!changing && excess_since != 0);
       if (held) ++report.link_counts_held;
-      if (wrong_count || stale_mark || note_changes) {
+      // A directory records its parent (the move check walks them up to the root); one made
+      // before directories did has none, and gets the directory its one name is in.
+      uint64_t parent = inode->inode.parent;
+      if (inode->inode.IsDirectory() && fno != kRootFno && !changing &&
+          inode->inode.renames.empty()) {
+        auto names = dir_names.find(fno);
+        if (names != dir_names.end() && names->second.size() == 1) {
+          parent = names->second.front().first;
+        }
+      }
+      const bool wrong_parent = parent != inode->inode.parent;
+      if (wrong_count || stale_mark || note_changes || wrong_parent) {
         report.link_count_fixes += wrong_count;
         report.removal_marks_cleared += stale_mark;
+        report.parents_recorded += wrong_parent;
         if (!options.dry_run) {
           Inode fixed = inode->inode;
           if (wrong_count) fixed.nlink = want;
           fixed.excess_links_since = held ? (noted ? excess_since : now.sec) : 0;
           fixed.removal_marks = 0;
+          fixed.parent = parent;
           Result<wire::ObjectMeta> w = cluster->WriteOriginalThenReplica(
               Oid{fnso, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode->version);
           if (!w.ok() && !w.status().Is(StatusCode::kVersionMismatch)) return w.status();
@@ -273,7 +320,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     }
   }
 
-  ORTHOFS_RETURN_IF_ERROR(FindDirectoriesCutOff(&ns, settled_dirs, dir_names, child_dirs, &report));
+  ORTHOFS_RETURN_IF_ERROR(
+      FindDirectoriesCutOff(&ns, settled_dirs, dir_names, child_dirs, options.dry_run, &report));
 
   // Objects of files that have no inode at all.
   auto collect = [&](const Oid& oid) -> Status {

@@ -32,8 +32,12 @@ struct FsckReport {
   uint64_t data_objects = 0;
   std::vector<std::string> dangling;  // "dir 12: 'name' -> missing inode 40"
   // Directories a name names that the root does not reach (a cycle), and directories with
-  // more than one name: like dangling entries, there should never be any. Reported, not fixed.
+  // more than one name: like dangling entries, there should never be any. A directory cut off
+  // is moved to /lost+found as "#<fno>" (reconnected; unless a dry run, or the move failed:
+  // cut_off); one with two names is reported only (an rmdir of either would dangle the other;
+  // removing one of them is the user's choice).
   std::vector<std::string> cut_off;
+  std::vector<std::string> reconnected;
   std::vector<std::string> named_twice;
   uint64_t orphan_inodes = 0;     // found
   uint64_t orphan_objects = 0;    // data/dirent/symlink objects of missing inodes
@@ -45,6 +49,9 @@ struct FsckReport {
   uint64_t link_counts_held = 0;
   uint64_t renames_finished = 0;       // old names a directory's rename cut short left (removed)
   uint64_t removal_marks_cleared = 0;  // directories an rmdir cut short left marked (Inode)
+  // Directories whose recorded parent (Inode::parent) was not the directory their one name is
+  // in: made before directories recorded parents.
+  uint64_t parents_recorded = 0;
 };
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options);

@@ -854,9 +854,53 @@ TEST_F(NamespaceTest, ARenameFromAStaleLookupOfADirectoryNotesNothing) {
   EXPECT_TRUE(cycle.status().Is(StatusCode::kInvalidArgument)) << cycle.status().ToString();
 }
 
+// A directory made before directories recorded their parents has none, and a move's check
+// that the target is not inside the moved directory stops there: fsck records the parent
+// (the directory its one name is in), and the move is refused.
+TEST_F(NamespaceTest, FsckRecordsTheParentOfADirectoryMadeWithoutOne) {
+  Result<InodeRef> p = Mkdir(a_, kRoot, "P");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<InodeRef> q = Mkdir(a_, p->fno, "Q");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->parents_recorded, 0u);
+  for (uint64_t fno : {p->fno, q->fno}) {  // as an older client made them
+    Result<InodeRef> now = a_.GetInode(fno);
+    ASSERT_TRUE(now.ok()) << now.status().ToString();
+    Inode older = now->inode;
+    older.parent = 0;
+    ASSERT_TRUE(cluster_.client()
+                    .WriteOriginalThenReplica(Oid{kFnso, fno, 0, ObjectType::kInode},
+                                              EncodeInode(older), now->version)
+                    .ok());
+  }
+  report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->parents_recorded, 2u);
+  FsckOptions fix;
+  fix.grace_seconds = 0;
+  report = RunFsck(&cluster_.client(), kFnso, fix);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->parents_recorded, 2u);
+  Result<InodeRef> recorded = a_.GetInode(q->fno);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(recorded->inode.parent, p->fno);
+  recorded = a_.GetInode(p->fno);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(recorded->inode.parent, kRoot);
+  Result<Unlinked> cycle = b_.Rename(kRoot, "P", q->fno, "P", RenameMode::kReplace);
+  EXPECT_TRUE(cycle.status().Is(StatusCode::kInvalidArgument)) << cycle.status().ToString();
+  report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->parents_recorded, 0u);
+  EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+}
+
 // fsck reports directories that the root does not reach (a cycle, as two clients' crossing
 // moves made before the move lease) and directories with two names (as a rename cut short
-// left before rename notes), made here by writing directory entries directly.
+// left before rename notes), made here by writing directory entries directly; it reconnects
+// the cycle under /lost+found.
 TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
   Result<InodeRef> p = Mkdir(a_, kRoot, "P");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -896,6 +940,32 @@ TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
       << report->named_twice.front();
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
 
+  // fsck moves P (the first of the cycle it meets) to /lost+found, which brings Q back too.
+  FsckOptions fix;
+  fix.grace_seconds = 0;
+  report = RunFsck(&cluster_.client(), kFnso, fix);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+  ASSERT_EQ(report->reconnected.size(), 1u);
+  EXPECT_NE(report->reconnected.front().find("/lost+found/#" + std::to_string(p->fno)),
+            std::string::npos)
+      << report->reconnected.front();
+  Result<InodeRef> lost_and_found = b_.Lookup(kRoot, "lost+found");
+  ASSERT_TRUE(lost_and_found.ok()) << lost_and_found.status().ToString();
+  Result<InodeRef> found_p = b_.Lookup(lost_and_found->fno, "#" + std::to_string(p->fno));
+  ASSERT_TRUE(found_p.ok()) << found_p.status().ToString();
+  EXPECT_EQ(found_p->fno, p->fno);
+  EXPECT_EQ(found_p->inode.parent, lost_and_found->fno);
+  Result<InodeRef> found_q = b_.Lookup(p->fno, "Q");
+  ASSERT_TRUE(found_q.ok()) << found_q.status().ToString();
+  EXPECT_TRUE(b_.Lookup(q->fno, "P").status().Is(StatusCode::kNotFound));
+  report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+  EXPECT_TRUE(report->reconnected.empty());
+  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+  EXPECT_EQ(report->link_count_fixes, 0u);
+  EXPECT_EQ(report->named_twice.size(), 1u);  // left to the user
 }
 
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
