@@ -47,6 +47,7 @@ struct Flags {
   int prefetch_threads = 2;
   std::string disk_model = "none";
   int peer_timeout_ms = 5000;
+  int recovery_limit_s = 300;
   orthofs::TlsFlags tls;
 };
 
@@ -167,6 +168,11 @@ int main(int argc, char** argv) {
                  "deadline of one call to another OSD (a repair's push, a recovery's ask)")
       ->capture_default_str()
       ->check(CLI::Range(50, 600000));
+  app.add_option("--recovery-limit-s", flags.recovery_limit_s,
+                 "at start, refuse reads at most this long while peers replay the writes this "
+                 "OSD missed (past it, copies a peer has not replayed yet are served stale)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400));
   app.add_flag("--serial", flags.serial,
                "do prefetch work inline on the request path (default: its own executor)");
   app.add_option("--prefetch-threads", flags.prefetch_threads, "threads of the prefetch executor")
@@ -281,6 +287,7 @@ int main(int argc, char** argv) {
   service_options.prefetch.tls = *tls;
   service_options.repair.rpc.tls = *tls;
   service_options.repair.rpc.deadline = std::chrono::milliseconds(flags.peer_timeout_ms);
+  service_options.repair.recovery_limit = std::chrono::seconds(flags.recovery_limit_s);
   service_options.authorize_callers = *tls != nullptr;
   if (*tls) service_options.tls_not_after = (*tls)->not_after;
   orthofs::OsdService service(maps->map, maps->previous, store->get(), service_options);

@@ -1204,6 +1204,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["repair_copies_repaired"] = repair_.repaired_total();
   counters["repair_records_left"] = repair_.records_left();
   counters["recovery_asks_repeated"] = repair_.recovery_asks_repeated();
+  counters["recovery_limits_reached"] = repair_.recovery_limits_reached();
   counters["map_changes"] = map_changes_.load();
   counters["rebalance_copies_taken_over"] = copies_taken_over_.load();
   counters["rebalance_copies_discarded"] = copies_discarded_.load();

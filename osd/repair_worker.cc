@@ -77,6 +77,7 @@ void RepairWorker::AskPeersToReplay() {
           }
         }
         if (std::chrono::steady_clock::now() >= give_up_at) {
+          ++recovery_limits_reached_;
           spdlog::warn(
               "recovery: OSD {} has not replayed all it holds for us after {} s; serving reads "
               "(those copies stay stale until it does)",

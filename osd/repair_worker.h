@@ -56,6 +56,9 @@ class RepairWorker {
   uint64_t records_left() const { return records_left_.load(); }
   // Asks of AskPeersToReplay sent again because a peer was still replaying.
   uint64_t recovery_asks_repeated() const { return recovery_asks_repeated_.load(); }
+  // Peers whose replay to this OSD was still unfinished at its recovery limit: reads were
+  // served from then on, and the copies they still held records for were stale until replayed.
+  uint64_t recovery_limits_reached() const { return recovery_limits_reached_.load(); }
 
  private:
   // What our copy is: absent, a tombstone or an object, with its version.
@@ -86,6 +89,7 @@ class RepairWorker {
   std::atomic<bool> pending_{true};  // records may exist from before a restart
   std::atomic<uint64_t> repaired_total_{0};
   std::atomic<uint64_t> recovery_asks_repeated_{0};
+  std::atomic<uint64_t> recovery_limits_reached_{0};
   std::atomic<uint64_t> records_left_{0};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -88,15 +88,17 @@ TEST(FailoverTest, KillingAnOsdWhileWritingLosesNothing) {
   EXPECT_EQ(ClusterCounter(cluster, "repair_records_left"), 0u);
 }
 
-// A restarted OSD serves reads only once its peers have replayed what it missed, even when a
-// replay outlasts the deadline of one call (--peer-timeout-ms here: 100 ms, against some
-// thousand synced pushes; it asks again while the peer answers its health check) or a peer's
-// pushes fail at first (its channel still backing off from the outage; asked again after a
-// pause). (It used to give up at the first deadline, or at the first failed push, and serve
-// the copies still to be replayed, stale.)
-TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
-  TestCluster cluster(TestClusterOptions{
-      .osds = 3, .object_size = 4096, .extra_osd_flags = {"--peer-timeout-ms", "100"}});
+// One OSD of a 3-OSD cluster (`osd_flags`) misses writes of 1500 objects (stopped), then
+// restarts after 5 s: its replicas still as before the outage once it serves reads (stale),
+// and the cluster's recovery counters.
+struct RestartOutcome {
+  uint64_t stale = 0;
+  uint64_t asks_repeated = 0;
+  uint64_t limits_reached = 0;
+};
+void RestartAfterMissingALongReplay(std::vector<std::string> osd_flags, RestartOutcome* outcome) {
+  TestCluster cluster(
+      TestClusterOptions{.osds = 3, .object_size = 4096, .extra_osd_flags = std::move(osd_flags)});
   ClusterClient& client = cluster.client();
   const uint64_t fno = 77;
   const uint64_t objects = 1500;
@@ -112,14 +114,13 @@ TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
     }
     ASSERT_TRUE(pending.Wait().ok());
   };
-  write_all('a');
+  ASSERT_NO_FATAL_FAILURE(write_all('a'));
   cluster.Stop(replica_osd, SIGKILL);
-  write_all('b');  // the originals only, each with a record naming its replica
+  ASSERT_NO_FATAL_FAILURE(write_all('b'));  // the originals only, each with a record
   // The peers' background passes fail to push meanwhile, and their channels to the OSD back
   // off: their first pushes after the restart fail too, and must be asked for again.
   std::this_thread::sleep_for(std::chrono::seconds(5));
   cluster.Start(replica_osd);  // waits until it serves reads
-  uint64_t stale = 0;
   for (uint64_t i = 0; i < objects; ++i) {
     const Oid replica = DataOid(fno, i, CopyFlag::kReplica);
     Result<wire::ReadResponse> copy = client.Read(replica);
@@ -131,11 +132,34 @@ TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
       copy = client.Read(replica);
     }
     ASSERT_TRUE(copy.ok()) << i << ": " << copy.status().ToString();
-    stale += copy->data() != std::string(4096, 'b');
+    outcome->stale += copy->data() != std::string(4096, 'b');
   }
-  EXPECT_EQ(stale, 0u) << "of " << objects << " replicas read as the restarted OSD's first";
-  EXPECT_GT(ClusterCounter(cluster, "recovery_asks_repeated"), 0u)
-      << "no replay outlasted one call: the test proves nothing";
+  outcome->asks_repeated = ClusterCounter(cluster, "recovery_asks_repeated");
+  outcome->limits_reached = ClusterCounter(cluster, "recovery_limits_reached");
+}
+
+// A restarted OSD serves reads only once its peers have replayed what it missed, even when a
+// replay outlasts the deadline of one call (--peer-timeout-ms here: 100 ms, against some
+// thousand synced pushes; it asks again while the peer answers its health check) or a peer's
+// pushes fail at first (its channel still backing off from the outage; asked again after a
+// pause). (It used to give up at the first deadline, or at the first failed push, and serve
+// the copies still to be replayed, stale.)
+TEST(FailoverTest, ARestartedOsdServesReadsOnlyOnceALongReplayEnds) {
+  RestartOutcome outcome;
+  ASSERT_NO_FATAL_FAILURE(RestartAfterMissingALongReplay({"--peer-timeout-ms", "100"}, &outcome));
+  EXPECT_EQ(outcome.stale, 0u) << "of 1500 replicas read as the restarted OSD's first";
+  EXPECT_GT(outcome.asks_repeated, 0u) << "no replay outlasted one call: the test proves nothing";
+  EXPECT_EQ(outcome.limits_reached, 0u);
+}
+
+// --recovery-limit-s bounds that wait: with 0, the OSD serves reads after the first call that
+// outlasted its deadline, and counts the peer it stopped waiting for.
+TEST(FailoverTest, ARestartedOsdStopsWaitingForAReplayAtItsRecoveryLimit) {
+  RestartOutcome outcome;
+  ASSERT_NO_FATAL_FAILURE(RestartAfterMissingALongReplay(
+      {"--peer-timeout-ms", "100", "--recovery-limit-s", "0"}, &outcome));
+  EXPECT_EQ(outcome.asks_repeated, 0u);
+  EXPECT_GE(outcome.limits_reached, 1u);
 }
 
 // Reads fail over to the other copy while one OSD is down; with the file's replica OSD down
