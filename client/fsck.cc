@@ -82,13 +82,17 @@ Result<uint64_t> LostAndFound(Namespace* ns) {
 
 // Directories that a name names but the root does not reach (a cycle, or under one), and
 // directories with more than one name; each confirmed by fresh lookups, since entries read one
-// directory after another may be out of date. Only settled directories are judged: a walk
-// that meets one that changed lately (a move under way) cannot tell, and reports nothing.
-// Unless `dry_run`, a directory cut off is moved (a rename, under the move lease like any
-// move) to /lost+found as "#<fno>", which reconnects the directories under it too.
-Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled, DirNames dir_names,
+// directory after another may be out of date. Only directories still as `settled` read them
+// (fno -> version) are judged: a walk that meets one that changed since (a move under way, or
+// done) cannot tell, and reports nothing.
+// Unless `dry_run`, the directories a cycle's members or nothing cut off names are moved (a
+// rename, under the move lease like any move) to /lost+found as "#<fno>": one per cycle,
+// which reconnects the rest of the cycle and everything under them.
+Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& settled,
+                             DirNames dir_names,
                              const std::map<uint64_t, std::vector<uint64_t>>& child_dirs,
                              bool dry_run, FsckReport* report) {
+  using Names = std::vector<std::pair<uint64_t, std::string>>;
   std::set<uint64_t> reached = {kRootFno};
   for (std::vector<uint64_t> to_visit = {kRootFno}; !to_visit.empty();) {
     const uint64_t dir = to_visit.back();
@@ -100,8 +104,8 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled, D
     }
   }
   // The names of `dir` that still name it.
-  auto current_names = [&](uint64_t dir) -> Result<std::vector<std::pair<uint64_t, std::string>>> {
-    std::vector<std::pair<uint64_t, std::string>> names;
+  auto current_names = [&](uint64_t dir) -> Result<Names> {
+    Names names;
     auto counted = dir_names.find(dir);
     if (counted == dir_names.end()) return names;
     for (const auto& [parent, name] : counted->second) {
@@ -111,60 +115,128 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::set<uint64_t>& settled, D
     }
     return names;
   };
+  // Whether `dir` is as fsck read it after the census (a rename stamps the directory it moves).
+  auto unchanged = [&](uint64_t dir) -> Result<bool> {
+    auto read = settled.find(dir);
+    if (read == settled.end()) return false;
+    Result<InodeRef> now = ns->GetInode(dir);
+    if (now.status().Is(StatusCode::kNotFound)) return false;
+    if (!now.ok()) return now.status();
+    return now->version == read->second;
+  };
   // Whether some chain of names leads from the root to `start` (or cannot be judged).
   auto reaches_root = [&](uint64_t start) -> Result<bool> {
     std::set<uint64_t> seen;
     for (std::vector<uint64_t> to_visit = {start}; !to_visit.empty();) {
       const uint64_t dir = to_visit.back();
       to_visit.pop_back();
-      if (dir == kRootFno || !settled.count(dir)) return true;
+      if (dir == kRootFno) return true;
       if (!seen.insert(dir).second) continue;
-      Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
+      Result<bool> judged = unchanged(dir);
+      if (!judged.ok()) return judged.status();
+      if (!*judged) return true;
+      Result<Names> names = current_names(dir);
       if (!names.ok()) return names.status();
       for (const auto& [parent, name] : *names) to_visit.push_back(parent);
     }
     return false;
   };
-  for (uint64_t dir : settled) {
-    if (dir == kRootFno || !dir_names.count(dir)) continue;
-    if (!reached.count(dir)) {
-      Result<bool> reaches = reaches_root(dir);
-      if (!reaches.ok()) return reaches.status();
-      if (!*reaches) {
-        Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
-        if (!names.ok()) return names.status();
-        const auto& [parent, name] = names->empty() ? dir_names.at(dir).front() : names->front();
-        const std::string cut_off = "directory " + std::to_string(dir) + " ('" + name + "' in " +
-                                    std::to_string(parent) + ") is not reached from the root";
-        Status moved = Status::Ok();
-        Result<uint64_t> lost_and_found = Status::Ok();
-        const std::string new_name = "#" + std::to_string(dir);
-        if (!dry_run && !names->empty()) {
-          lost_and_found = LostAndFound(ns);
-          moved = lost_and_found.ok()
-                      ? ns->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace)
-                            .status()
-                      : lost_and_found.status();
-        }
-        if (dry_run || names->empty() || !moved.ok()) {
-          report->cut_off.push_back(cut_off + (moved.ok() ? "" : ": " + moved.ToString()));
-        } else {
-          report->reconnected.push_back(cut_off + ": now /lost+found/" + new_name);
-          dir_names[dir] = {{*lost_and_found, new_name}};  // what later walks meet
-        }
-      }
+  std::set<uint64_t> cut_off;
+  for (const auto& [dir, version] : settled) {
+    if (dir == kRootFno || !dir_names.count(dir) || reached.count(dir)) continue;
+    Result<bool> reaches = reaches_root(dir);
+    if (!reaches.ok()) return reaches.status();
+    if (!*reaches) cut_off.insert(dir);
+  }
+  // The parents of `dir` that are cut off too, and whether `dir` is on a cycle of them.
+  auto parents_cut_off = [&](uint64_t dir) -> Result<std::vector<uint64_t>> {
+    Result<Names> names = current_names(dir);
+    if (!names.ok()) return names.status();
+    std::vector<uint64_t> parents;
+    for (const auto& [parent, name] : *names) {
+      if (cut_off.count(parent)) parents.push_back(parent);
     }
-    if (dir_names.at(dir).size() > 1) {
-      Result<std::vector<std::pair<uint64_t, std::string>>> names = current_names(dir);
-      if (!names.ok()) return names.status();
-      if (names->size() > 1) {
-        std::string all;
-        for (const auto& [parent, name] : *names) {
-          all += (all.empty() ? "'" : ", '") + name + "' in " + std::to_string(parent);
-        }
-        report->named_twice.push_back("directory " + std::to_string(dir) + " has " +
-                                      std::to_string(names->size()) + " names: " + all);
+    return parents;
+  };
+  auto on_cycle = [&](uint64_t start) -> Result<bool> {
+    std::set<uint64_t> seen;
+    Result<std::vector<uint64_t>> first = parents_cut_off(start);
+    if (!first.ok()) return first.status();
+    for (std::vector<uint64_t> to_visit = *first; !to_visit.empty();) {
+      const uint64_t dir = to_visit.back();
+      to_visit.pop_back();
+      if (dir == start) return true;
+      if (!seen.insert(dir).second) continue;
+      Result<std::vector<uint64_t>> parents = parents_cut_off(dir);
+      if (!parents.ok()) return parents.status();
+      to_visit.insert(to_visit.end(), parents->begin(), parents->end());
+    }
+    return false;
+  };
+  // Which to move: a member of each cycle, and each directory no cut-off one names (under a
+  // name that went meanwhile, say). The rest hang below those.
+  std::vector<uint64_t> to_move;
+  if (!dry_run) {
+    std::vector<uint64_t> tops;
+    for (uint64_t dir : cut_off) {
+      Result<bool> cycle = on_cycle(dir);
+      if (!cycle.ok()) return cycle.status();
+      Result<std::vector<uint64_t>> parents = parents_cut_off(dir);
+      if (!parents.ok()) return parents.status();
+      if (*cycle) to_move.push_back(dir);
+      if (!*cycle && parents->empty()) tops.push_back(dir);
+    }
+    to_move.insert(to_move.end(), tops.begin(), tops.end());
+  }
+  std::set<uint64_t> moved;
+  for (uint64_t dir : to_move) {
+    Result<bool> reaches = reaches_root(dir);  // an earlier move may have brought it back
+    if (!reaches.ok()) return reaches.status();
+    if (*reaches) continue;
+    Result<Names> names = current_names(dir);
+    if (!names.ok()) return names.status();
+    if (names->empty()) continue;
+    Result<uint64_t> lost_and_found = LostAndFound(ns);
+    if (!lost_and_found.ok()) return lost_and_found.status();
+    const auto [parent, name] = names->front();
+    const std::string new_name = "#" + std::to_string(dir);
+    Status renamed = ns->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace,
+                                nullptr, /*expected_source=*/dir)
+                         .status();
+    if (!renamed.ok()) {
+      report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                std::to_string(parent) + ") is not reached from the root; " +
+                                "moving it to /lost+found failed: " + renamed.ToString());
+      moved.insert(dir);
+      continue;
+    }
+    report->reconnected.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                  std::to_string(parent) + "): now /lost+found/" + new_name);
+    moved.insert(dir);
+    std::erase(dir_names[dir], std::pair<uint64_t, std::string>(parent, name));
+    dir_names[dir].emplace_back(*lost_and_found, new_name);
+  }
+  // What is still cut off (everything, in a dry run).
+  for (uint64_t dir : cut_off) {
+    if (moved.count(dir)) continue;
+    Result<bool> reaches = dry_run ? Result<bool>(false) : reaches_root(dir);
+    if (!reaches.ok()) return reaches.status();
+    if (*reaches) continue;
+    const auto& [parent, name] = dir_names.at(dir).front();
+    report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                              std::to_string(parent) + ") is not reached from the root");
+  }
+  for (const auto& [dir, version] : settled) {
+    if (dir == kRootFno || !dir_names.count(dir) || dir_names.at(dir).size() < 2) continue;
+    Result<Names> names = current_names(dir);
+    if (!names.ok()) return names.status();
+    if (names->size() > 1) {
+      std::string all;
+      for (const auto& [parent, name] : *names) {
+        all += (all.empty() ? "'" : ", '") + name + "' in " + std::to_string(parent);
       }
+      report->named_twice.push_back("directory " + std::to_string(dir) + " has " +
+                                    std::to_string(names->size()) + " names: " + all);
     }
   }
   return Status::Ok();
@@ -226,8 +298,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
 
   const Timespec now = Now();
   // Directories nothing changed since the census nor within the grace period, with no rename
-  // under way: their names, as counted, can be judged.
-  std::set<uint64_t> settled_dirs;
+  // under way: their names, as counted, can be judged (fno -> version, after fsck's own fixes).
+  std::map<uint64_t, uint64_t> settled_dirs;
   for (const auto& [fno, version] : census.inodes) {
     Result<InodeRef> inode = ns.GetInode(fno);
     if (inode.status().Is(StatusCode::kNotFound)) continue;  // removed meanwhile
@@ -235,7 +307,7 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (inode->inode.IsDirectory()) ++report.directories;
     if (inode->inode.IsDirectory() && inode->version == version && inode->inode.renames.empty() &&
         (options.grace_seconds <= 0 || now.sec - inode->inode.ctime.sec >= options.grace_seconds)) {
-      settled_dirs.insert(fno);
+      settled_dirs[fno] = inode->version;
     }
     if (!inode->inode.renames.empty()) {
       // A directory's rename cut short may have left it two names: its old name goes. Not a
@@ -303,6 +375,7 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
           Result<wire::ObjectMeta> w = cluster->WriteOriginalThenReplica(
               Oid{fnso, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode->version);
           if (!w.ok() && !w.status().Is(StatusCode::kVersionMismatch)) return w.status();
+          if (w.ok() && settled_dirs.count(fno)) settled_dirs[fno] = w->version();
         }
       }
       continue;

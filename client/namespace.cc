@@ -368,11 +368,18 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
     bool marked = false;
+    bool marked_long_ago = false;
     const Timespec now = Now();
     Result<InodeRef> touched = UpdateInode(
         dir,
         [&](Inode* inode) {
           marked = entry_added && inode->removing();
+          // The mark stamped ctime; nothing else changes a marked directory but other marks,
+          // so one older than the wait is a dead client's.
+          const int64_t marked_for_ms =
+              (now.sec - inode->ctime.sec) * 1000 +
+              (static_cast<int64_t>(now.nsec) - inode->ctime.nsec) / 1000000;
+          marked_long_ago = marked && marked_for_ms > removal_wait_.count();
           if (marked) {
             return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
           }
@@ -386,8 +393,11 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
     // dropping its mark (the entry then stays: a removal that comes later lists it), or found
     // the directory empty before the entry came and deletes it (the caller takes the entry
     // back). Waiting for which keeps a create and an rmdir racing from both failing. A mark
-    // that outlives the wait is one a dead client left (fsck clears it): the entry goes.
-    if (!marked || std::chrono::steady_clock::now() >= wait_until) return touched.status();
+    // that outlives the wait is one a dead client left (fsck clears it): the entry goes, at
+    // once when the mark is older than the wait already.
+    if (!marked || marked_long_ago || std::chrono::steady_clock::now() >= wait_until) {
+      return touched.status();
+    }
     std::this_thread::sleep_for(pause);
     pause = std::min(2 * pause, std::chrono::milliseconds(100));
   }
@@ -856,10 +866,13 @@ void Namespace::ClearRemovalMark(uint64_t dir) {
 
 Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
                                    std::string_view new_name, RenameMode mode,
-                                   Unlinked* source_gone) {
+                                   Unlinked* source_gone, std::optional<uint64_t> expected_source) {
   ORTHOFS_RETURN_IF_ERROR(CheckName(new_name));
   Result<DirEntry> source = FindEntry(old_dir, old_name);
   if (!source.ok()) return source.status();
+  if (expected_source && source->fno != *expected_source) {
+    return Status::NotFound("'" + std::string(old_name) + "' names another file now");
+  }
   if (old_dir == new_dir && old_name == new_name) return Unlinked{};
   Result<InodeRef> new_parent = GetInode(new_dir);
   if (!new_parent.ok()) return new_parent.status();

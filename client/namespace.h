@@ -90,10 +90,12 @@ class Namespace {
   Status Rmdir(uint64_t dir, std::string_view name);
   // NotFound when another client renamed or removed the old name first (only one takes it).
   // If that was an unlink, this rename may have held the file's last link: then
-  // `source_gone` says so, and the caller frees the file as after an unlink.
+  // `source_gone` says so, and the caller frees the file as after an unlink. With
+  // `expected_source`, the rename is refused (NotFound) unless the old name names that file.
   Result<Unlinked> Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
                           std::string_view new_name, RenameMode mode,
-                          Unlinked* source_gone = nullptr);
+                          Unlinked* source_gone = nullptr,
+                          std::optional<uint64_t> expected_source = std::nullopt);
   // Applies the changes (truncation deletes or trims data objects) and stamps ctime.
   Result<InodeRef> SetAttr(uint64_t fno, const SetAttrRequest& changes);
   // Zeros bytes [offset, end) of a file on the OSDs (fallocate's PUNCH_HOLE and ZERO_RANGE):

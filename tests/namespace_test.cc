@@ -108,6 +108,25 @@ class NamespaceTest : public ::testing::Test {
     dry_run.grace_seconds = 0;
     return RunFsck(&cluster_.client(), kFnso, dry_run);
   }
+  // The DIRENT bucket of `name` in `dir` holds `entries` (none: deleted), written as a
+  // client's bucket update would be, bypassing every check (damage of the kind fsck repairs).
+  void SetEntries(uint64_t dir, const std::string& name, const std::vector<DirEntry>& entries) {
+    const Oid bucket{kFnso, dir, DirentOffset(name), ObjectType::kDirent};
+    Result<wire::ReadResponse> now = cluster_.client().Read(bucket);
+    const uint64_t version = now.ok() ? now->meta().version() : 0;
+    if (entries.empty()) {
+      ASSERT_TRUE(cluster_.client().DeleteBothCopies(bucket, version).ok());
+    } else {
+      ASSERT_TRUE(cluster_.client()
+                      .WriteOriginalThenReplica(bucket, EncodeDirentBucket(entries), version)
+                      .ok());
+    }
+  }
+  // fsck repairing, with no grace period.
+  Result<FsckReport> FixingFsck(ClusterClient* client = nullptr, FsckOptions options = {}) {
+    options.grace_seconds = 0;
+    return RunFsck(client != nullptr ? client : &cluster_.client(), kFnso, options);
+  }
   // The link count as stored now (-1 when the inode is gone).
   int64_t Nlink(uint64_t fno) {
     Namespace fresh(&cluster_.client(), kFnso);
@@ -913,25 +932,11 @@ TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
   EXPECT_TRUE(whole->cut_off.empty()) << whole->cut_off.front();
   EXPECT_TRUE(whole->named_twice.empty()) << whole->named_twice.front();
 
-  // An entry of `dir` written as a client's bucket update would (bypassing every check).
-  auto set_entries = [&](uint64_t dir, const std::string& name,
-                         const std::vector<DirEntry>& entries) {
-    const Oid bucket{kFnso, dir, DirentOffset(name), ObjectType::kDirent};
-    Result<wire::ReadResponse> now = cluster_.client().Read(bucket);
-    const uint64_t version = now.ok() ? now->meta().version() : 0;
-    if (entries.empty()) {
-      ASSERT_TRUE(cluster_.client().DeleteBothCopies(bucket, version).ok());
-    } else {
-      ASSERT_TRUE(cluster_.client()
-                      .WriteOriginalThenReplica(bucket, EncodeDirentBucket(entries), version)
-                      .ok());
-    }
-  };
   ASSERT_NE(DirentOffset("R"), DirentOffset("R2"));
   // R gets a second name, root/R2; P leaves the root for Q: P and Q in a cycle.
-  set_entries(kRoot, "R2", {DirEntry{"R2", r->fno, S_IFDIR}});
-  set_entries(kRoot, "P", {});
-  set_entries(q->fno, "P", {DirEntry{"P", p->fno, S_IFDIR}});
+  SetEntries(kRoot, "R2", {DirEntry{"R2", r->fno, S_IFDIR}});
+  SetEntries(kRoot, "P", {});
+  SetEntries(q->fno, "P", {DirEntry{"P", p->fno, S_IFDIR}});
   Result<FsckReport> report = DryRunFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->cut_off.size(), 2u);
@@ -941,9 +946,7 @@ TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
 
   // fsck moves P (the first of the cycle it meets) to /lost+found, which brings Q back too.
-  FsckOptions fix;
-  fix.grace_seconds = 0;
-  report = RunFsck(&cluster_.client(), kFnso, fix);
+  report = FixingFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
   ASSERT_EQ(report->reconnected.size(), 1u);
@@ -966,6 +969,90 @@ TEST_F(NamespaceTest, FsckReportsDirectoriesCutOffFromTheRootOrNamedTwice) {
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
   EXPECT_EQ(report->link_count_fixes, 0u);
   EXPECT_EQ(report->named_twice.size(), 1u);  // left to the user
+}
+
+// fsck moves one directory per cycle, not one below it: Y, under Q in the cycle P <-> Q,
+// stays in Q though it was made first (fsck went by file number, and detached it).
+TEST_F(NamespaceTest, FsckReconnectsACycleNotTheDirectoriesBelowIt) {
+  Result<InodeRef> y = Mkdir(a_, kRoot, "Y");
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  Result<InodeRef> p = Mkdir(a_, kRoot, "P");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<InodeRef> q = Mkdir(a_, p->fno, "Q");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  ASSERT_TRUE(a_.Rename(kRoot, "Y", q->fno, "Y", RenameMode::kNoReplace).ok());
+  SetEntries(kRoot, "P", {});
+  SetEntries(q->fno, "P", {DirEntry{"P", p->fno, S_IFDIR}});
+  Result<FsckReport> report = FixingFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->reconnected.size(), 1u);
+  EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+  Result<InodeRef> still = b_.Lookup(q->fno, "Y");
+  EXPECT_TRUE(still.ok()) << "Y left Q: " << still.status().ToString();
+}
+
+// A directory in a cycle with a second name elsewhere in it keeps being reported as named
+// twice after the cycle is reconnected by its other name.
+TEST_F(NamespaceTest, FsckStillReportsTheSecondNameOfAReconnectedDirectory) {
+  Result<InodeRef> r = Mkdir(a_, kRoot, "R");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Result<InodeRef> p = Mkdir(a_, kRoot, "P");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<InodeRef> q = Mkdir(a_, p->fno, "Q");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  ASSERT_TRUE(a_.Rename(kRoot, "R", p->fno, "R", RenameMode::kNoReplace).ok());
+  ASSERT_NE(DirentOffset("P"), DirentOffset("R2"));
+  SetEntries(q->fno, "R2", {DirEntry{"R2", r->fno, S_IFDIR}});  // R's second name
+  SetEntries(kRoot, "P", {});
+  SetEntries(q->fno, "P", {DirEntry{"P", p->fno, S_IFDIR}});
+  Result<FsckReport> report = FixingFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(report->reconnected.empty());
+  EXPECT_EQ(report->named_twice.size(), 1u) << "R still has two names, unreported";
+}
+
+// Directories that fsck's walk found cut off from the root because other clients moved them
+// while it read (B moves /P2/A to /P1/A between fsck's reads of P1 and P2, then renames A/X
+// after fsck read X's inode) are judged again at once before anything moves: a directory
+// changed since fsck read it cannot be judged. (Y, under X, went to /lost+found.)
+TEST_F(NamespaceTest, FsckMovesNoDirectoryThatClientsMovedWhileItRan) {
+  Result<InodeRef> p1 = Mkdir(a_, kRoot, "P1");
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  Result<InodeRef> p2 = Mkdir(a_, kRoot, "P2");
+  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
+  ASSERT_LT(p1->fno, p2->fno);  // fsck reads P1's entries first
+  ASSERT_TRUE(a_.Create(p1->fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
+  Result<InodeRef> a = Mkdir(a_, p2->fno, "A");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Result<InodeRef> x = Mkdir(a_, a->fno, "X");
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  Result<InodeRef> y = Mkdir(a_, x->fno, "Y");
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+
+  ClusterClient fsck_client(cluster_.client().map(), cluster_.Rpc("client"));
+  std::atomic<bool> x_renamed{false};
+  fsck_client.SetTestHooks({.after_reading = [&](const Oid& copy) {
+    // fsck reads Y's inode after X's; later, its walk reads X's names.
+    if (copy.fno != y->fno || copy.type != ObjectType::kInode || x_renamed.exchange(true)) {
+      return;
+    }
+    Result<Unlinked> renamed = b_.Rename(a->fno, "X", a->fno, "X2", RenameMode::kReplace);
+    EXPECT_TRUE(renamed.ok()) << renamed.status().ToString();
+  }});
+  FsckOptions options;
+  bool a_moved = false;
+  options.after_reading_entries = [&](uint64_t dir) {
+    if (dir != p1->fno || std::exchange(a_moved, true)) return;
+    Result<Unlinked> moved = b_.Rename(p2->fno, "A", p1->fno, "A", RenameMode::kReplace);
+    EXPECT_TRUE(moved.ok()) << moved.status().ToString();
+  };
+  Result<FsckReport> report = FixingFsck(&fsck_client, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_TRUE(a_moved) << "A not moved";
+  ASSERT_TRUE(x_renamed) << "X not renamed";
+  EXPECT_TRUE(report->reconnected.empty()) << report->reconnected.front();
+  EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+  EXPECT_TRUE(b_.Lookup(x->fno, "Y").ok()) << "Y left /P1/A/X2";
 }
 
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
@@ -1129,6 +1216,31 @@ TEST_F(NamespaceTest, ACreateMeetingAnRmdirsMarkWaitsForTheRmdirToEnd) {
     EXPECT_EQ(report->orphan_inodes, 0u) << "B's file stayed";
     EXPECT_EQ(report->orphan_objects, 0u) << "B's entry stayed";
   }
+}
+
+// A mark older than the removal wait is a dead client's: an entry made in its directory goes
+// again at once (NotFound) instead of waiting out the wait each time until fsck clears it.
+TEST_F(NamespaceTest, AnEntryMeetingAnOldMarkDoesNotWaitForIt) {
+  Result<InodeRef> d = Mkdir(b_, kRoot, "d");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Inode marked = d->inode;
+  marked.removal_marks = 1;
+  marked.ctime.sec -= 3600;  // marked an hour ago
+  ASSERT_TRUE(cluster_.client()
+                  .WriteOriginalThenReplica(Oid{kFnso, d->fno, 0, ObjectType::kInode},
+                                            EncodeInode(marked), d->version)
+                  .ok());
+  b_.set_removal_wait(std::chrono::minutes(2));
+  auto created = std::async(std::launch::async, [&] {
+    return b_.Create(d->fno, "f", S_IFREG | 0644, 0, Credentials{}).status();
+  });
+  ASSERT_EQ(created.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the create waits for a mark an hour old";
+  EXPECT_TRUE(created.get().Is(StatusCode::kNotFound));
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->orphan_inodes, 0u);
+  EXPECT_EQ(report->orphan_objects, 0u);
 }
 
 // Links and renames into a directory that an rmdir is removing are taken back as a create's
