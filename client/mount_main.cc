@@ -716,6 +716,11 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   } else if (to_set & FUSE_SET_ATTR_MTIME) {
     changes.mtime = ToTimespec(attr->st_mtim);
   }
+  if (changes.mtime && !changes.size) {
+    // Writes not yet published would stamp their own mtime over this one at close (cp -p sets
+    // the times through the descriptor before it closes it): they are published first.
+    if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
+  }
   if (!changes.mode && !changes.uid && !changes.gid && !changes.size && !changes.atime &&
       !changes.mtime && !changes.drop_privileges) {
     return OpGetattr(req, ino, fi);  // nothing OrthoFS keeps (ctime alone): no INODE update

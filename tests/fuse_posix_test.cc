@@ -975,6 +975,39 @@ TEST_F(FusePosixTest, WriteUpdatesMtime) {
   EXPECT_EQ(st.st_size, 2);
 }
 
+// Times set through a descriptor after writes (cp -p, cp -a, rsync -t) stay after close:
+// the writes' own mtime, published at close, used to replace them.
+TEST_F(FusePosixTest, TimesSetBeforeCloseOutliveTheWritesBeforeThem) {
+  const int fd = open(P("f").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(fd, std::string(300000, 'x'), 0));
+  const struct timespec times[2] = {{978307200, 0}, {978307200, 250}};  // 2001-01-01
+  ASSERT_EQ(futimens(fd, times), 0) << std::strerror(errno);
+  ASSERT_EQ(close(fd), 0) << std::strerror(errno);
+  struct stat st = FreshStat(P("f"));
+  EXPECT_EQ(st.st_mtim.tv_sec, 978307200);
+  EXPECT_EQ(st.st_mtim.tv_nsec, 250);
+  EXPECT_EQ(st.st_size, 300000);
+
+  // A write after the times stamps its own again.
+  const time_t before = time(nullptr);
+  const int again = open(P("f").c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(again, 0) << std::strerror(errno);
+  ASSERT_EQ(futimens(again, times), 0) << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(again, "y", 300000));
+  ASSERT_EQ(close(again), 0) << std::strerror(errno);
+  st = FreshStat(P("f"));
+  EXPECT_GE(st.st_mtim.tv_sec, before - 1);
+  EXPECT_EQ(st.st_size, 300001);
+
+  // cp -p through the mount keeps the source's mtime.
+  ASSERT_EQ(utimensat(AT_FDCWD, P("f").c_str(), times, 0), 0) << std::strerror(errno);
+  ASSERT_EQ(std::system(("cp -p " + P("f") + " " + P("g")).c_str()), 0);
+  st = FreshStat(P("g"));
+  EXPECT_EQ(st.st_mtim.tv_sec, 978307200);
+  EXPECT_EQ(st.st_size, 300001);
+}
+
 TEST_F(FusePosixTest, MkfifoAndMknod) {
   ASSERT_EQ(mkfifo(P("fifo").c_str(), 0640), 0) << std::strerror(errno);
   struct stat st = FreshStat(P("fifo"));
