@@ -132,11 +132,13 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
       to_visit.pop_back();
       if (dir == kRootFno) return true;
       if (!seen.insert(dir).second) continue;
+      Result<Names> names = current_names(dir);
+      if (!names.ok()) return names.status();
+      // After the lookups: a rename stamps the directory before it drops the old name, so a
+      // name that went while they ran shows as a changed version here.
       Result<bool> judged = unchanged(dir);
       if (!judged.ok()) return judged.status();
       if (!*judged) return true;
-      Result<Names> names = current_names(dir);
-      if (!names.ok()) return names.status();
       for (const auto& [parent, name] : *names) to_visit.push_back(parent);
     }
     return false;
@@ -203,6 +205,8 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
     Status renamed = ns->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace,
                                 nullptr, /*expected_source=*/dir)
                          .status();
+    // Renamed or removed since the lookup above: a client changed it, so it cannot be judged.
+    if (renamed.Is(StatusCode::kStale) || renamed.Is(StatusCode::kNotFound)) continue;
     if (!renamed.ok()) {
       report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
                                 std::to_string(parent) + ") is not reached from the root; " +
@@ -300,6 +304,8 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
   // Directories nothing changed since the census nor within the grace period, with no rename
   // under way: their names, as counted, can be judged (fno -> version, after fsck's own fixes).
   std::map<uint64_t, uint64_t> settled_dirs;
+  // Directories with no name that hold entries (fno, version): reconnected below.
+  std::vector<std::pair<uint64_t, uint64_t>> nameless_dirs;
   for (const auto& [fno, version] : census.inodes) {
     Result<InodeRef> inode = ns.GetInode(fno);
     if (inode.status().Is(StatusCode::kNotFound)) continue;  // removed meanwhile
@@ -380,10 +386,18 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
       }
       continue;
     }
-    ++report.orphan_inodes;
     // A rename stamps the inode it moves (its ctime, so a new version) before its new entry,
     // and drops the old entry after: fsck may have missed both names of one in flight.
-    if (inode->version != version || now.sec - inode->inode.ctime.sec < options.grace_seconds) {
+    const bool spared =
+        inode->version != version || now.sec - inode->inode.ctime.sec < options.grace_seconds;
+    if (!spared && inode->inode.IsDirectory() && census.dirent_files.count(fno)) {
+      // A directory with no name that holds entries (its own name lost to damage): what is
+      // below it is the user's, and goes to /lost+found with it, never collected.
+      nameless_dirs.emplace_back(fno, inode->version);
+      continue;
+    }
+    ++report.orphan_inodes;
+    if (spared) {
       ++report.spared_in_grace;
       continue;
     }
@@ -393,6 +407,26 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     }
   }
 
+  for (const auto& [dir, version] : nameless_dirs) {
+    const std::string nameless = "directory " + std::to_string(dir) + " has no name";
+    if (options.dry_run) {
+      report.cut_off.push_back(nameless);
+      continue;
+    }
+    Result<uint64_t> lost_and_found = LostAndFound(&ns);
+    const std::string new_name = "#" + std::to_string(dir);
+    Status attached = lost_and_found.ok()
+                          ? ns.ReattachDirectory(dir, *lost_and_found, new_name, version)
+                          : lost_and_found.status();
+    if (attached.Is(StatusCode::kVersionMismatch)) continue;  // a client changed it meanwhile
+    if (!attached.ok()) {
+      report.cut_off.push_back(nameless +
+                               "; moving it to /lost+found failed: " + attached.ToString());
+      continue;
+    }
+    report.reconnected.push_back(nameless + ": now /lost+found/" + new_name);
+    dir_names[dir].emplace_back(*lost_and_found, new_name);  // what the walks below meet
+  }
   ORTHOFS_RETURN_IF_ERROR(
       FindDirectoriesCutOff(&ns, settled_dirs, dir_names, child_dirs, options.dry_run, &report));
 

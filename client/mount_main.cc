@@ -45,6 +45,7 @@
 #include "client/tcp_congestion.h"
 #include "client/tls.h"
 #include "common/cached_versions.h"
+#include "common/kernel_dentries.h"
 #include "common/kernel_sizes.h"
 
 namespace orthofs {
@@ -78,6 +79,8 @@ int ErrnoFor(const Status& st) {
       return E2BIG;
     case StatusCode::kBusy:
       return EBUSY;
+    case StatusCode::kStale:
+      return ESTALE;
     case StatusCode::kNoSpace:
       return ENOSPC;
     case StatusCode::kDeadlineExceeded:
@@ -153,6 +156,11 @@ class OrthoFs {
     st->st_ctim = {ref.inode.ctime.sec, ref.inode.ctime.nsec};
   }
 
+  // An entry for `name` in `parent` (lookup, mkdir...): the kernel caches the name.
+  void ReplyEntry(fuse_req_t req, uint64_t parent, std::string_view name, const InodeRef& ref) {
+    ToldName(parent, name, ref.fno, ref.inode.mode);
+    ReplyEntry(req, ref);
+  }
   void ReplyEntry(fuse_req_t req, const InodeRef& ref) {
     fuse_entry_param e{};
     e.ino = ref.fno;
@@ -160,6 +168,26 @@ class OrthoFs {
     e.entry_timeout = kAttrTimeout;
     FillStat(ref, &e.attr);
     fuse_reply_entry(req, &e);
+  }
+
+  // Which directory the kernel holds under a name (KernelDentries): kept for directories only,
+  // whose rmdir or rename through a stale name would leave the kernel a live one marked dead.
+  void ToldName(uint64_t parent, std::string_view name, uint64_t fno, uint32_t mode) {
+    std::lock_guard lock(dentries_mu_);
+    if (S_ISDIR(mode)) {
+      kernel_dentries_.Told(parent, name, fno);
+    } else {
+      kernel_dentries_.Forget(parent, name);
+    }
+  }
+  std::optional<uint64_t> HeldName(uint64_t parent, std::string_view name) {
+    std::lock_guard lock(dentries_mu_);
+    return kernel_dentries_.Held(parent, name);
+  }
+  // A directory's name removed (fno nullopt) or moved by the kernel's own call.
+  void NameGone(uint64_t parent, std::string_view name) {
+    std::lock_guard lock(dentries_mu_);
+    kernel_dentries_.Forget(parent, name);
   }
 
   // The size of a file this client has open (close-to-open: as of open, plus own writes).
@@ -518,12 +546,14 @@ class OrthoFs {
   std::mutex mu_;
   std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
   std::map<uint64_t, OpenInode> open_;
-  CachedVersions cached_versions_;            // close-to-open: which cached bytes are still valid
-  std::map<uint64_t, int> revalidating_;      // opens that found the file changed, not yet done
-  fuse_session* session_ = nullptr;           // for notifications to the kernel
-  FuseRequestCounts requests_;                // --metrics
-  KillPrivV2 killpriv_;                       // who drops set-ID bits: the kernel or the mount
-  KernelSizes kernel_sizes_;                  // the sizes the kernel may hold
+  CachedVersions cached_versions_;        // close-to-open: which cached bytes are still valid
+  std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
+  fuse_session* session_ = nullptr;       // for notifications to the kernel
+  FuseRequestCounts requests_;            // --metrics
+  KillPrivV2 killpriv_;                   // who drops set-ID bits: the kernel or the mount
+  KernelSizes kernel_sizes_;              // the sizes the kernel may hold
+  std::mutex dentries_mu_;
+  KernelDentries kernel_dentries_;            // the directories the kernel holds by name
   std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
   // Last member: stopped (and joined) before the rest goes.
   std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
@@ -643,7 +673,7 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     return (void)fuse_reply_entry(req, &e);
   }
   if (!r.ok()) return ReplyError(req, r.status(), "lookup");
-  Fs(req)->ReplyEntry(req, *r);
+  Fs(req)->ReplyEntry(req, parent, name, *r);
 }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
@@ -743,7 +773,7 @@ void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
 void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   Result<InodeRef> r = Fs(req)->ns().Create(parent, name, mode, rdev, CallerOf(req));
   if (!r.ok()) return ReplyError(req, r.status(), "mknod");
-  Fs(req)->ReplyEntry(req, *r);
+  Fs(req)->ReplyEntry(req, parent, name, *r);
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
@@ -781,18 +811,29 @@ void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Status st = Fs(req)->ns().Rmdir(parent, name);
+  OrthoFs* fs = Fs(req);
+  // ESTALE when the name names another directory than the kernel holds under it (renamed
+  // away and made anew by another client): the kernel looks it up again and retries.
+  Status st = fs->ns().Rmdir(parent, name, fs->HeldName(parent, name));
+  if (st.ok() || st.Is(StatusCode::kStale)) fs->NameGone(parent, name);
   fuse_reply_err(req, ErrnoFor(st));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) return (void)fuse_reply_err(req, EINVAL);  // no EXCHANGE
+  OrthoFs* fs = Fs(req);
   Unlinked source_gone;
-  Result<Unlinked> r = Fs(req)->ns().Rename(
-      parent, name, newparent, newname,
-      (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace, &source_gone);
+  // A directory the kernel holds under the old name must be the one renamed (see OpRmdir).
+  const std::optional<uint64_t> held = fs->HeldName(parent, name);
+  Result<Unlinked> r =
+      fs->ns().Rename(parent, name, newparent, newname,
+                      (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace,
+                      &source_gone, held);
   if (source_gone.last_link) (void)Fs(req)->LastLinkGone(source_gone.fno);
+  if (r.ok() || r.status().Is(StatusCode::kStale)) fs->NameGone(parent, name);
+  if (r.ok()) fs->NameGone(newparent, newname);
+  if (r.ok() && held) fs->ToldName(newparent, newname, *held, S_IFDIR);
   if (!r.ok()) return ReplyError(req, r.status(), "rename");
   if (r->last_link) (void)Fs(req)->LastLinkGone(r->fno);
   fuse_reply_err(req, 0);
@@ -972,7 +1013,7 @@ void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_inf
 }
 
 // readdir with attributes (the kernel asks for it, e.g. for ls -l), saving a lookup per entry.
-void OpReaddirplus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OpReaddirplus(fuse_req_t req, fuse_ino_t dir, size_t size, off_t off, fuse_file_info* fi) {
   auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
   OrthoFs* fs = Fs(req);
   std::string buf(size, '\0');
@@ -988,6 +1029,7 @@ void OpReaddirplus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file
       // An entry removed since opendir goes out without attributes (ino 0: no lookup).
       Result<InodeRef> inode = fs->ns().GetInode(e.fno);
       if (inode.ok()) {
+        fs->ToldName(dir, e.name, e.fno, inode->inode.mode);
         entry.ino = e.fno;
         entry.attr_timeout = kAttrTimeout;
         entry.entry_timeout = kAttrTimeout;

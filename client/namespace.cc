@@ -374,12 +374,13 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
         dir,
         [&](Inode* inode) {
           marked = entry_added && inode->removing();
-          // The mark stamped ctime; nothing else changes a marked directory but other marks,
-          // so one older than the wait is a dead client's.
+          // The mark stamped ctime; little else changes a marked directory (other marks, a
+          // chmod), so one older than kMarkAbandoned is a dead client's.
           const int64_t marked_for_ms =
               (now.sec - inode->ctime.sec) * 1000 +
               (static_cast<int64_t>(now.nsec) - inode->ctime.nsec) / 1000000;
-          marked_long_ago = marked && marked_for_ms > removal_wait_.count();
+          marked_long_ago =
+              marked && marked_for_ms > std::max(removal_wait_, kMarkAbandoned).count();
           if (marked) {
             return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
           }
@@ -394,7 +395,7 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
     // the directory empty before the entry came and deletes it (the caller takes the entry
     // back). Waiting for which keeps a create and an rmdir racing from both failing. A mark
     // that outlives the wait is one a dead client left (fsck clears it): the entry goes, at
-    // once when the mark is older than the wait already.
+    // once when the mark is older than kMarkAbandoned already.
     if (!marked || marked_long_ago || std::chrono::steady_clock::now() >= wait_until) {
       return touched.status();
     }
@@ -650,9 +651,12 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
   return Status::NotFound("no entry '" + std::string(name) + "'");  // not reached
 }
 
-Status Namespace::Rmdir(uint64_t dir, std::string_view name) {
+Status Namespace::Rmdir(uint64_t dir, std::string_view name, std::optional<uint64_t> expected) {
   Result<DirEntry> entry = FindEntry(dir, name);
   if (!entry.ok()) return entry.status();
+  if (expected && entry->fno != *expected) {
+    return Status::Stale("'" + std::string(name) + "' names another directory now");
+  }
   if (!S_ISDIR(entry->type)) {
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
@@ -715,6 +719,36 @@ Status Namespace::SettleRenames(uint64_t fno) {
     spdlog::info("directory {}: finished {} rename(s) a client left cut short", fno, *finished);
   }
   return Status::Ok();
+}
+
+Status Namespace::ReattachDirectory(uint64_t fno, uint64_t dir, std::string_view name,
+                                    uint64_t expected_version) {
+  ORTHOFS_RETURN_IF_ERROR(CheckName(name));
+  Result<InodeRef> inode = GetInode(fno);
+  if (!inode.ok()) return inode.status();
+  if (inode->version != expected_version) {
+    return Status::VersionMismatch("directory " + std::to_string(fno) + " changed");
+  }
+  // 1. The directory records its new parent (and is stamped, so a client's change of it
+  // since fsck read it conflicts here), 2. the entry (the commit point), 3. the parent's count.
+  Inode moved = inode->inode;
+  moved.parent = dir;
+  moved.ctime = Now();
+  ORTHOFS_RETURN_IF_ERROR(WriteInode(fno, moved, expected_version, nullptr));
+  const Oid dirent = DirentOid(dir, name);
+  for (int attempt = 0;; ++attempt) {
+    Result<Bucket> bucket = ReadBucket(dirent);
+    if (!bucket.ok()) return bucket.status();
+    if (bucket->Names(name, fno)) break;  // this call's own commit, its answer lost
+    if (bucket->Has(name)) return Status::AlreadyExists("'" + std::string(name) + "' exists");
+    std::vector<DirEntry> entries = bucket->entries;
+    entries.push_back(DirEntry{std::string(name), fno, S_IFDIR});
+    Status st = WriteBucket(dirent, entries, bucket->version);
+    if (st.ok()) break;
+    if (!st.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) return st;
+    AfterConflict(attempt);
+  }
+  return TouchDirectory(dir, 1, std::nullopt, nullptr, /*entry_added=*/true);
 }
 
 Result<uint32_t> Namespace::FinishRenamesCutShort(uint64_t fno, int64_t started_before,
@@ -871,7 +905,7 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   Result<DirEntry> source = FindEntry(old_dir, old_name);
   if (!source.ok()) return source.status();
   if (expected_source && source->fno != *expected_source) {
-    return Status::NotFound("'" + std::string(old_name) + "' names another file now");
+    return Status::Stale("'" + std::string(old_name) + "' names another file now");
   }
   if (old_dir == new_dir && old_name == new_name) return Unlinked{};
   Result<InodeRef> new_parent = GetInode(new_dir);

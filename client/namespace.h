@@ -87,11 +87,14 @@ class Namespace {
   Result<std::string> ReadLink(uint64_t fno);
   Result<InodeRef> Link(uint64_t fno, uint64_t dir, std::string_view name);
   Result<Unlinked> Unlink(uint64_t dir, std::string_view name);
-  Status Rmdir(uint64_t dir, std::string_view name);
+  // With `expected`, refused (Stale) unless the name names that directory: the caller's view
+  // of the name is out of date.
+  Status Rmdir(uint64_t dir, std::string_view name,
+               std::optional<uint64_t> expected = std::nullopt);
   // NotFound when another client renamed or removed the old name first (only one takes it).
   // If that was an unlink, this rename may have held the file's last link: then
   // `source_gone` says so, and the caller frees the file as after an unlink. With
-  // `expected_source`, the rename is refused (NotFound) unless the old name names that file.
+  // `expected_source`, the rename is refused (Stale) unless the old name names that file.
   Result<Unlinked> Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
                           std::string_view new_name, RenameMode mode,
                           Unlinked* source_gone = nullptr,
@@ -132,8 +135,17 @@ class Namespace {
   // give up (the entry stays) or delete the directory (the entry goes, NotFound); a mark still
   // there then is taken for one a dead client left, and the entry goes as well.
   static constexpr std::chrono::milliseconds kRemovalWait{5000};
+  // A mark older than this (by its directory's ctime, so by the marking client's clock) is a
+  // dead client's: an entry meeting it goes again without waiting. An rmdir takes milliseconds
+  // to seconds from mark to end; a minute also covers clocks apart by less.
+  static constexpr std::chrono::milliseconds kMarkAbandoned{60000};
   // For tests: another wait than kRemovalWait for this client.
   void set_removal_wait(std::chrono::milliseconds wait) { removal_wait_ = wait; }
+
+  // fsck: gives directory `fno`, which no name names, the name `name` in `dir`, if its inode
+  // is still at `expected_version` (VersionMismatch otherwise: a client changed it).
+  Status ReattachDirectory(uint64_t fno, uint64_t dir, std::string_view name,
+                           uint64_t expected_version);
 
   // fsck: finishes the renames of directory `fno` noted before `started_before` (cut short:
   // Inode::renames). Where a note's new name names the directory, its old name is removed if it

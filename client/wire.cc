@@ -61,6 +61,7 @@ grpc::StatusCode GrpcCodeFor(StatusCode code) {
     case StatusCode::kNoAttribute:
     case StatusCode::kTooBig:
     case StatusCode::kBusy:
+    case StatusCode::kStale:
       return grpc::StatusCode::FAILED_PRECONDITION;
     case StatusCode::kPermissionDenied:
       return grpc::StatusCode::PERMISSION_DENIED;

@@ -32,6 +32,7 @@ constexpr std::array kCodeNames = {
     CodeName{StatusCode::kNoAttribute, "NO_ATTRIBUTE"},
     CodeName{StatusCode::kTooBig, "TOO_BIG"},
     CodeName{StatusCode::kBusy, "BUSY"},
+    CodeName{StatusCode::kStale, "STALE"},
 };
 
 }  // namespace

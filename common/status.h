@@ -33,6 +33,7 @@ enum class StatusCode {
   kNoAttribute,  // ENODATA: no such extended attribute
   kTooBig,       // E2BIG: an extended attribute value over the limit
   kBusy,         // EBUSY: another change of the object is under way
+  kStale,        // ESTALE: a name no longer names the file the caller meant
 };
 
 // Stable upper-case name ("STALE_EPOCH"); also the code's form on the wire.
@@ -65,6 +66,7 @@ class [[nodiscard]] Status {
   static Status IsADirectory(std::string m) { return {StatusCode::kIsADirectory, std::move(m)}; }
   static Status NotEmpty(std::string m) { return {StatusCode::kNotEmpty, std::move(m)}; }
   static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
+  static Status Stale(std::string m) { return {StatusCode::kStale, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
   static Status PermissionDenied(std::string m) {
     return {StatusCode::kPermissionDenied, std::move(m)};

@@ -36,13 +36,14 @@ const std::vector<std::pair<StatusCode, std::string>>& AllCodes() {
       {StatusCode::kNoAttribute, "NO_ATTRIBUTE"},
       {StatusCode::kTooBig, "TOO_BIG"},
       {StatusCode::kBusy, "BUSY"},
+      {StatusCode::kStale, "STALE"},
   };
   return *codes;
 }
 
 TEST(StatusCodeTest, ListCoversEveryCode) {
-  // The enum is dense from kOk (0) to kBusy; the table above lists each once.
-  ASSERT_EQ(AllCodes().size(), static_cast<size_t>(StatusCode::kBusy) + 1);
+  // The enum is dense from kOk (0) to kStale; the table above lists each once.
+  ASSERT_EQ(AllCodes().size(), static_cast<size_t>(StatusCode::kStale) + 1);
   for (size_t i = 0; i < AllCodes().size(); ++i) {
     EXPECT_EQ(static_cast<size_t>(AllCodes()[i].first), i);
   }

@@ -841,6 +841,38 @@ TEST_F(FuseMulticlientTest, ACreateAndAnRmdirOfItsDirectoryNeverBothFail) {
   }
 }
 
+// B holds directory A (open); A renames it to C and makes a new A; B's rmdir of A, within its
+// kernel's entry timeout, removes the new A. Before, B's mount removed the new A while B's
+// kernel marked the directory it held (now C) removed: listings and lookups under C failed
+// in B until the kernel dropped it. The mount now answers ESTALE to a name that names another
+// directory than the one it told the kernel, and the kernel looks the name up again.
+TEST_F(FuseMulticlientTest, AnRmdirThroughANameTheOtherClientMadeAnewLeavesTheMovedOneAlive) {
+  ASSERT_EQ(mkdir(B("A").c_str(), 0755), 0) << std::strerror(errno);
+  const int held = open(B("A").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held, 0) << std::strerror(errno);
+  ASSERT_EQ(rename(A("A").c_str(), A("C").c_str()), 0) << std::strerror(errno);
+  ASSERT_EQ(mkdir(A("A").c_str(), 0755), 0) << std::strerror(errno);
+  EXPECT_EQ(rmdir(B("A").c_str()), 0) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("C/f"), "f"));
+  WaitForCaches();
+  EXPECT_EQ(Names(DirB()), (std::multiset<std::string>{"C"}));
+  EXPECT_EQ(Names(B("C")), (std::multiset<std::string>{"f"})) << "C is dead in B";
+  EXPECT_EQ(ReadFile(B("C/f")), "f");
+  close(held);
+  // The same through a rename of the name instead of an rmdir.
+  ASSERT_EQ(mkdir(B("D").c_str(), 0755), 0) << std::strerror(errno);
+  const int held_d = open(B("D").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held_d, 0) << std::strerror(errno);
+  ASSERT_EQ(rename(A("D").c_str(), A("E").c_str()), 0) << std::strerror(errno);
+  ASSERT_EQ(mkdir(A("D").c_str(), 0755), 0) << std::strerror(errno);
+  EXPECT_EQ(rename(B("D").c_str(), B("F").c_str()), 0) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("E/g"), "g"));
+  WaitForCaches();
+  EXPECT_EQ(Names(DirB()), (std::multiset<std::string>{"C", "E", "F"}));
+  EXPECT_EQ(Names(B("E")), (std::multiset<std::string>{"g"}));
+  close(held_d);
+}
+
 // The same race, watched at the objects: after every round (both clients idle) the DIRENT
 // object holding the name must have its original and its replica in step (both absent, or
 // both present at one version). Listings read the replicas and lookups the originals, so a

@@ -991,6 +991,85 @@ TEST_F(NamespaceTest, FsckReconnectsACycleNotTheDirectoriesBelowIt) {
   EXPECT_TRUE(still.ok()) << "Y left Q: " << still.status().ToString();
 }
 
+// The same with renames landing inside fsck's walk, between its check of a directory's
+// version and its lookups of the directory's names: each directory is judged by its version
+// read after its names. (C, under S2 under S1, went to /lost+found.)
+TEST_F(NamespaceTest, FsckJudgesADirectoryByItsVersionAfterItsNames) {
+  Result<InodeRef> p1 = Mkdir(a_, kRoot, "P1");
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  Result<InodeRef> p2 = Mkdir(a_, kRoot, "P2");
+  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
+  ASSERT_LT(p1->fno, p2->fno);  // fsck reads P1's entries first
+  ASSERT_TRUE(a_.Create(p1->fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
+  Result<InodeRef> m = Mkdir(a_, p2->fno, "M");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  Result<InodeRef> s1 = Mkdir(a_, m->fno, "S1");
+  ASSERT_TRUE(s1.ok()) << s1.status().ToString();
+  Result<InodeRef> s2 = Mkdir(a_, s1->fno, "S2");
+  ASSERT_TRUE(s2.ok()) << s2.status().ToString();
+  Result<InodeRef> c = Mkdir(a_, s2->fno, "C");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ClusterClient fsck_client(cluster_.client().map(), cluster_.Rpc("client"));
+  std::atomic<int> c_reads{0};
+  std::atomic<bool> s1_renamed{false}, s2_renamed{false};
+  fsck_client.SetTestHooks({.after_reading = [&](const Oid& copy) {
+    if (copy.type != ObjectType::kInode) return;
+    if (copy.fno == c->fno) ++c_reads;
+    if (copy.fno == s1->fno && c_reads >= 2 && !s1_renamed.exchange(true)) {
+      EXPECT_TRUE(b_.Rename(m->fno, "S1", m->fno, "S1b", RenameMode::kNoReplace).ok());
+    }
+    if (copy.fno == s2->fno && s1_renamed && !s2_renamed.exchange(true)) {
+      EXPECT_TRUE(b_.Rename(s1->fno, "S2", s1->fno, "S2b", RenameMode::kNoReplace).ok());
+    }
+  }});
+  FsckOptions options;
+  bool m_moved = false;
+  options.after_reading_entries = [&](uint64_t dir) {
+    if (dir != p1->fno || std::exchange(m_moved, true)) return;
+    EXPECT_TRUE(b_.Rename(p2->fno, "M", p1->fno, "M", RenameMode::kNoReplace).ok());
+  };
+  Result<FsckReport> report = FixingFsck(&fsck_client, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_TRUE(m_moved);
+  EXPECT_TRUE(report->reconnected.empty()) << report->reconnected.front();
+  EXPECT_TRUE(b_.Lookup(s2->fno, "C").ok()) << "C left /P1/M/S1b/S2b";
+}
+
+// A directory whose one name was lost (damage) but that holds entries goes to /lost+found
+// with everything below it. (fsck collected it as an orphan inode, then its entries as those
+// of a vanished directory, then what they named: a tree deleted over three runs.)
+TEST_F(NamespaceTest, FsckReconnectsANamelessDirectoryWithWhatIsBelowIt) {
+  Result<InodeRef> t = Mkdir(a_, kRoot, "T");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Result<InodeRef> c = Mkdir(a_, t->fno, "C");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<InodeRef> data = a_.Create(c->fno, "data", S_IFREG | 0644, 0, Credentials{});
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  SetEntries(kRoot, "T", {});  // T's one name is lost
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->orphan_inodes, 0u);
+  EXPECT_FALSE(report->cut_off.empty());
+  for (int run = 0; run < 3; ++run) {
+    report = FixingFsck();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+    EXPECT_EQ(report->collected, 0u) << "run " << run;
+    EXPECT_EQ(report->reconnected.size(), run == 0 ? 1u : 0u);
+  }
+  Result<InodeRef> lost_and_found = b_.Lookup(kRoot, "lost+found");
+  ASSERT_TRUE(lost_and_found.ok()) << lost_and_found.status().ToString();
+  Result<InodeRef> found = b_.Lookup(lost_and_found->fno, "#" + std::to_string(t->fno));
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->inode.parent, lost_and_found->fno);
+  EXPECT_TRUE(b_.Lookup(t->fno, "C").ok());
+  EXPECT_TRUE(b_.Lookup(c->fno, "data").ok());
+  report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->link_count_fixes, 0u);
+  EXPECT_TRUE(report->dangling.empty());
+}
+
 // A directory in a cycle with a second name elsewhere in it keeps being reported as named
 // twice after the cycle is reconnected by its other name.
 TEST_F(NamespaceTest, FsckStillReportsTheSecondNameOfAReconnectedDirectory) {
@@ -1218,8 +1297,9 @@ TEST_F(NamespaceTest, ACreateMeetingAnRmdirsMarkWaitsForTheRmdirToEnd) {
   }
 }
 
-// A mark older than the removal wait is a dead client's: an entry made in its directory goes
-// again at once (NotFound) instead of waiting out the wait each time until fsck clears it.
+// A mark older than a minute (and the removal wait) is a dead client's: an entry made in its
+// directory goes again at once (NotFound) instead of waiting out the wait each time until fsck
+// clears it.
 TEST_F(NamespaceTest, AnEntryMeetingAnOldMarkDoesNotWaitForIt) {
   Result<InodeRef> d = Mkdir(b_, kRoot, "d");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
