@@ -331,6 +331,7 @@ class OrthoFs {
       it->second.publishing = true;
     }
     Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
+    if (r.status().Is(StatusCode::kNotFound)) return DroppedElsewhere(fno, size);
     std::lock_guard lock(mu_);
     auto it = open_.find(fno);  // still there: the caller's descriptor is not released yet
     if (it != open_.end()) it->second.publishing = false;
@@ -341,6 +342,27 @@ class OrthoFs {
     }
     KeptOwnChangeLocked(*r);
     return Status::Ok();
+  }
+
+  // The file's INODE is gone: another client removed its last name and freed it, by the size
+  // it knew, while this client wrote more. What this client wrote is deleted too (it would
+  // stay, unreachable, until fsck), and its close answers ESTALE (as NFS does for a file
+  // removed by another client).
+  Status DroppedElsewhere(uint64_t fno, uint64_t size) {
+    io_.Forget(fno);
+    const Status freed = ns_.ReleaseData(fno, size);
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end()) it->second.publishing = false;
+      publish_done_.notify_all();
+    }
+    if (!freed.ok()) {
+      spdlog::warn("file {}, removed by another client: its objects stay (fsck collects them): {}",
+                   fno, freed.ToString());
+    }
+    return Status::Stale("file " + std::to_string(fno) +
+                         " was removed by another client; what this one wrote is dropped");
   }
 
   // Waits for this client's publish of the file under way, if any: an open then reads the size
