@@ -331,7 +331,11 @@ class OrthoFs {
       it->second.publishing = true;
     }
     Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
-    if (r.status().Is(StatusCode::kNotFound)) return DroppedElsewhere(fno, size);
+    if (r.status().Is(StatusCode::kNotFound)) {
+      // Only when both copies say so: one copy absent and the other's OSD down is an outage.
+      Result<bool> gone = ns_.InodeGoneFromBothCopies(fno);
+      if (gone.ok() && *gone) return DroppedElsewhere(fno, size);
+    }
     std::lock_guard lock(mu_);
     auto it = open_.find(fno);  // still there: the caller's descriptor is not released yet
     if (it != open_.end()) it->second.publishing = false;
@@ -354,7 +358,10 @@ class OrthoFs {
     {
       std::lock_guard lock(mu_);
       auto it = open_.find(fno);
-      if (it != open_.end()) it->second.publishing = false;
+      if (it != open_.end()) {
+        it->second.publishing = false;
+        if (it->second.open_count == 0) open_.erase(it);  // closed: nothing left to publish
+      }
       publish_done_.notify_all();
     }
     if (!freed.ok()) {

@@ -1390,6 +1390,15 @@ Status Namespace::RemoveXattr(uint64_t fno, const std::string& name) {
       .status();
 }
 
+Result<bool> Namespace::InodeGoneFromBothCopies(uint64_t fno) {
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> copy = cluster_->Read(InodeOid(fno).WithFlag(flag));
+    if (copy.ok()) return false;
+    if (!copy.status().Is(StatusCode::kNotFound)) return copy.status();
+  }
+  return true;
+}
+
 Status Namespace::ReleaseInode(uint64_t fno) {
   // As this client wrote it a moment ago (the unlink that dropped its last link), or read now.
   Result<InodeRef> inode = WrittenOrRead(fno);

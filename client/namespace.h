@@ -120,8 +120,11 @@ class Namespace {
 
   // Deletes every object of a file whose last link is gone.
   Status ReleaseInode(uint64_t fno);
-  // Deletes the data objects of bytes [0, size) of a file whose INODE is gone already (another
-  // client freed it by a smaller size than this one wrote).
+  // True only when both copies of the file's INODE answer that it is absent (a read of either
+  // copy answers NotFound also when the other copy's OSD is merely unreachable).
+  Result<bool> InodeGoneFromBothCopies(uint64_t fno);
+  // Deletes the data objects of a file whose INODE is gone from both copies (another client
+  // freed it by a smaller size than this one wrote).
   Status ReleaseData(uint64_t fno, uint64_t size) { return TruncateData(fno, size, 0); }
 
   // A directory's rename that noted itself (Inode::renames) this long ago and is still noted

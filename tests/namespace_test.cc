@@ -1134,6 +1134,40 @@ TEST_F(NamespaceTest, FsckMovesNoDirectoryThatClientsMovedWhileItRan) {
   EXPECT_TRUE(b_.Lookup(x->fno, "Y").ok()) << "Y left /P1/A/X2";
 }
 
+// A client that finds a file's INODE gone deletes the data it wrote (Namespace::ReleaseData):
+// only when both copies answer so. One copy absent with the other's OSD down is an outage,
+// though a read of either copy then answers NotFound.
+TEST_F(NamespaceTest, AnInodeIsGoneOnlyWhenBothCopiesSaySo) {
+  Result<InodeRef> f = CreateFile(a_, "f");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  Result<bool> gone = b_.InodeGoneFromBothCopies(f->fno);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(*gone);
+  const Oid inode{kFnso, f->fno, 0, ObjectType::kInode};
+  ASSERT_TRUE(cluster_.client().Delete(inode.WithFlag(CopyFlag::kOriginal)).ok());
+  gone = b_.InodeGoneFromBothCopies(f->fno);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(*gone) << "the replica holds it";
+  const uint32_t replica_osd = cluster_.client().placement().ReplicaOsdFor(kFnso, f->fno);
+  cluster_.Stop(replica_osd, SIGKILL);
+  EXPECT_TRUE(b_.GetInode(f->fno).status().Is(StatusCode::kNotFound))
+      << "what a publish sees (the premise)";
+  gone = b_.InodeGoneFromBothCopies(f->fno);
+  EXPECT_FALSE(gone.ok() && *gone) << "an outage taken for a removal";
+  cluster_.Start(replica_osd);
+  ASSERT_TRUE(cluster_.client().DeleteBothCopies(inode).ok());
+  gone = b_.InodeGoneFromBothCopies(f->fno);
+  // The client's channel to the restarted OSD may still be in its reconnect backoff (then the
+  // replica's delete waits in a repair record for the OSDs' next pass).
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       !(gone.ok() && *gone) && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gone = b_.InodeGoneFromBothCopies(f->fno);
+  }
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_TRUE(*gone);
+}
+
 // B creates a file in directory d while A removes d: A's rmdir found d empty, and B's entry
 // commits before A removes d's own entry (a ClusterClient test hook runs B's create there).
 // B's create then meets rmdir's mark on d, takes its entry and inode back and reports
