@@ -1213,9 +1213,17 @@ void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_in
 // before every write(2) unless the mount drops privileges itself, KillPrivV2).
 constexpr std::string_view kCapabilityXattr = "security.capability";
 
+// POSIX ACLs (system.posix_acl_access, system.posix_acl_default): the mount does not enforce
+// them (no FUSE_CAP_POSIX_ACL), so it does not store them either, as a file system mounted
+// noacl answers: cp -a and tar --acls then keep the mode bits only, instead of leaving an
+// ACL that getfacl would show and nothing checks.
+bool IsPosixAcl(std::string_view name) { return name.starts_with("system.posix_acl_"); }
+
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                 int flags) {
-  if (name == kCapabilityXattr) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  if (name == kCapabilityXattr || IsPosixAcl(name)) {
+    return (void)fuse_reply_err(req, EOPNOTSUPP);
+  }
   Namespace::XattrMode mode = Namespace::XattrMode::kAny;
   if (flags & XATTR_CREATE) mode = Namespace::XattrMode::kCreate;
   if (flags & XATTR_REPLACE) mode = Namespace::XattrMode::kReplace;
@@ -1232,6 +1240,7 @@ void ReplyXattrBytes(fuse_req_t req, const std::string& bytes, size_t size) {
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   if (name == kCapabilityXattr) return (void)fuse_reply_err(req, ENODATA);
+  if (IsPosixAcl(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
   Result<std::string> value = Fs(req)->ns().GetXattr(ino, name);
   if (!value.ok()) return ReplyInodeError(req, ino, value.status(), "getxattr");
   ReplyXattrBytes(req, *value, size);

@@ -1342,6 +1342,36 @@ TEST_F(FusePosixTest, SmallWritesCostNoMetadataReads) {
   EXPECT_EQ(FreshStat(f).st_size, 2000);
 }
 
+// POSIX ACLs are neither enforced nor stored (EOPNOTSUPP, as with noacl): cp -a used to leave
+// one behind as a plain attribute, which listxattr showed and nothing checked.
+TEST_F(FusePosixTest, PosixAclsAreRefused) {
+  CreateFile(P("f"), "x");
+  const std::string f = P("f");
+  struct AclEntry {
+    uint16_t tag;
+    uint16_t perm;
+    uint32_t id;
+  };
+  struct {
+    uint32_t version = 2;  // POSIX_ACL_XATTR_VERSION
+    AclEntry entries[3] = {{0x01, 6, 0xffffffff}, {0x04, 4, 0xffffffff}, {0x20, 4, 0xffffffff}};
+  } minimal_acl;  // user::rw- group::r-- other::r--
+  EXPECT_EQ(
+      Errno(setxattr(f.c_str(), "system.posix_acl_access", &minimal_acl, sizeof minimal_acl, 0)),
+      "EOPNOTSUPP");
+  EXPECT_EQ(Errno(setxattr(P(".").c_str(), "system.posix_acl_default", &minimal_acl,
+                           sizeof minimal_acl, 0)),
+            "EOPNOTSUPP");
+  EXPECT_EQ(Errno(getxattr(f.c_str(), "system.posix_acl_access", nullptr, 0)), "EOPNOTSUPP");
+  char names[256];
+  EXPECT_EQ(listxattr(f.c_str(), names, sizeof names), 0);
+  // cp -a through the mount copies the file, its mode bits and nothing more.
+  ASSERT_EQ(chmod(f.c_str(), 0640), 0);
+  ASSERT_EQ(std::system(("cp -a " + f + " " + P("g")).c_str()), 0);
+  EXPECT_EQ(FreshStat(P("g")).st_mode & 07777, 0640u);
+  EXPECT_EQ(listxattr(P("g").c_str(), names, sizeof names), 0);
+}
+
 TEST_F(FusePosixTest, ExtendedAttributes) {
   CreateFile(P("f"), "x");
   const std::string f = P("f");
