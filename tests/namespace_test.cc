@@ -122,6 +122,26 @@ class NamespaceTest : public ::testing::Test {
                       .ok());
     }
   }
+  // The root's P1 (holding a file, so fsck reads its entries; made first, so before P2's)
+  // and P2, and under P2 a chain of directories named `chain`, each in the one before: in
+  // `made`, P1, P2 and the chain's.
+  void TwoParentsAndAChain(const std::vector<std::string>& chain, std::vector<InodeRef>* made) {
+    uint64_t parent = kRoot;
+    for (const std::string& name : {std::string("P1"), std::string("P2")}) {
+      Result<InodeRef> dir = Mkdir(a_, kRoot, name);
+      ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+      made->push_back(*dir);
+      parent = dir->fno;
+    }
+    ASSERT_LT((*made)[0].fno, (*made)[1].fno);
+    ASSERT_TRUE(a_.Create((*made)[0].fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
+    for (const std::string& name : chain) {
+      Result<InodeRef> dir = Mkdir(a_, parent, name);
+      ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+      made->push_back(*dir);
+      parent = dir->fno;
+    }
+  }
   // fsck repairing, with no grace period.
   Result<FsckReport> FixingFsck(ClusterClient* client = nullptr, FsckOptions options = {}) {
     options.grace_seconds = 0;
@@ -995,20 +1015,10 @@ TEST_F(NamespaceTest, FsckReconnectsACycleNotTheDirectoriesBelowIt) {
 // version and its lookups of the directory's names: each directory is judged by its version
 // read after its names. (C, under S2 under S1, went to /lost+found.)
 TEST_F(NamespaceTest, FsckJudgesADirectoryByItsVersionAfterItsNames) {
-  Result<InodeRef> p1 = Mkdir(a_, kRoot, "P1");
-  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
-  Result<InodeRef> p2 = Mkdir(a_, kRoot, "P2");
-  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
-  ASSERT_LT(p1->fno, p2->fno);  // fsck reads P1's entries first
-  ASSERT_TRUE(a_.Create(p1->fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
-  Result<InodeRef> m = Mkdir(a_, p2->fno, "M");
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  Result<InodeRef> s1 = Mkdir(a_, m->fno, "S1");
-  ASSERT_TRUE(s1.ok()) << s1.status().ToString();
-  Result<InodeRef> s2 = Mkdir(a_, s1->fno, "S2");
-  ASSERT_TRUE(s2.ok()) << s2.status().ToString();
-  Result<InodeRef> c = Mkdir(a_, s2->fno, "C");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::vector<InodeRef> made;
+  ASSERT_NO_FATAL_FAILURE(TwoParentsAndAChain({"M", "S1", "S2", "C"}, &made));
+  const InodeRef *p1 = &made[0], *p2 = &made[1], *m = &made[2], *s1 = &made[3], *s2 = &made[4],
+                 *c = &made[5];
   ClusterClient fsck_client(cluster_.client().map(), cluster_.Rpc("client"));
   std::atomic<int> c_reads{0};
   std::atomic<bool> s1_renamed{false}, s2_renamed{false};
@@ -1095,18 +1105,9 @@ TEST_F(NamespaceTest, FsckStillReportsTheSecondNameOfAReconnectedDirectory) {
 // after fsck read X's inode) are judged again at once before anything moves: a directory
 // changed since fsck read it cannot be judged. (Y, under X, went to /lost+found.)
 TEST_F(NamespaceTest, FsckMovesNoDirectoryThatClientsMovedWhileItRan) {
-  Result<InodeRef> p1 = Mkdir(a_, kRoot, "P1");
-  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
-  Result<InodeRef> p2 = Mkdir(a_, kRoot, "P2");
-  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
-  ASSERT_LT(p1->fno, p2->fno);  // fsck reads P1's entries first
-  ASSERT_TRUE(a_.Create(p1->fno, "keep", S_IFREG | 0644, 0, Credentials{}).ok());
-  Result<InodeRef> a = Mkdir(a_, p2->fno, "A");
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  Result<InodeRef> x = Mkdir(a_, a->fno, "X");
-  ASSERT_TRUE(x.ok()) << x.status().ToString();
-  Result<InodeRef> y = Mkdir(a_, x->fno, "Y");
-  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  std::vector<InodeRef> made;
+  ASSERT_NO_FATAL_FAILURE(TwoParentsAndAChain({"A", "X", "Y"}, &made));
+  const InodeRef *p1 = &made[0], *p2 = &made[1], *a = &made[2], *x = &made[3], *y = &made[4];
 
   ClusterClient fsck_client(cluster_.client().map(), cluster_.Rpc("client"));
   std::atomic<bool> x_renamed{false};
