@@ -184,7 +184,7 @@ class OrthoFs {
     std::lock_guard lock(dentries_mu_);
     return kernel_dentries_.Held(parent, name);
   }
-  // A directory's name removed (fno nullopt) or moved by the kernel's own call.
+  // The kernel holds no directory under the name any more (removed, moved, or a file's now).
   void NameGone(uint64_t parent, std::string_view name) {
     std::lock_guard lock(dentries_mu_);
     kernel_dentries_.Forget(parent, name);
@@ -694,6 +694,7 @@ void OpDestroy(void* userdata) { static_cast<OrthoFs*>(userdata)->FlushEverythin
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   bool name_absent = false;
   Result<InodeRef> r = Fs(req)->ns().Lookup(parent, name, &name_absent);
+  if (name_absent) Fs(req)->NameGone(parent, name);
   if (name_absent && Fs(req)->negative_timeout() > 0) {
     // --negative-timeout: the kernel remembers the name's absence (inode 0) and asks again
     // only after that long; this client's own create, link or rename of it replaces that.
@@ -819,13 +820,13 @@ void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
 void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
   Result<InodeRef> r = Fs(req)->ns().Symlink(parent, name, target, CallerOf(req));
   if (!r.ok()) return ReplyError(req, r.status(), "symlink");
-  Fs(req)->ReplyEntry(req, *r);
+  Fs(req)->ReplyEntry(req, parent, name, *r);
 }
 
 void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name) {
   Result<InodeRef> r = Fs(req)->ns().Link(ino, parent, name);
   if (!r.ok()) return ReplyError(req, r.status(), "link");
-  Fs(req)->ReplyEntry(req, *r);
+  Fs(req)->ReplyEntry(req, parent, name, *r);
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -929,6 +930,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     return (void)fuse_reply_err(req, ESTALE);
   }
   if (!r.ok()) return ReplyError(req, r.status(), "create");
+  Fs(req)->NameGone(parent, name);  // a file's now, in the kernel too
   Fs(req)->Opened(*r, /*created=*/true);
   BypassPageCacheForAppends(fi);
   fuse_entry_param e{};
