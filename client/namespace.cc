@@ -374,14 +374,13 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
         dir,
         [&](Inode* inode) {
           marked = entry_added && inode->removing();
-          // The mark stamped ctime; little else changes a marked directory (other marks, a
-          // chmod), so one older than kMarkAbandoned is a dead client's.
-          const int64_t marked_for_ms =
-              (now.sec - inode->ctime.sec) * 1000 +
-              (static_cast<int64_t>(now.nsec) - inode->ctime.nsec) / 1000000;
-          marked_long_ago =
-              marked && marked_for_ms > std::max(removal_wait_, kMarkAbandoned).count();
           if (marked) {
+            // The mark stamped ctime; little else changes a marked directory (other marks, a
+            // chmod), so one older than kMarkAbandoned is a dead client's.
+            const int64_t marked_for_ms =
+                (now.sec - inode->ctime.sec) * 1000 +
+                (static_cast<int64_t>(now.nsec) - inode->ctime.nsec) / 1000000;
+            marked_long_ago = marked_for_ms > std::max(removal_wait_, kMarkAbandoned).count();
             return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
           }
           inode->mtime = inode->ctime = now;
