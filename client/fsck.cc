@@ -160,18 +160,26 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
     }
     return parents;
   };
-  auto on_cycle = [&](uint64_t start) -> Result<bool> {
+  // Whether `ancestor` is `dir` or above it by cut-off parents.
+  auto under = [&](uint64_t dir, uint64_t ancestor) -> Result<bool> {
     std::set<uint64_t> seen;
-    Result<std::vector<uint64_t>> first = parents_cut_off(start);
-    if (!first.ok()) return first.status();
-    for (std::vector<uint64_t> to_visit = *first; !to_visit.empty();) {
-      const uint64_t dir = to_visit.back();
+    for (std::vector<uint64_t> to_visit = {dir}; !to_visit.empty();) {
+      const uint64_t next = to_visit.back();
       to_visit.pop_back();
-      if (dir == start) return true;
-      if (!seen.insert(dir).second) continue;
-      Result<std::vector<uint64_t>> parents = parents_cut_off(dir);
+      if (next == ancestor) return true;
+      if (!seen.insert(next).second) continue;
+      Result<std::vector<uint64_t>> parents = parents_cut_off(next);
       if (!parents.ok()) return parents.status();
       to_visit.insert(to_visit.end(), parents->begin(), parents->end());
+    }
+    return false;
+  };
+  auto on_cycle = [&](uint64_t start) -> Result<bool> {
+    Result<std::vector<uint64_t>> parents = parents_cut_off(start);
+    if (!parents.ok()) return parents.status();
+    for (uint64_t parent : *parents) {
+      Result<bool> looped = under(parent, start);
+      if (!looped.ok() || *looped) return looped;
     }
     return false;
   };
@@ -200,7 +208,18 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
     if (names->empty()) continue;
     Result<uint64_t> lost_and_found = LostAndFound(ns);
     if (!lost_and_found.ok()) return lost_and_found.status();
-    const auto [parent, name] = names->front();
+    // The name that closes its cycle (its parent is below it), not another one: moving that
+    // would leave the cycle whole, reachable from lost+found.
+    std::pair<uint64_t, std::string> chosen = names->front();
+    for (const auto& named : *names) {
+      Result<bool> closes = under(named.first, dir);
+      if (!closes.ok()) return closes.status();
+      if (*closes) {
+        chosen = named;
+        break;
+      }
+    }
+    const auto& [parent, name] = chosen;
     const std::string new_name = "#" + std::to_string(dir);
     Status renamed = ns->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace,
                                 nullptr, /*expected_source=*/dir)

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -1078,6 +1079,44 @@ TEST_F(NamespaceTest, FsckReconnectsANamelessDirectoryWithWhatIsBelowIt) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->link_count_fixes, 0u);
   EXPECT_TRUE(report->dangling.empty());
+}
+
+// A cycle member with a second name in another cycle is moved by the name that closes its own
+// cycle: P (in the cycle P <-> Q, made first, so judged first) is also named p2 in A (in the
+// cycle A <-> B), whose entries fsck reads before Q's. Moving P by p2 left P <-> Q whole, a
+// loop hanging from /lost+found.
+TEST_F(NamespaceTest, FsckMovesACycleMemberByTheNameThatClosesItsCycle) {
+  auto cycle_of = [&](const std::string& outer, const std::string& inner) {
+    Result<InodeRef> top = Mkdir(a_, kRoot, outer);
+    EXPECT_TRUE(top.ok()) << top.status().ToString();
+    Result<InodeRef> below = Mkdir(a_, top->fno, inner);
+    EXPECT_TRUE(below.ok()) << below.status().ToString();
+    return std::pair<uint64_t, uint64_t>(top->fno, below->fno);
+  };
+  Result<InodeRef> made_p = Mkdir(a_, kRoot, "P");
+  ASSERT_TRUE(made_p.ok()) << made_p.status().ToString();
+  const uint64_t p = made_p->fno;
+  const auto [a, b] = cycle_of("A", "B");
+  Result<InodeRef> made_q = Mkdir(a_, p, "Q");
+  ASSERT_TRUE(made_q.ok()) << made_q.status().ToString();
+  const uint64_t q = made_q->fno;
+  ASSERT_LT(p, a);
+  ASSERT_LT(a, q);  // fsck reads A's entries before Q's: P's name there comes first
+  ASSERT_NE(DirentOffset("B"), DirentOffset("p2"));
+  for (const auto& [top, below, name] :
+       {std::tuple(a, b, std::string("A")), std::tuple(p, q, std::string("P"))}) {
+    SetEntries(kRoot, name, {});
+    SetEntries(below, name, {DirEntry{name, top, S_IFDIR}});
+  }
+  SetEntries(a, "p2", {DirEntry{"p2", p, S_IFDIR}});
+  Result<FsckReport> report = FixingFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->cut_off.empty()) << report->cut_off.front();
+  EXPECT_EQ(report->reconnected.size(), 2u);
+  EXPECT_TRUE(b_.Lookup(q, "P").status().Is(StatusCode::kNotFound))
+      << "P <-> Q stayed a cycle, hanging from /lost+found";
+  EXPECT_TRUE(b_.Lookup(p, "Q").ok());
+  EXPECT_EQ(report->named_twice.size(), 1u);  // P: in /lost+found and in A, left to the user
 }
 
 // A directory in a cycle with a second name elsewhere in it keeps being reported as named
