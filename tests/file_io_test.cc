@@ -274,10 +274,13 @@ TEST_F(FileIoFailoverTest, AWriteRefusedForWantOfRoomLeavesNothingToLandLater) {
     EXPECT_TRUE(client_.ReadEitherCopy(object(index)).ok()) << "accepted object " << index;
   }
   for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    // A restarted OSD refuses reads until it has replayed its peers' repair records.
+    // A restarted OSD refuses reads until it has replayed its peers' repair records, and the
+    // client's channel to it may still be in its reconnect backoff.
     Result<wire::ReadResponse> read = client_.Read(object(*refused).WithFlag(flag));
     for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-         ClusterClient::IsRecovering(read.status()) && std::chrono::steady_clock::now() < until;) {
+         (ClusterClient::IsRecovering(read.status()) ||
+          ClusterClient::IsOsdFailure(read.status())) &&
+         std::chrono::steady_clock::now() < until;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       read = client_.Read(object(*refused).WithFlag(flag));
     }
