@@ -150,7 +150,7 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
     if (!reaches.ok()) return reaches.status();
     if (!*reaches) cut_off.insert(dir);
   }
-  // The parents of `dir` that are cut off too, and whether `dir` is on a cycle of them.
+  // The parents of `dir` (by its current names) that are cut off too.
   auto parents_cut_off = [&](uint64_t dir) -> Result<std::vector<uint64_t>> {
     Result<Names> names = current_names(dir);
     if (!names.ok()) return names.status();
