@@ -159,10 +159,10 @@ Result<InodeRef> Namespace::WrittenOrRead(uint64_t fno) {
   return GetInode(fno);
 }
 
-Status Namespace::DeleteInode(uint64_t fno) {
+Status Namespace::DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   inode_deletes_.fetch_add(1, std::memory_order_acq_rel);
-  Status deleted = cluster_->DeleteBothCopies(InodeOid(fno));
+  Status deleted = cluster_->DeleteBothCopies(InodeOid(fno), expected_version);
   {
     std::lock_guard lock(recent_mu_);
     written_inodes_.Forget(std::to_string(fno));
@@ -1401,16 +1401,27 @@ Result<bool> Namespace::InodeGoneFromBothCopies(uint64_t fno) {
 Status Namespace::ReleaseInode(uint64_t fno) {
   // As this client wrote it a moment ago (the unlink that dropped its last link), or read now.
   Result<InodeRef> inode = WrittenOrRead(fno);
-  if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
-  if (!inode.ok()) return inode.status();
+  // The INODE goes first, and only at the version whose size says which objects to delete: a
+  // writer elsewhere may publish a larger size between the unlink and now. Once it is gone, a
+  // reader elsewhere that finds an object missing finds the INODE gone too, and answers ESTALE
+  // rather than zeros (OpRead); a writer elsewhere finds it gone at its publish and deletes
+  // what it wrote (InodeGoneFromBothCopies). Objects a crash leaves in between are orphans
+  // fsck collects.
+  for (int attempt = 1;; ++attempt) {
+    if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
+    if (!inode.ok()) return inode.status();
+    Status deleted = DeleteInode(fno, inode->version);
+    if (deleted.ok()) break;
+    if (!deleted.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) return deleted;
+    inode = GetInode(fno);
+  }
   if (inode->inode.IsRegular()) {
     ORTHOFS_RETURN_IF_ERROR(TruncateData(fno, inode->inode.size, 0));
   }
   if (inode->inode.IsSymlink()) {
     ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(SymlinkOid(fno)));
   }
-  // The inode goes last: until then fsck can still find and collect the data.
-  return DeleteInode(fno);
+  return Status::Ok();
 }
 
 }  // namespace orthofs

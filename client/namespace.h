@@ -223,7 +223,8 @@ class Namespace {
   // `replica_pending`: as for ClusterClient::WriteOriginalThenReplica.
   Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                     uint64_t* new_version, PendingCalls* replica_pending = nullptr);
-  Status DeleteInode(uint64_t fno);
+  // `expected_version`: only if the INODE is still at that version (VersionMismatch if not).
+  Status DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version = std::nullopt);
 
   // Read-modify-write of one inode with retries on conflict. The first attempt starts from
   // `start` if given (an INODE read a moment ago); a conflict reads afresh.

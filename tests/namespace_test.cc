@@ -238,6 +238,36 @@ TEST_F(NamespaceTest, ReleaseAfterTheLastUnlinkDeletesEveryObject) {
   }
 }
 
+// B wrote and published a larger size to the INODE of a file A just unlinked, before A's
+// release (the mount's, or at A's last close). The release frees what the INODE says now, not
+// the size A's unlink saw: B's objects used to stay until fsck collected them.
+TEST_F(NamespaceTest, AReleaseFreesTheSizePublishedSinceTheUnlink) {
+  Result<InodeRef> file = CreateFile(a_, "r");
+  ASSERT_TRUE(file.ok());
+  const uint64_t object_size = cluster_.client().map().object_size;
+  Result<Unlinked> gone = a_.Unlink(kRoot, "r");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  ASSERT_TRUE(gone->last_link);
+  std::vector<Oid> objects;
+  for (uint64_t index = 0; index < 3; ++index) {
+    objects.push_back(Oid{kFnso, file->fno, index, ObjectType::kData, CopyFlag::kOriginal});
+    ASSERT_TRUE(cluster_.client().WriteBothCopies(objects.back(), "bytes", {.replace = true}).ok());
+  }
+  ASSERT_TRUE(b_.ExtendAndTouch(file->fno, 2 * object_size + 5, Now()).ok());
+  ASSERT_TRUE(a_.ReleaseInode(file->fno).ok());
+  EXPECT_TRUE(b_.GetInode(file->fno).status().Is(StatusCode::kNotFound));
+  for (const Oid& oid : objects) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      EXPECT_TRUE(cluster_.client().Read(oid.WithFlag(flag)).status().Is(StatusCode::kNotFound))
+          << oid.WithFlag(flag).ToString() << " stays";
+    }
+  }
+  // B's next publish finds the INODE gone from both copies (and deletes what it wrote since).
+  Result<bool> inode_gone = b_.InodeGoneFromBothCopies(file->fno);
+  ASSERT_TRUE(inode_gone.ok()) << inode_gone.status().ToString();
+  EXPECT_TRUE(*inode_gone);
+}
+
 // A changed a directory a moment ago, then B removed it: A's create there, which starts from
 // A's own write of the directory, finds it gone only after its entry committed. The create
 // fails, and takes back the entry and the new INODE.
