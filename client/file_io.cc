@@ -81,21 +81,24 @@ FileIo::~FileIo() {
 }
 
 Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
-                                 bool for_page_cache) {
+                                 bool for_page_cache, bool* holes) {
+  bool read_holes = false;
   // An OSD that just restarted refuses reads until the others replayed its repair records;
   // when both copies' OSDs are in that state (a cluster restart), wait for them briefly.
-  Result<std::string> read = ReadOnce(fno, offset, length, file_size, for_page_cache);
+  Result<std::string> read = ReadOnce(fno, offset, length, file_size, for_page_cache, &read_holes);
   for (int attempt = 0;
        attempt < kRecoveryRetries && !read.ok() && ClusterClient::IsRecovering(read.status());
        ++attempt) {
     std::this_thread::sleep_for(kRecoveryRetryDelay);
-    read = ReadOnce(fno, offset, length, file_size, for_page_cache);
+    read_holes = false;
+    read = ReadOnce(fno, offset, length, file_size, for_page_cache, &read_holes);
   }
+  if (holes != nullptr) *holes = read_holes;
   return read;
 }
 
 Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t length,
-                                     uint64_t file_size, bool for_page_cache) {
+                                     uint64_t file_size, bool for_page_cache, bool* holes) {
   if (offset >= file_size) return std::string();
   length = std::min(length, file_size - offset);
   std::string out(length, '\0');
@@ -110,7 +113,11 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     std::lock_guard lock(mu_);
     for (const ObjectSpan& span : spans) {
       const ObjectKey key{fno, span.index};
-      if (cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset)) continue;
+      bool hole = false;
+      if (cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset, &hole)) {
+        *holes |= hole;
+        continue;
+      }
       if (fetches_.contains(key)) {
         awaited.push_back(span);
       } else {
@@ -149,7 +156,7 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
       cache_.Delivered({fno, span.index}, span.offset, span.length, file_size - object_start);
     }
   };
-  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, misses, token, &out));
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, misses, token, &out, holes));
   if (awaited.empty()) {
     hand_over();
     return out;
@@ -163,14 +170,17 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     for (const ObjectSpan& span : awaited) {
       const ObjectKey key{fno, span.index};
       fetched_cv_.wait(lock, [&] { return !fetches_.contains(key); });
-      if (!cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset)) {
+      bool hole = false;
+      if (cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset, &hole)) {
+        *holes |= hole;
+      } else {
         fetches_.insert(key);
         still_missing.push_back(span);
       }
     }
     token = cache_.FillToken();
   }
-  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, still_missing, token, &out));
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, still_missing, token, &out, holes));
   hand_over();
   return out;
 }
@@ -227,7 +237,7 @@ void FileIo::StartFill(Fill fill) {
 }
 
 Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
-                         std::string* out) {
+                         std::string* out, bool* holes) {
   if (misses.empty()) return Status::Ok();
   // Every missing object is fetched whole, all at once, from the OSDs that hold them.
   PendingCalls pending;
@@ -237,13 +247,14 @@ Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, ui
   for (const ObjectSpan& span : misses) {
     const ObjectKey key{fno, span.index};
     keys.push_back(key);
-    fill.push_back([this, out, &pending, key, span, token](Result<wire::ReadResponse> r) {
+    fill.push_back([this, out, holes, &pending, key, span, token](Result<wire::ReadResponse> r) {
       const bool ok = r.ok() || r.status().Is(StatusCode::kNotFound);
       {
         std::lock_guard lock(mu_);  // absent objects are holes: zeros
         if (ok) {
-          cache_.FillAndRead(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string(),
-                             span.offset, span.length, out->data() + span.buffer_offset);
+          *holes |=
+              cache_.FillAndRead(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string(),
+                                 span.offset, span.length, out->data() + span.buffer_offset);
         }
         fetches_.erase(key);
       }

@@ -67,9 +67,11 @@ class FileIo {
 
   // Reads up to `length` bytes at `offset` of a file of `file_size` bytes. `for_page_cache`:
   // the kernel keeps what it reads (not O_DIRECT), so objects it has had whole leave this
-  // client's cache (WriteBackCache::Delivered).
+  // client's cache (WriteBackCache::Delivered). `holes`, if given, is set when some bytes
+  // read as zeros that no object holds: a sparse file's hole, or objects deleted under the
+  // reader (another client removed the file; the caller tells the two apart by its INODE).
   Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
-                           bool for_page_cache = false);
+                           bool for_page_cache = false, bool* holes = nullptr);
   // Copies the bytes into the cache (they reach the OSDs later, or now under pressure). Fails,
   // with nothing cached, when the cache has no room that write-backs can make; a write-back
   // failing after the bytes are cached is reported by the file's Flush.
@@ -100,12 +102,12 @@ class FileIo {
   static constexpr int kRecoveryRetries = 50;
   static constexpr std::chrono::milliseconds kRecoveryRetryDelay{100};
   Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
-                               bool for_page_cache);
+                               bool for_page_cache, bool* holes);
   using ReadCallback = std::function<void(Result<wire::ReadResponse>)>;
   // Fetches the missing objects (registered in fetches_ by the caller) into the cache and their
-  // spans into `out`; unregisters them.
+  // spans into `out`; unregisters them. Sets `*holes` if a span read zeros no object holds.
   Status FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
-                   std::string* out);
+                   std::string* out, bool* holes);
   // Reads each object from the copy that should serve it (COR window, failover) and hands the
   // answer to its fill (NotFound: a hole). The first reads of objects on one OSD go out
   // together (ClusterClient::ReadManyAsync): a file's read-ahead is one call, not one per

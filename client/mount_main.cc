@@ -198,6 +198,13 @@ class OrthoFs {
     return it->second.size;
   }
 
+  // A descriptor of the file is open through this mount.
+  bool OpenHere(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && it->second.open_count > 0;
+  }
+
   // An open file's INODE as this client last saw it (at open, or its own last publish).
   std::optional<InodeRef> SeenWhileOpen(uint64_t fno) {
     std::lock_guard lock(mu_);
@@ -895,6 +902,13 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
+  if (r->inode.nlink == 0 && !Fs(req)->OpenHere(ino)) {
+    // Unlinked or replaced by another client, which frees it now or at its own last close: the
+    // kernel opened a name it cached before that. ESTALE makes it look the name up again
+    // (LOOKUP_REVAL) and open what the name is now, or answer ENOENT.
+    spdlog::debug("open {}: unlinked by another client; the kernel looks again", ino);
+    return (void)fuse_reply_err(req, ESTALE);
+  }
   const InodeRef opened = *r;  // O_TRUNC comes as a setattr (OpInit: no atomic O_TRUNC)
   // Close-to-open: the kernel's page cache of the file survives the open only if nobody
   // changed the file since this client last looked; then a re-read costs no request at all.
@@ -951,9 +965,20 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     file_size = fs->SizeOf(*inode);
   }
   const bool for_page_cache = (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
+  bool holes = false;
   Result<std::string> data =
-      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache);
+      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache, &holes);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
+  // Zeros no object holds: a hole, or the objects of a file another client removed since this
+  // one opened it (ReleaseInode deletes the INODE before them). Its bytes are gone: ESTALE, as
+  // NFS answers, not a file of zeros.
+  if (holes) {
+    Result<bool> gone = fs->ns().InodeGoneFromBothCopies(ino);
+    if (gone.ok() && *gone) {
+      spdlog::debug("read {}: removed by another client under the reader", ino);
+      return (void)fuse_reply_err(req, ESTALE);
+    }
+  }
   fuse_reply_buf(req, data->data(), data->size());
 }
 

@@ -55,15 +55,18 @@ WriteBackCache::Entry& WriteBackCache::Touch(const ObjectKey& key) {
   return e;
 }
 
-void WriteBackCache::CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const {
+bool WriteBackCache::CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const {
   const uint64_t end = offset + length;
   const uint64_t stored_end = std::min<uint64_t>(end, e.data.size());
   if (offset < stored_end) std::memcpy(out, e.data.view().data() + offset, stored_end - offset);
   const uint64_t zeros_from = std::max(offset, stored_end);
-  if (zeros_from < end) std::memset(out + (zeros_from - offset), 0, end - zeros_from);
+  if (zeros_from >= end) return false;
+  std::memset(out + (zeros_from - offset), 0, end - zeros_from);
+  return true;
 }
 
-bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out) {
+bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out,
+                          bool* hole) {
   auto it = entries_.find(key);
   if (it == entries_.end() || !it->second.valid.Covers(offset, offset + length)) {
     ++stats_.read_misses;
@@ -71,7 +74,8 @@ bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length
   }
   ++stats_.read_hits;
   Entry& e = Touch(key);
-  CopyOut(e, offset, length, out);
+  const bool past_data = CopyOut(e, offset, length, out);
+  if (hole != nullptr) *hole = past_data;
   return true;
 }
 
@@ -94,7 +98,7 @@ bool WriteBackCache::Delivered(const ObjectKey& key, uint64_t offset, uint64_t l
   return true;
 }
 
-void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
+bool WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
                                  uint64_t offset, uint64_t length, char* out) {
   if (StaleFill(key, token)) {
     // The file changed under the read: answer from what was read, overlaid with what this
@@ -115,10 +119,11 @@ void WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::stri
     const uint64_t have = offset < merged.size() ? std::min(length, merged.size() - offset) : 0;
     if (have > 0) std::memcpy(out, merged.data() + offset, have);
     std::memset(out + have, 0, length - have);
-    return;
+    return have < length;
   }
-  CopyOut(Keep(key, std::move(stored)), offset, length, out);
+  const bool hole = CopyOut(Keep(key, std::move(stored)), offset, length, out);
   EvictClean();
+  return hole;
 }
 
 bool WriteBackCache::Fill(const ObjectKey& key, uint64_t token, std::string stored) {

@@ -90,7 +90,10 @@ class WriteBackCache {
   WriteBackCache& operator=(const WriteBackCache&) = delete;
 
   // Copies [offset, offset + length) of the object into `out` if every byte is known here.
-  bool Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out);
+  // `hole`, if given, is set when some of those bytes lie past every byte stored or written
+  // (they read as zeros: a sparse file's hole, or an object deleted under the reader).
+  bool Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out,
+            bool* hole = nullptr);
 
   // Taken before reading an object from the OSDs and handed to FillAndRead: a fill that raced
   // with a Truncate or Forget of its file is not kept, nor one that raced with this client's
@@ -100,7 +103,8 @@ class WriteBackCache {
   // The object as the OSDs hold it (`stored`; bytes beyond it read as zeros, as do absent
   // objects). Bytes written here are newer and win. Copies [offset, offset + length) of the
   // merged object into `out`. The cache keeps `stored` itself (moved in: no copy of the object).
-  void FillAndRead(const ObjectKey& key, uint64_t token, std::string stored, uint64_t offset,
+  // Returns whether some of the bytes copied out were a hole (see Read).
+  bool FillAndRead(const ObjectKey& key, uint64_t token, std::string stored, uint64_t offset,
                    uint64_t length, char* out);
 
   // FillAndRead without a reader (read-ahead): keeps the object unless the token is stale.
@@ -199,7 +203,8 @@ class WriteBackCache {
   void Unaccount(const Entry& e);
   void Account(const ObjectKey& key, Entry& e);
   Entry& Touch(const ObjectKey& key);  // finds or creates, and marks most recently used
-  void CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const;
+  // Returns whether some of the bytes lay past the entry's data (a hole: zeros).
+  bool CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const;
   // Merges the stored bytes under the ones known here; the object is then valid whole.
   Entry& Keep(const ObjectKey& key, std::string stored);
   FlushJob Take(Entries::iterator it);

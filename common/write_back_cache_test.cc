@@ -266,6 +266,33 @@ TEST(WriteBackCacheTest, AbsentObjectReadsAsZeros) {
   EXPECT_EQ(ReadBytes(cache, {1, 3}, 0, kObjectSize), Zeros(kObjectSize));
 }
 
+// Zeros past every byte stored or written are a hole, which the mount tells apart from a file
+// deleted under its reader (FileIo::Read); zeros inside the stored bytes are data.
+TEST(WriteBackCacheTest, ReadsSayWhenTheyReadPastTheStoredBytes) {
+  WriteBackCache cache(Options());
+  std::string out(kObjectSize, '?');
+  EXPECT_TRUE(cache.FillAndRead({1, 0}, cache.FillToken(), "", 0, 8, out.data()));
+  EXPECT_FALSE(cache.FillAndRead({1, 1}, cache.FillToken(), "ab" + Zeros(8), 0, 10, out.data()));
+  EXPECT_TRUE(cache.FillAndRead({1, 2}, cache.FillToken(), "ab", 0, 3, out.data()));
+  bool hole = false;
+  ASSERT_TRUE(cache.Read({1, 0}, 4, 4, out.data(), &hole));
+  EXPECT_TRUE(hole);
+  ASSERT_TRUE(cache.Read({1, 1}, 2, 8, out.data(), &hole));
+  EXPECT_FALSE(hole);
+  ASSERT_TRUE(cache.Read({1, 2}, 0, 2, out.data(), &hole));
+  EXPECT_FALSE(hole);
+  ASSERT_TRUE(cache.Read({1, 2}, 1, 2, out.data(), &hole));
+  EXPECT_TRUE(hole);
+  cache.Write({1, 0}, 0, "written", T(0));
+  ASSERT_TRUE(cache.Read({1, 0}, 0, 7, out.data(), &hole));
+  EXPECT_FALSE(hole) << "written bytes are no hole";
+  // A fill the file changed under (kept nowhere) says the same of what it answers.
+  const uint64_t token = cache.FillToken();
+  cache.Truncate(2, 0);
+  EXPECT_TRUE(cache.FillAndRead({2, 0}, token, "abc", 0, 4, out.data()));
+  EXPECT_FALSE(cache.FillAndRead({2, 1}, token, "abc", 0, 3, out.data()));
+}
+
 TEST(WriteBackCacheTest, WrittenBytesWinOverStoredBytes) {
   WriteBackCache cache(Options());
   cache.Write({1, 0}, 2, "WW", T(0));

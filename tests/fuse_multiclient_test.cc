@@ -894,6 +894,50 @@ TEST_F(FuseMulticlientTest, AFileRemovedWhileTheOtherClientWritesLeavesNoObjects
   }
 }
 
+// B opened a file, and A replaced it by a rename before B read; A has it open nowhere, so it
+// freed the old file at once. B's read answers ESTALE, as NFS does. It used to answer zeros
+// as long as the old file: its deleted objects read as holes.
+TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientReplacedGetsNoZeros) {
+  const uint64_t object_size = cluster_->client().map().object_size;
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f"), std::string(3 * object_size, 'o')));
+  WaitForCaches();
+  const int fd = open(B("f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f.tmp"), "new"));
+  ASSERT_EQ(rename(A("f.tmp").c_str(), A("f").c_str()), 0) << std::strerror(errno);
+  std::string buffer(object_size, '?');
+  const ssize_t n = pread(fd, buffer.data(), buffer.size(), object_size);
+  EXPECT_EQ(Errno(n), "ESTALE") << "read " << n << " bytes, the first "
+                                << static_cast<int>(buffer[0]);
+  close(fd);
+  EXPECT_EQ(ReadFile(B("f")), "new");
+}
+
+// A replaced or removed a file it holds open: its INODE stays, unlinked, until A's close. B's
+// kernel still holds the name for that file; B's open must find what the name is now (the new
+// file, or none), not the old one (the mount answers ESTALE and the kernel looks again).
+TEST_F(FuseMulticlientTest, AnOpenThroughANameTheOtherClientUnlinkedFindsWhatItNamesNow) {
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f"), "old"));
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("g"), "old"));
+  WaitForCaches();
+  const int held_f = open(A("f").c_str(), O_RDONLY);
+  ASSERT_GE(held_f, 0) << std::strerror(errno);
+  const int held_g = open(A("g").c_str(), O_RDONLY);
+  ASSERT_GE(held_g, 0) << std::strerror(errno);
+  struct stat st;
+  ASSERT_EQ(stat(B("f").c_str(), &st), 0) << std::strerror(errno);  // B's kernel caches both
+  ASSERT_EQ(stat(B("g").c_str(), &st), 0) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f.tmp"), "new"));
+  ASSERT_EQ(rename(A("f.tmp").c_str(), A("f").c_str()), 0) << std::strerror(errno);
+  ASSERT_EQ(unlink(A("g").c_str()), 0) << std::strerror(errno);
+  EXPECT_EQ(ReadFile(B("f")), "new");
+  const int opened = open(B("g").c_str(), O_RDONLY);
+  EXPECT_EQ(Errno(opened), "ENOENT");
+  if (opened >= 0) close(opened);
+  close(held_f);
+  close(held_g);
+}
+
 // The same race, watched at the objects: after every round (both clients idle) the DIRENT
 // object holding the name must have its original and its replica in step (both absent, or
 // both present at one version). Listings read the replicas and lookups the originals, so a
