@@ -95,11 +95,12 @@ int ErrnoFor(const Status& st) {
 // were unreachable): the size stays here and is published in the background.
 struct OpenInode {
   int open_count = 0;
-  uint64_t size = 0;              // the size this client knows, including its own writes
-  bool size_dirty = false;        // writes not yet published to the INODE object
-  bool publishing = false;        // a Publish is under way (it took the writes off size_dirty)
-  bool release_on_close = false;  // unlinked while open: free its objects at the last close
-  std::optional<InodeRef> seen;   // the INODE as of the last open or publish
+  uint64_t size = 0;               // the size this client knows, including its own writes
+  bool size_dirty = false;         // writes not yet published to the INODE object
+  bool publishing = false;         // a Publish is under way (it took the writes off size_dirty)
+  bool release_on_close = false;   // unlinked while open: free its objects at the last close
+  bool removed_elsewhere = false;  // another client freed it: every flush and close says so
+  std::optional<InodeRef> seen;    // the INODE as of the last open or publish
   // The last INODE read for the kernel's getattr since the open (OrthoFs::RecentAttributes).
   std::optional<InodeRef> attributes;
   std::chrono::steady_clock::time_point attributes_read_at;
@@ -367,6 +368,7 @@ class OrthoFs {
       auto it = open_.find(fno);
       if (it != open_.end()) {
         it->second.publishing = false;
+        it->second.removed_elsewhere = true;
         if (it->second.open_count == 0) open_.erase(it);  // closed: nothing left to publish
       }
       publish_done_.notify_all();
@@ -438,7 +440,19 @@ class OrthoFs {
       ForgetCachedBytes(fno);
     }
     Status published = Publish(fno);
-    return written.ok() ? published : written;
+    if (!written.ok()) return written;
+    if (published.ok() && RemovedElsewhere(fno)) {
+      // An earlier publish (another descriptor's) found the file gone and dropped every byte
+      // this client wrote to it, this descriptor's too.
+      return Status::Stale("file " + std::to_string(fno) + " was removed by another client");
+    }
+    return published;
+  }
+
+  bool RemovedElsewhere(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && it->second.removed_elsewhere;
   }
 
   // Publishes the sizes of files closed with their size unpublished, every second until each
@@ -994,7 +1008,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   }
   if (FlagsOfRequestBeingServed().drop_privileges) {
     if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
-      return ReplyError(req, st, "write");
+      return ReplyInodeError(req, ino, st, "write");  // gone: removed by another client
     }
   }
   Status st = fs->io().Write(ino, offset, std::string_view(buf, size));

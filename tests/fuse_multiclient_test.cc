@@ -893,11 +893,15 @@ TEST_F(FuseMulticlientTest, AnRmdirThroughANameTheOtherClientMadeAnewLeavesTheMo
 
 // A removes the file B has open and is writing: B's writes succeed (the descriptor stays
 // usable), its close answers ESTALE, and nothing of the file stays on the OSDs. (A freed the
-// objects of the size it knew; B's later objects stayed until fsck collected them.)
+// objects of the size it knew; B's later objects stayed until fsck collected them.) So does
+// the close of B's other descriptor, whose bytes went too (it used to answer OK).
 TEST_F(FuseMulticlientTest, AFileRemovedWhileTheOtherClientWritesLeavesNoObjects) {
   const uint64_t object_size = cluster_->client().map().object_size;
   const int fd = open(B("f").c_str(), O_CREAT | O_WRONLY, 0644);
   ASSERT_GE(fd, 0) << std::strerror(errno);
+  const int other = open(B("f").c_str(), O_WRONLY);
+  ASSERT_GE(other, 0) << std::strerror(errno);
+  ASSERT_TRUE(WriteFull(other, "other", 0));
   const uint64_t fno = FreshStat(B("f")).st_ino;
   ASSERT_TRUE(WriteFull(fd, std::string(3 * object_size, 'a'), 0));
   ASSERT_EQ(fsync(fd), 0) << std::strerror(errno);  // A sees 3 objects
@@ -905,6 +909,7 @@ TEST_F(FuseMulticlientTest, AFileRemovedWhileTheOtherClientWritesLeavesNoObjects
   ASSERT_EQ(unlink(A("f").c_str()), 0) << std::strerror(errno);
   ASSERT_TRUE(WriteFull(fd, std::string(8 * object_size, 'b'), 3 * object_size));
   EXPECT_EQ(Errno(close(fd)), "ESTALE");
+  EXPECT_EQ(Errno(close(other)), "ESTALE");
   for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
     auto left = cluster_->client().ListFileObjects(flag, kFnso, fno, ObjectType::kData, 0, false);
     ASSERT_TRUE(left.ok()) << left.status().ToString();
