@@ -199,11 +199,12 @@ class OrthoFs {
     return it->second.size;
   }
 
-  // A descriptor of the file is open through this mount.
-  bool OpenHere(uint64_t fno) {
+  // This mount unlinked the file while it was open here (it frees it at the last close): a
+  // descriptor's /proc/<pid>/fd link, not a name, can open it again.
+  bool UnlinkedHereWhileOpen(uint64_t fno) {
     std::lock_guard lock(mu_);
     auto it = open_.find(fno);
-    return it != open_.end() && it->second.open_count > 0;
+    return it != open_.end() && it->second.open_count > 0 && it->second.release_on_close;
   }
 
   // An open file's INODE as this client last saw it (at open, or its own last publish).
@@ -916,10 +917,11 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
-  if (r->inode.nlink == 0 && !Fs(req)->OpenHere(ino)) {
+  if (r->inode.nlink == 0 && !Fs(req)->UnlinkedHereWhileOpen(ino)) {
     // Unlinked or replaced by another client, which frees it now or at its own last close: the
-    // kernel opened a name it cached before that. ESTALE makes it look the name up again
-    // (LOOKUP_REVAL) and open what the name is now, or answer ENOENT.
+    // kernel opened a name it cached before that (this mount may hold the file open too).
+    // ESTALE makes it look the name up again (LOOKUP_REVAL) and open what the name is now, or
+    // answer ENOENT.
     spdlog::debug("open {}: unlinked by another client; the kernel looks again", ino);
     return (void)fuse_reply_err(req, ESTALE);
   }

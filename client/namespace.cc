@@ -1391,6 +1391,8 @@ Status Namespace::RemoveXattr(uint64_t fno, const std::string& name) {
 
 Result<bool> Namespace::InodeGoneFromBothCopies(uint64_t fno) {
   for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    // A copy on an OSD believed down cannot say: not gone (and no wait for a hung OSD).
+    if (cluster_->CopyIsDown(InodeOid(fno).WithFlag(flag))) return false;
     Result<wire::ReadResponse> copy = cluster_->Read(InodeOid(fno).WithFlag(flag));
     if (copy.ok()) return false;
     if (!copy.status().Is(StatusCode::kNotFound)) return copy.status();
@@ -1401,22 +1403,26 @@ Result<bool> Namespace::InodeGoneFromBothCopies(uint64_t fno) {
 Status Namespace::ReleaseInode(uint64_t fno) {
   // As this client wrote it a moment ago (the unlink that dropped its last link), or read now.
   Result<InodeRef> inode = WrittenOrRead(fno);
-  // The INODE goes first, and only at the version whose size says which objects to delete: a
-  // writer elsewhere may publish a larger size between the unlink and now. Once it is gone, a
-  // reader elsewhere that finds an object missing finds the INODE gone too, and answers ESTALE
-  // rather than zeros (OpRead); a writer elsewhere finds it gone at its publish and deletes
-  // what it wrote (InodeGoneFromBothCopies). Objects a crash leaves in between are orphans
-  // fsck collects.
-  for (int attempt = 1;; ++attempt) {
-    if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
-    if (!inode.ok()) return inode.status();
-    Status deleted = DeleteInode(fno, inode->version);
-    if (deleted.ok()) break;
-    if (!deleted.Is(StatusCode::kVersionMismatch) || attempt == kMaxAttempts) return deleted;
-    inode = GetInode(fno);
+  if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
+  if (!inode.ok()) return inode.status();
+  // The INODE goes first, and at the version whose size says which objects to delete: a writer
+  // elsewhere may publish a larger size between the unlink and now. Once it is gone, a reader
+  // elsewhere that finds an object missing finds the INODE gone too, and answers ESTALE rather
+  // than zeros (OpRead); a writer elsewhere finds it gone at its publish and deletes what it
+  // wrote (InodeGoneFromBothCopies). Objects a crash leaves in between are orphans fsck
+  // collects.
+  uint64_t size = inode->inode.size;
+  Status deleted = DeleteInode(fno, inode->version);
+  if (deleted.Is(StatusCode::kVersionMismatch)) {
+    // A publish landed since, or the copies differ (a restarted OSD's original not yet
+    // repaired, whose version a read of the replica cannot match). Either way the size to free
+    // is unknown: every stored object goes, as listed (nlink never rises from 0).
+    deleted = DeleteInode(fno);
+    size = std::numeric_limits<uint64_t>::max();
   }
+  if (!deleted.ok() && !deleted.Is(StatusCode::kNotFound)) return deleted;
   if (inode->inode.IsRegular()) {
-    ORTHOFS_RETURN_IF_ERROR(TruncateData(fno, inode->inode.size, 0));
+    ORTHOFS_RETURN_IF_ERROR(TruncateData(fno, size, 0));
   }
   if (inode->inode.IsSymlink()) {
     ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(SymlinkOid(fno)));

@@ -938,7 +938,8 @@ TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientReplacedGetsNoZeros) {
 
 // A replaced or removed a file it holds open: its INODE stays, unlinked, until A's close. B's
 // kernel still holds the name for that file; B's open must find what the name is now (the new
-// file, or none), not the old one (the mount answers ESTALE and the kernel looks again).
+// file, or none), not the old one (the mount answers ESTALE and the kernel looks again). B
+// holding the old file open too changes nothing.
 TEST_F(FuseMulticlientTest, AnOpenThroughANameTheOtherClientUnlinkedFindsWhatItNamesNow) {
   ASSERT_NO_FATAL_FAILURE(CreateFile(A("f"), "old"));
   ASSERT_NO_FATAL_FAILURE(CreateFile(A("g"), "old"));
@@ -947,8 +948,9 @@ TEST_F(FuseMulticlientTest, AnOpenThroughANameTheOtherClientUnlinkedFindsWhatItN
   ASSERT_GE(held_f, 0) << std::strerror(errno);
   const int held_g = open(A("g").c_str(), O_RDONLY);
   ASSERT_GE(held_g, 0) << std::strerror(errno);
+  const int b_held_f = open(B("f").c_str(), O_RDONLY);  // B's kernel caches both names
+  ASSERT_GE(b_held_f, 0) << std::strerror(errno);
   struct stat st;
-  ASSERT_EQ(stat(B("f").c_str(), &st), 0) << std::strerror(errno);  // B's kernel caches both
   ASSERT_EQ(stat(B("g").c_str(), &st), 0) << std::strerror(errno);
   ASSERT_NO_FATAL_FAILURE(CreateFile(A("f.tmp"), "new"));
   ASSERT_EQ(rename(A("f.tmp").c_str(), A("f").c_str()), 0) << std::strerror(errno);
@@ -957,6 +959,7 @@ TEST_F(FuseMulticlientTest, AnOpenThroughANameTheOtherClientUnlinkedFindsWhatItN
   const int opened = open(B("g").c_str(), O_RDONLY);
   EXPECT_EQ(Errno(opened), "ENOENT");
   if (opened >= 0) close(opened);
+  close(b_held_f);
   close(held_f);
   close(held_g);
 }
