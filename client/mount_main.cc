@@ -878,13 +878,19 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   Unlinked source_gone;
   // A directory the kernel holds under the old name must be the one renamed (see OpRmdir).
   const std::optional<uint64_t> held = fs->HeldName(parent, name);
+  // So must a directory it holds under the new name be the one replaced, which it marks dead.
+  // Linux looks a rename's target up afresh, but another client may move that directory away
+  // between that lookup and this rename.
+  const std::optional<uint64_t> held_target = fs->HeldName(newparent, newname);
   Result<Unlinked> r =
       fs->ns().Rename(parent, name, newparent, newname,
                       (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace,
-                      &source_gone, held);
+                      &source_gone, held, held_target);
   if (source_gone.last_link) (void)Fs(req)->LastLinkGone(source_gone.fno);
-  if (r.ok() || r.status().Is(StatusCode::kStale)) fs->NameGone(parent, name);
-  if (r.ok()) fs->NameGone(newparent, newname);
+  if (r.ok() || r.status().Is(StatusCode::kStale)) {
+    fs->NameGone(parent, name);
+    fs->NameGone(newparent, newname);
+  }
   if (r.ok() && held) fs->ToldName(newparent, newname, *held, S_IFDIR);
   if (!r.ok()) return ReplyError(req, r.status(), "rename");
   if (r->last_link) (void)Fs(req)->LastLinkGone(r->fno);

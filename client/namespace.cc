@@ -899,7 +899,8 @@ void Namespace::ClearRemovalMark(uint64_t dir) {
 
 Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
                                    std::string_view new_name, RenameMode mode,
-                                   Unlinked* source_gone, std::optional<uint64_t> expected_source) {
+                                   Unlinked* source_gone, std::optional<uint64_t> expected_source,
+                                   std::optional<uint64_t> expected_target) {
   ORTHOFS_RETURN_IF_ERROR(CheckName(new_name));
   Result<DirEntry> source = FindEntry(old_dir, old_name);
   if (!source.ok()) return source.status();
@@ -1045,6 +1046,9 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
       } else {
         entries.push_back(e);
       }
+    }
+    if (expected_target && (!replaced || replaced->fno != *expected_target)) {
+      return give_up(Status::Stale("'" + std::string(new_name) + "' names another directory now"));
     }
     if (replaced) {
       if (replaced->fno == source->fno) {

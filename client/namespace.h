@@ -94,11 +94,14 @@ class Namespace {
   // NotFound when another client renamed or removed the old name first (only one takes it).
   // If that was an unlink, this rename may have held the file's last link: then
   // `source_gone` says so, and the caller frees the file as after an unlink. With
-  // `expected_source`, the rename is refused (Stale) unless the old name names that file.
+  // `expected_source`, the rename is refused (Stale) unless the old name names that file;
+  // with `expected_target`, unless the new name names that directory (the one the caller's
+  // view takes for replaced: Linux marks it dead after the rename).
   Result<Unlinked> Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
                           std::string_view new_name, RenameMode mode,
                           Unlinked* source_gone = nullptr,
-                          std::optional<uint64_t> expected_source = std::nullopt);
+                          std::optional<uint64_t> expected_source = std::nullopt,
+                          std::optional<uint64_t> expected_target = std::nullopt);
   // Applies the changes (truncation deletes or trims data objects) and stamps ctime.
   Result<InodeRef> SetAttr(uint64_t fno, const SetAttrRequest& changes);
   // Zeros bytes [offset, end) of a file on the OSDs (fallocate's PUNCH_HOLE and ZERO_RANGE):

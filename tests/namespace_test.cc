@@ -908,6 +908,32 @@ TEST_F(NamespaceTest, ADirectoryMoveWaitsOutALeaseLeftByADeadClient) {
                   .Is(StatusCode::kNotFound));
 }
 
+// A's kernel holds T for directory X and renames S over it; B moved X to U, and made a new T
+// (or none), between A's lookup of T and A's rename. The rename must not go ahead: Linux
+// marks the directory it took for replaced, X, dead, and X stays unlistable in A (it did
+// in chaos runs). It answers Stale, and the kernel looks T up again.
+TEST_F(NamespaceTest, ARenameOverANameThatNamesAnotherDirectoryNowIsStale) {
+  Result<InodeRef> x = Mkdir(a_, kRoot, "T");
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ASSERT_TRUE(Mkdir(a_, kRoot, "S").ok());
+  ASSERT_TRUE(b_.Rename(kRoot, "T", kRoot, "U", RenameMode::kReplace).ok());
+  Result<Unlinked> renamed =
+      a_.Rename(kRoot, "S", kRoot, "T", RenameMode::kReplace, nullptr, std::nullopt, x->fno);
+  EXPECT_TRUE(renamed.status().Is(StatusCode::kStale)) << renamed.status().ToString();
+  Result<InodeRef> y = Mkdir(b_, kRoot, "T");
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  renamed = a_.Rename(kRoot, "S", kRoot, "T", RenameMode::kReplace, nullptr, std::nullopt, x->fno);
+  EXPECT_TRUE(renamed.status().Is(StatusCode::kStale)) << renamed.status().ToString();
+  EXPECT_TRUE(a_.Lookup(kRoot, "S").ok()) << "S moved";
+  Result<InodeRef> t = a_.Lookup(kRoot, "T");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->fno, y->fno);
+  // Through its fresh view the rename replaces the new T.
+  renamed = a_.Rename(kRoot, "S", kRoot, "T", RenameMode::kReplace, nullptr, std::nullopt, y->fno);
+  EXPECT_TRUE(renamed.ok()) << renamed.status().ToString();
+  EXPECT_TRUE(b_.Lookup(kRoot, "U").ok());
+}
+
 // B's move of P/d to R starts from a lookup of P/d; A renames it to P/e before B's pin (a
 // rename within a directory takes no lease). B must not note a rename of a name d no longer
 // has: it gives up (ENOENT) and leaves d recorded under P. (It noted it, died before its
