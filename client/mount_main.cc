@@ -1056,25 +1056,46 @@ void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
 // A directory handle holds a snapshot of its entries, so offsets stay stable while paging.
 struct DirHandle {
   std::vector<DirEntry> entries;
+  bool listed = false;  // a readdir went out: one from offset 0 again is a rewind
 };
+
+// The directory's entries as a handle lists them: "." and ".." first. ".." gets the root's
+// number: readdir callers skip d_ino 0, and the kernel resolves ".." itself, so the value only
+// needs to be a valid inode.
+Result<std::vector<DirEntry>> Listing(OrthoFs* fs, fuse_ino_t dir) {
+  Result<std::vector<DirEntry>> entries = fs->ns().ReadDir(dir);
+  if (!entries.ok()) return entries.status();
+  entries->insert(entries->begin(),
+                  {DirEntry{".", dir, S_IFDIR}, DirEntry{"..", kRootFno, S_IFDIR}});
+  return entries;
+}
+
+// rewinddir, or a seek to 0, after a listing: POSIX wants the entries as they are now, so the
+// snapshot is read again. False when that failed (the error is answered).
+bool RereadOnRewind(fuse_req_t req, fuse_ino_t dir, off_t off, DirHandle* handle) {
+  if (off != 0 || !std::exchange(handle->listed, true)) return true;
+  Result<std::vector<DirEntry>> entries = Listing(Fs(req), dir);
+  if (!entries.ok()) {
+    ReplyInodeError(req, dir, entries.status(), "readdir");
+    return false;
+  }
+  handle->entries = std::move(*entries);
+  return true;
+}
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<InodeRef> dir = Fs(req)->ns().GetInode(ino);
   if (!dir.ok()) return ReplyInodeError(req, ino, dir.status(), "opendir");
   if (!dir->inode.IsDirectory()) return (void)fuse_reply_err(req, ENOTDIR);
-  Result<std::vector<DirEntry>> entries = Fs(req)->ns().ReadDir(ino);
+  Result<std::vector<DirEntry>> entries = Listing(Fs(req), ino);
   if (!entries.ok()) return ReplyError(req, entries.status(), "opendir");
-  auto* handle = new DirHandle{std::move(*entries)};
-  // ".." gets the root's number: readdir callers skip d_ino 0, and the kernel resolves ".."
-  // itself, so the value only needs to be a valid inode.
-  handle->entries.insert(handle->entries.begin(),
-                         {DirEntry{".", ino, S_IFDIR}, DirEntry{"..", kRootFno, S_IFDIR}});
-  fi->fh = reinterpret_cast<uint64_t>(handle);
+  fi->fh = reinterpret_cast<uint64_t>(new DirHandle{std::move(*entries)});
   fuse_reply_open(req, fi);
 }
 
-void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OpReaddir(fuse_req_t req, fuse_ino_t dir, size_t size, off_t off, fuse_file_info* fi) {
   auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  if (!RereadOnRewind(req, dir, off, handle)) return;
   std::string buf(size, '\0');
   size_t used = 0;
   for (size_t i = static_cast<size_t>(off); i < handle->entries.size(); ++i) {
@@ -1093,6 +1114,7 @@ void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_inf
 // readdir with attributes (the kernel asks for it, e.g. for ls -l), saving a lookup per entry.
 void OpReaddirplus(fuse_req_t req, fuse_ino_t dir, size_t size, off_t off, fuse_file_info* fi) {
   auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  if (!RereadOnRewind(req, dir, off, handle)) return;
   OrthoFs* fs = Fs(req);
   std::string buf(size, '\0');
   size_t used = 0;

@@ -1085,6 +1085,26 @@ TEST_F(FusePosixTest, ReaddirManyEntries) {
   EXPECT_TRUE(listed == expected) << "listing after deleting 500 differs";
 }
 
+// rewinddir shows the directory as it is now, not as at opendir (POSIX; `ls` after a rewind,
+// Python's os.listdir(fd)). The mount's handle kept its opendir snapshot.
+TEST_F(FusePosixTest, RewinddirShowsEntriesMadeSinceTheOpen) {
+  ASSERT_EQ(mkdir(P("rewind").c_str(), 0755), 0) << std::strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(CreateFile(P("rewind/old"), ""));
+  DIR* d = opendir(P("rewind").c_str());
+  ASSERT_NE(d, nullptr) << std::strerror(errno);
+  auto names = [&] {
+    std::multiset<std::string> listed;
+    while (struct dirent* e = readdir(d)) listed.insert(e->d_name);
+    return listed;
+  };
+  EXPECT_EQ(names(), (std::multiset<std::string>{".", "..", "old"}));
+  ASSERT_NO_FATAL_FAILURE(CreateFile(P("rewind/new"), ""));
+  ASSERT_EQ(unlink(P("rewind/old").c_str()), 0) << std::strerror(errno);
+  rewinddir(d);
+  EXPECT_EQ(names(), (std::multiset<std::string>{".", "..", "new"}));
+  closedir(d);
+}
+
 // ---- permissions (default_permissions; the kernel checks our attributes) ----
 
 TEST_F(FusePosixTest, PermissionDeniedForOtherUser) {
