@@ -1413,9 +1413,16 @@ void ReportMount(int* report_fd, bool ok) {
   if (ok) {
     int null_fd = open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
+      // Output sent to a file stays there (`2>> mount.log`: the warnings of a daemon nobody
+      // watches are its only trace); a terminal or a pipe is let go (a pipe's reader may
+      // leave, and a write then would kill the mount).
+      auto to_file = [](int fd) {
+        struct stat st;
+        return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+      };
       dup2(null_fd, 0);
-      dup2(null_fd, 1);
-      dup2(null_fd, 2);
+      if (!to_file(1)) dup2(null_fd, 1);
+      if (!to_file(2)) dup2(null_fd, 2);
       if (null_fd > 2) close(null_fd);
     }
     if (chdir("/") != 0) {

@@ -104,4 +104,10 @@ grep -q '^orthofs_client_map_epoch{fnso="1"} 3$' "$work/metrics.txt" ||
   fail "the second mount does not place by epoch 3: $(grep map_ "$work/metrics.txt")"
 grep -Eq '^orthofs_client_map_changes_total\{fnso="1"\} [12]$' "$work/metrics.txt" ||
   fail "the second mount did not follow the map changes: $(grep map_ "$work/metrics.txt")"
+
+step "a daemonized mount's log sent to a file stays there (local-cluster's mount.log)"
+"$src/deploy/local-cluster" down --dir "$cluster" > /dev/null
+for _ in $(seq 1 100); do grep -q "client cache:" "$cluster/mount.log" && break; sleep 0.1; done
+grep -q "client cache:" "$cluster/mount.log" ||
+  fail "no unmount statistics in mount.log: $(tail -5 "$cluster/mount.log")"
 echo "PASS"
