@@ -450,6 +450,13 @@ class OrthoFs {
     return published;
   }
 
+  // This client wrote the file past what its INODE says, or is publishing that now.
+  bool WritesUnpublished(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && (it->second.size_dirty || it->second.publishing);
+  }
+
   bool RemovedElsewhere(uint64_t fno) {
     std::lock_guard lock(mu_);
     auto it = open_.find(fno);
@@ -991,14 +998,23 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   Result<std::string> data =
       fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache, &holes);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
-  // Zeros no object holds: a hole, or the objects of a file another client removed since this
-  // one opened it (ReleaseInode deletes the INODE before them). Its bytes are gone: ESTALE, as
-  // NFS answers, not a file of zeros.
+  // Zeros no object holds: a hole, or the objects of a file another client removed or cut
+  // short since this one opened it, which the INODE tells (ReleaseInode deletes it before the
+  // objects; a truncation publishes the new size before deleting them).
   if (holes) {
-    Result<bool> gone = fs->ns().InodeGoneFromBothCopies(ino);
-    if (gone.ok() && *gone) {
-      spdlog::debug("read {}: removed by another client under the reader", ino);
-      return (void)fuse_reply_err(req, ESTALE);
+    Result<InodeRef> now = fs->ns().GetInode(ino);
+    if (now.status().Is(StatusCode::kNotFound)) {
+      Result<bool> gone = fs->ns().InodeGoneFromBothCopies(ino);
+      if (gone.ok() && *gone) {
+        // Its bytes are gone: ESTALE, as NFS answers, not a file of zeros.
+        spdlog::debug("read {}: removed by another client under the reader", ino);
+        return (void)fuse_reply_err(req, ESTALE);
+      }
+    } else if (now.ok() && now->inode.size < off + data->size() && !fs->WritesUnpublished(ino)) {
+      // Shorter now (a truncating rewrite by another client under way): the read ends at the
+      // new end, as on a local file system, rather than going on in zeros. (This client's own
+      // writes past the INODE's size are published first, or they would be cut off here.)
+      data->resize(now->inode.size > static_cast<uint64_t>(off) ? now->inode.size - off : 0);
     }
   }
   fuse_reply_buf(req, data->data(), data->size());

@@ -936,6 +936,24 @@ TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientReplacedGetsNoZeros) {
   EXPECT_EQ(ReadFile(B("f")), "new");
 }
 
+// B opened a file; A then cut it short (a truncating rewrite, say) before B read. B's reads
+// end at the new end, as on a local file system: B used to read zeros, as long as the size it
+// saw at its open, where A's truncation had deleted the objects.
+TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientCutShortReadsToTheNewEnd) {
+  const uint64_t object_size = cluster_->client().map().object_size;
+  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f"), std::string(3 * object_size, 'o')));
+  WaitForCaches();
+  const int fd = open(B("f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(truncate(A("f").c_str(), static_cast<off_t>(object_size / 2)), 0)
+      << std::strerror(errno);
+  std::string buffer(object_size, '?');
+  EXPECT_EQ(pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(object_size)), 0)
+      << "read past the new end, the first byte " << static_cast<int>(buffer[0]);
+  close(fd);
+  EXPECT_EQ(ReadFile(B("f")), std::string(object_size / 2, 'o'));
+}
+
 // A replaced or removed a file it holds open: its INODE stays, unlinked, until A's close. B's
 // kernel still holds the name for that file; B's open must find what the name is now (the new
 // file, or none), not the old one (the mount answers ESTALE and the kernel looks again). B
