@@ -48,6 +48,7 @@ struct Flags {
   std::string disk_model = "none";
   int peer_timeout_ms = 5000;
   int recovery_limit_s = 300;
+  std::string hold_recovery_while;
   orthofs::TlsFlags tls;
 };
 
@@ -173,6 +174,10 @@ int main(int argc, char** argv) {
                  "OSD missed (past it, copies a peer has not replayed yet are served stale)")
       ->capture_default_str()
       ->check(CLI::Range(0, 86400));
+  // Hidden (an empty group): tests hold an OSD in its recovering state with it.
+  app.add_option("--hold-recovery-while", flags.hold_recovery_while,
+                 "for tests: recovery waits to ask the peers while this file exists")
+      ->group("");
   app.add_flag("--serial", flags.serial,
                "do prefetch work inline on the request path (default: its own executor)");
   app.add_option("--prefetch-threads", flags.prefetch_threads, "threads of the prefetch executor")
@@ -288,6 +293,7 @@ int main(int argc, char** argv) {
   service_options.repair.rpc.tls = *tls;
   service_options.repair.rpc.deadline = std::chrono::milliseconds(flags.peer_timeout_ms);
   service_options.repair.recovery_limit = std::chrono::seconds(flags.recovery_limit_s);
+  service_options.hold_recovery_while = flags.hold_recovery_while;
   service_options.authorize_callers = *tls != nullptr;
   if (*tls) service_options.tls_not_after = (*tls)->not_after;
   orthofs::OsdService service(maps->map, maps->previous, store->get(), service_options);

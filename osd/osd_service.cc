@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -126,7 +127,8 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       recovering_(options.recovering_at_start),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
-      catch_up_from_peers_(options.catch_up_from_peers) {
+      catch_up_from_peers_(options.catch_up_from_peers),
+      hold_recovery_while_(options.hold_recovery_while) {
   // Read, ReadMany and WriteMany take and give object bytes where they are (StreamedRead,
   // StreamedReadMany, StreamedWriteMany); clients still make plain unary calls.
   MarkMethodStreamed(OsdMethodIndex("Read"),
@@ -165,6 +167,10 @@ void OsdService::StartRecovery() {
   recovering_ = true;
   recovery_ = std::thread([this] {
     const auto start = std::chrono::steady_clock::now();
+    while (!hold_recovery_while_.empty() && std::filesystem::exists(hold_recovery_while_) &&
+           !draining_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     repair_.AskPeersToReplay();
     recovering_ = false;
     spdlog::info("recovery done in {} ms: serving reads",
@@ -384,6 +390,13 @@ void OsdService::FillMeta(const Oid& oid, const ObjectRecordSummary& object,
 void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
                           wire::ObjectMeta* meta) const {
   FillMeta(oid, SummaryOf(object), meta);
+}
+
+Status OsdService::RefuseClientChangeWhileRecovering() const {
+  if (!recovering_.load()) return Status::Ok();
+  // The client matches ClusterClient::kRecoveringMessage.
+  return Status::Unavailable("OSD " + std::to_string(osd_id_) +
+                             " is recovering: change the other copy");
 }
 
 Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
@@ -635,6 +648,7 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
   if (request.has_set_version() && request.set_version() == 0) {
     return Status::InvalidArgument("set_version must be at least 1");
   }
+  if (!request.has_set_version()) ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
   if (request.has_checksum() && !request.replace()) {
     return Status::InvalidArgument("only a replacing write carries its object's checksum");
   }
@@ -795,6 +809,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   ORTHOFS_ADMIT_REQUEST();
   Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDelete, oid.status());
+  if (!request->has_set_version()) {
+    if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kDelete, st);
+  }
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
@@ -886,6 +903,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
                                   wire::TransactResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kTransact, st);
+  if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kTransact, st);
   const int n = request->ops_size();
   if (n == 0 || n > kMaxTxnOps) {
     return Finish(kTransact,

@@ -57,6 +57,9 @@ struct OsdServiceOptions {
   // replay what this OSD missed, so that none is served before it begins. The fuzzer never
   // starts recovery.
   bool recovering_at_start = true;
+  // For tests: recovery waits to ask the peers while this file exists (holds the OSD in its
+  // recovering state).
+  std::string hold_recovery_while;
 };
 
 // The current map and the previous one (empty while no rebalance runs) as one value.
@@ -143,6 +146,12 @@ class OsdService final : public wire::Osd::Service {
   ~OsdService() override;
 
  private:
+  // While recovering, this OSD's copies may be older than the other copies: a client's change
+  // (no set_version), whose expected version and whose base came from the other copy, would
+  // be judged or applied against a stale one here, and a late replay could undo it. Refused
+  // (UNAVAILABLE, "is recovering"): the client commits on the other copy with a repair record.
+  // Copy updates and replays carry set_version and only move a copy forward.
+  Status RefuseClientChangeWhileRecovering() const;
   // Counts a request in flight for Drain (false once draining has begun) and holds the map
   // view it places by until it answers (MapHolder::Install waits for that).
   class RequestScope {
@@ -365,6 +374,7 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<int64_t> last_catch_up_ms_{-1000000};  // steady clock
   std::atomic<bool> stopping_{false};
   const bool catch_up_from_peers_;
+  const std::string hold_recovery_while_;  // OsdServiceOptions::hold_recovery_while
   std::atomic<uint64_t> copies_taken_over_{0};
   std::atomic<uint64_t> damaged_copies_replaced_{0};  // moved from their other copy
   std::atomic<uint64_t> copies_discarded_{0};

@@ -286,7 +286,7 @@ std::string TestCluster::DataDir(uint32_t osd_id) const {
   return dir_.path() + "/osd-" + std::to_string(osd_id);
 }
 
-void TestCluster::Start(uint32_t osd_id) {
+void TestCluster::Start(uint32_t osd_id, bool wait_recovered) {
   if (pids_[osd_id] > 0) return;
   std::vector<std::string> argv = {BinDir() + "/orthofs-osd",
                                    "--id",
@@ -308,7 +308,7 @@ void TestCluster::Start(uint32_t osd_id) {
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pids_[osd_id] = Spawn(argv, -1, log_fd, log_fd);
   close(log_fd);
-  WaitHealthy(osd_id);
+  WaitHealthy(osd_id, wait_recovered);
 }
 
 namespace {
@@ -343,7 +343,7 @@ std::string TestCluster::LogTail(uint32_t osd_id) const {
   return log.size() > kTail ? log.substr(log.size() - kTail) : log;
 }
 
-void TestCluster::WaitHealthy(uint32_t osd_id) {
+void TestCluster::WaitHealthy(uint32_t osd_id, bool recovered) {
   OsdInfo info = *map_.FindOsd(osd_id);
   const int port = PortOf(info.address);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -354,7 +354,7 @@ void TestCluster::WaitHealthy(uint32_t osd_id) {
       request.set_epoch(map_.epoch);
       // Serving reads: recovery (the others replaying what it missed) is done.
       Result<wire::HealthResponse> health = probe.Health(request);
-      if (health.ok() && !health->recovering()) return;
+      if (health.ok() && (!recovered || !health->recovering())) return;
     }
     int status = 0;
     if (waitpid(pids_[osd_id], &status, WNOHANG) == pids_[osd_id]) {

@@ -91,9 +91,11 @@ class TestCluster {
   std::string tls_dir() const { return dir_.path() + "/tls"; }
   void MakeCertificate(const std::string& name) const;
 
-  // Starts OSD osd_id (if not running) and waits until it answers Health and has recovered
-  // (serves reads).
-  void Start(uint32_t osd_id);
+  // Starts OSD osd_id (if not running) and waits until it answers Health and, if
+  // `wait_recovered`, has recovered (serves reads).
+  void Start(uint32_t osd_id, bool wait_recovered = true);
+  // Waits until OSD osd_id answers Health and has recovered.
+  void WaitRecovered(uint32_t osd_id) { WaitHealthy(osd_id, /*recovered=*/true); }
   // Sends sig and waits for the process to exit.
   void Stop(uint32_t osd_id, int sig = SIGTERM);
   bool Running(uint32_t osd_id) const;
@@ -104,7 +106,7 @@ class TestCluster {
   int LastExitCode(uint32_t osd_id) const;
 
  private:
-  void WaitHealthy(uint32_t osd_id);
+  void WaitHealthy(uint32_t osd_id, bool recovered);
   // Where the OSD's stderr goes, and its last 2000 bytes (for a failure's message).
   std::string LogPath(uint32_t osd_id) const;
   std::string LogTail(uint32_t osd_id) const;
