@@ -13,6 +13,7 @@ namespace {
 // Between asks of a peer whose pushes to us failed: its channel to us reconnects meanwhile.
 constexpr std::chrono::milliseconds kRecoveryPause{100};
 constexpr std::chrono::milliseconds kMaxRecoveryPause{1000};
+constexpr std::chrono::milliseconds kMinPassGap{100};
 
 }  // namespace
 
@@ -96,13 +97,23 @@ void RepairWorker::AskPeersToReplay() {
 
 void RepairWorker::Loop() {
   std::unique_lock lock(stop_mu_);
+  // The first pass (records from before a restart) comes an interval after the start, as
+  // before records woke the loop.
+  stop_cv_.wait_for(lock, options_.interval, [&] { return stopping_; });
   while (!stopping_) {
-    stop_cv_.wait_for(lock, options_.interval);
+    // A new record wakes the loop at once; records left (their other copy's OSD down) are
+    // tried again every interval.
+    if (!pending_.load()) {
+      stop_cv_.wait_for(lock, options_.interval, [&] { return stopping_ || pending_.load(); });
+    }
     if (stopping_) break;
     if (!pending_.exchange(false) && records_left_.load() == 0) continue;
     lock.unlock();
     RunPass();
     lock.lock();
+    // However fast records come, passes start at most this often (a pass waits on a push to
+    // an OSD that is down).
+    stop_cv_.wait_for(lock, kMinPassGap, [&] { return stopping_; });
   }
 }
 

@@ -43,8 +43,16 @@ class RepairWorker {
   RepairWorker(const RepairWorker&) = delete;
   RepairWorker& operator=(const RepairWorker&) = delete;
 
-  // A record was written: pass again soon.
-  void RecordsAdded() { pending_.store(true); }
+  // A record was written: pass now (within kMinPassGap of the last). Its other copy's OSD
+  // may be up already (a restart the writing client has not noticed yet, or one still
+  // recovering, which takes copy updates): every moment it is not pushed, that copy is stale.
+  void RecordsAdded() {
+    {
+      std::lock_guard lock(stop_mu_);  // not between the loop's check and its wait
+      pending_.store(true);
+    }
+    stop_cv_.notify_all();
+  }
   // One pass over every record now, or only those whose other copy is on `only_osd`
   // (serialized with the background passes).
   wire::RepairResponse RunPass(std::optional<uint32_t> only_osd = std::nullopt);
