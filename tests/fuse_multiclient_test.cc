@@ -116,6 +116,15 @@ class FuseMulticlientTest : public ::testing::Test {
   std::string DirB() const { return *b_ / name_; }
 
   static void WaitForCaches() { std::this_thread::sleep_for(kCacheTimeout); }
+  // A writes `data` to `name`; B, once its caches let it see that, opens it to read (-1 and a
+  // test failure if it cannot).
+  int OpenInBWhatAWrote(const std::string& name, const std::string& data) {
+    CreateFile(A(name), data);
+    WaitForCaches();
+    const int fd = open(B(name).c_str(), O_RDONLY);
+    EXPECT_GE(fd, 0) << std::strerror(errno);
+    return fd;
+  }
 
   static TestCluster* cluster_;
   static TestMount* a_;
@@ -922,10 +931,8 @@ TEST_F(FuseMulticlientTest, AFileRemovedWhileTheOtherClientWritesLeavesNoObjects
 // as long as the old file: its deleted objects read as holes.
 TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientReplacedGetsNoZeros) {
   const uint64_t object_size = cluster_->client().map().object_size;
-  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f"), std::string(3 * object_size, 'o')));
-  WaitForCaches();
-  const int fd = open(B("f").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << std::strerror(errno);
+  const int fd = OpenInBWhatAWrote("f", std::string(3 * object_size, 'o'));
+  ASSERT_GE(fd, 0);
   ASSERT_NO_FATAL_FAILURE(CreateFile(A("f.tmp"), "new"));
   ASSERT_EQ(rename(A("f.tmp").c_str(), A("f").c_str()), 0) << std::strerror(errno);
   std::string buffer(object_size, '?');
@@ -941,10 +948,8 @@ TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientReplacedGetsNoZeros) {
 // saw at its open, where A's truncation had deleted the objects.
 TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientCutShortReadsToTheNewEnd) {
   const uint64_t object_size = cluster_->client().map().object_size;
-  ASSERT_NO_FATAL_FAILURE(CreateFile(A("f"), std::string(3 * object_size, 'o')));
-  WaitForCaches();
-  const int fd = open(B("f").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << std::strerror(errno);
+  const int fd = OpenInBWhatAWrote("f", std::string(3 * object_size, 'o'));
+  ASSERT_GE(fd, 0);
   ASSERT_EQ(truncate(A("f").c_str(), static_cast<off_t>(object_size / 2)), 0)
       << std::strerror(errno);
   std::string buffer(object_size, '?');
