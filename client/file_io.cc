@@ -80,12 +80,12 @@ FileIo::~FileIo() {
   for (auto& t : flush_threads_) t.join();
 }
 
-Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
+Result<SharedBytes> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
                                  bool for_page_cache, bool* holes) {
   bool read_holes = false;
   // An OSD that just restarted refuses reads until the others replayed its repair records;
   // when both copies' OSDs are in that state (a cluster restart), wait for them briefly.
-  Result<std::string> read = ReadOnce(fno, offset, length, file_size, for_page_cache, &read_holes);
+  Result<SharedBytes> read = ReadOnce(fno, offset, length, file_size, for_page_cache, &read_holes);
   for (int attempt = 0;
        attempt < kRecoveryRetries && !read.ok() && ClusterClient::IsRecovering(read.status());
        ++attempt) {
@@ -97,32 +97,33 @@ Result<std::string> FileIo::Read(uint64_t fno, uint64_t offset, uint64_t length,
   return read;
 }
 
-Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t length,
+Result<SharedBytes> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t length,
                                      uint64_t file_size, bool for_page_cache, bool* holes) {
-  if (offset >= file_size) return std::string();
+  if (offset >= file_size) return SharedBytes();
   length = std::min(length, file_size - offset);
-  std::string out(length, '\0');
   const std::vector<ObjectSpan> spans = SplitIntoObjects(offset, length, object_size_);
   const uint64_t object_count = (file_size + object_size_ - 1) / object_size_;
-  std::vector<ObjectSpan> misses;
-  std::vector<ObjectSpan> awaited;  // being fetched for another read or ahead
+  std::vector<SharedBytes> parts(spans.size());  // each span's bytes
+  std::vector<size_t> misses;                    // spans to fetch here
+  std::vector<size_t> awaited;                   // spans being fetched for another read or ahead
   std::vector<ObjectKey> ahead;
   Fill fill;
   uint64_t token;
   {
     std::lock_guard lock(mu_);
-    for (const ObjectSpan& span : spans) {
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const ObjectSpan& span = spans[i];
       const ObjectKey key{fno, span.index};
       bool hole = false;
-      if (cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset, &hole)) {
+      if (cache_.Read(key, span.offset, span.length, &parts[i], &hole)) {
         *holes |= hole;
         continue;
       }
       if (fetches_.contains(key)) {
-        awaited.push_back(span);
+        awaited.push_back(i);
       } else {
         fetches_.insert(key);
-        misses.push_back(span);
+        misses.push_back(i);
       }
     }
     token = cache_.FillToken();
@@ -148,41 +149,42 @@ Result<std::string> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   FetchObjects(ahead, std::move(land_ahead));
   StartFill(std::move(fill));
   // What the kernel now has whole need not stay here too.
-  auto hand_over = [&] {
-    if (!for_page_cache) return;
-    std::lock_guard lock(mu_);
-    for (const ObjectSpan& span : spans) {
-      const uint64_t object_start = span.index * object_size_;
-      cache_.Delivered({fno, span.index}, span.offset, span.length, file_size - object_start);
+  auto answer = [&] {
+    if (for_page_cache) {
+      std::lock_guard lock(mu_);
+      for (const ObjectSpan& span : spans) {
+        const uint64_t object_start = span.index * object_size_;
+        cache_.Delivered({fno, span.index}, span.offset, span.length, file_size - object_start);
+      }
     }
-  };
-  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, misses, token, &out, holes));
-  if (awaited.empty()) {
-    hand_over();
+    SharedBytes out;
+    for (SharedBytes& part : parts) out.Append(std::move(part));
     return out;
-  }
+  };
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, spans, misses, token, &parts, holes));
+  if (awaited.empty()) return answer();
   // Objects another fetch brings: wait for it, then read them from the cache; what is not
   // there after all (that fetch failed, or its bytes were already evicted) is fetched here.
-  std::vector<ObjectSpan> still_missing;
+  std::vector<size_t> still_missing;
   {
     std::unique_lock lock(mu_);
     ++fetch_waits_;
-    for (const ObjectSpan& span : awaited) {
+    for (size_t i : awaited) {
+      const ObjectSpan& span = spans[i];
       const ObjectKey key{fno, span.index};
       fetched_cv_.wait(lock, [&] { return !fetches_.contains(key); });
       bool hole = false;
-      if (cache_.Read(key, span.offset, span.length, out.data() + span.buffer_offset, &hole)) {
+      if (cache_.Read(key, span.offset, span.length, &parts[i], &hole)) {
         *holes |= hole;
       } else {
         fetches_.insert(key);
-        still_missing.push_back(span);
+        still_missing.push_back(i);
       }
     }
     token = cache_.FillToken();
   }
-  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, still_missing, token, &out, holes));
-  hand_over();
-  return out;
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, spans, still_missing, token, &parts, holes));
+  return answer();
 }
 
 bool FileIo::LandFetchedAheadLocked(const ObjectKey& key, uint64_t token,
@@ -236,25 +238,28 @@ void FileIo::StartFill(Fill fill) {
   FetchObjects(fill.keys, std::move(land));
 }
 
-Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
-                         std::string* out, bool* holes) {
+Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& spans,
+                         const std::vector<size_t>& misses, uint64_t token,
+                         std::vector<SharedBytes>* parts, bool* holes) {
   if (misses.empty()) return Status::Ok();
   // Every missing object is fetched whole, all at once, from the OSDs that hold them.
   PendingCalls pending;
   pending.Add(static_cast<int>(misses.size()));
   std::vector<ObjectKey> keys;
   std::vector<ReadCallback> fill;
-  for (const ObjectSpan& span : misses) {
+  for (size_t i : misses) {
+    const ObjectSpan& span = spans[i];
     const ObjectKey key{fno, span.index};
     keys.push_back(key);
-    fill.push_back([this, out, holes, &pending, key, span, token](Result<wire::ReadResponse> r) {
+    SharedBytes* part = &(*parts)[i];
+    fill.push_back([this, part, holes, &pending, key, span, token](Result<wire::ReadResponse> r) {
       const bool ok = r.ok() || r.status().Is(StatusCode::kNotFound);
       {
         std::lock_guard lock(mu_);  // absent objects are holes: zeros
         if (ok) {
           *holes |=
               cache_.FillAndRead(key, token, r.ok() ? std::move(*r->mutable_data()) : std::string(),
-                                 span.offset, span.length, out->data() + span.buffer_offset);
+                                 span.offset, span.length, part);
         }
         fetches_.erase(key);
       }

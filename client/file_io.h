@@ -70,7 +70,8 @@ class FileIo {
   // client's cache (WriteBackCache::Delivered). `holes`, if given, is set when some bytes
   // read as zeros that no object holds: a sparse file's hole, or objects deleted under the
   // reader (another client removed the file; the caller tells the two apart by its INODE).
-  Result<std::string> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
+  // The bytes are the cache's own, shared (common/shared_bytes.h): nothing is copied here.
+  Result<SharedBytes> Read(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
                            bool for_page_cache = false, bool* holes = nullptr);
   // Copies the bytes into the cache (they reach the OSDs later, or now under pressure). Fails,
   // with nothing cached, when the cache has no room that write-backs can make; a write-back
@@ -101,13 +102,15 @@ class FileIo {
  private:
   static constexpr int kRecoveryRetries = 50;
   static constexpr std::chrono::milliseconds kRecoveryRetryDelay{100};
-  Result<std::string> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
+  Result<SharedBytes> ReadOnce(uint64_t fno, uint64_t offset, uint64_t length, uint64_t file_size,
                                bool for_page_cache, bool* holes);
   using ReadCallback = std::function<void(Result<wire::ReadResponse>)>;
-  // Fetches the missing objects (registered in fetches_ by the caller) into the cache and their
-  // spans into `out`; unregisters them. Sets `*holes` if a span read zeros no object holds.
-  Status FetchInto(uint64_t fno, const std::vector<ObjectSpan>& misses, uint64_t token,
-                   std::string* out, bool* holes);
+  // Fetches the objects of spans[i] for each i in `misses` (registered in fetches_ by the
+  // caller) into the cache, and their bytes into (*parts)[i]; unregisters them. Sets `*holes`
+  // if a span read zeros no object holds.
+  Status FetchInto(uint64_t fno, const std::vector<ObjectSpan>& spans,
+                   const std::vector<size_t>& misses, uint64_t token,
+                   std::vector<SharedBytes>* parts, bool* holes);
   // Reads each object from the copy that should serve it (COR window, failover) and hands the
   // answer to its fill (NotFound: a hole). The first reads of objects on one OSD go out
   // together (ClusterClient::ReadManyAsync): a file's read-ahead is one call, not one per

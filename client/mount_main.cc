@@ -12,6 +12,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@
 #include "common/cached_versions.h"
 #include "common/kernel_dentries.h"
 #include "common/kernel_sizes.h"
+#include "common/shared_bytes.h"
 
 namespace orthofs {
 namespace {
@@ -984,6 +986,26 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fuse_reply_create(req, &e, fi);
 }
 
+// A read's bytes handed to the kernel from where they are (the client cache's objects, zeros):
+// its one copy of them is the only one. (Copying them into one reply buffer first cost the
+// mount a zero fill and a copy of every byte read.)
+void ReplyWithPieces(fuse_req_t req, const SharedBytes& bytes) {
+  const std::vector<std::string_view>& pieces = bytes.pieces().pieces();
+  // writev takes at most UIO_MAXIOV (1024) pieces, libfuse's header among them; a read of many
+  // small objects' pieces is joined first.
+  constexpr size_t kMaxPieces = 1000;
+  if (pieces.empty() || pieces.size() > kMaxPieces) {
+    const std::string joined = bytes.Join();
+    return (void)fuse_reply_buf(req, joined.data(), joined.size());
+  }
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  for (std::string_view piece : pieces) {
+    iov.push_back(iovec{const_cast<char*>(piece.data()), piece.size()});
+  }
+  fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+}
+
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   OrthoFs* fs = Fs(req);
   // An open file's size is known without asking its INODE object (close-to-open).
@@ -995,7 +1017,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   }
   const bool for_page_cache = (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
   bool holes = false;
-  Result<std::string> data =
+  Result<SharedBytes> data =
       fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache, &holes);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
   // Zeros no object holds: a hole, or the objects of a file another client removed or cut
@@ -1014,10 +1036,10 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
       // Shorter now (a truncating rewrite by another client under way): the read ends at the
       // new end, as on a local file system, rather than going on in zeros. (This client's own
       // writes past the INODE's size are published first, or they would be cut off here.)
-      data->resize(now->inode.size > static_cast<uint64_t>(off) ? now->inode.size - off : 0);
+      data->TruncateTo(now->inode.size > static_cast<uint64_t>(off) ? now->inode.size - off : 0);
     }
   }
-  fuse_reply_buf(req, data->data(), data->size());
+  ReplyWithPieces(req, *data);
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,

@@ -65,7 +65,18 @@ bool WriteBackCache::CopyOut(const Entry& e, uint64_t offset, uint64_t length, c
   return true;
 }
 
-bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out,
+bool WriteBackCache::ShareOut(std::shared_ptr<const std::string> data, uint64_t offset,
+                              uint64_t length, SharedBytes* out) {
+  const uint64_t end = offset + length;
+  const uint64_t stored_end = std::min<uint64_t>(end, data->size());
+  if (offset < stored_end) out->Append(std::move(data), offset, stored_end - offset);
+  const uint64_t zeros_from = std::max(offset, stored_end);
+  if (zeros_from >= end) return false;
+  out->AppendZeros(end - zeros_from);
+  return true;
+}
+
+bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length, SharedBytes* out,
                           bool* hole) {
   auto it = entries_.find(key);
   if (it == entries_.end() || !it->second.valid.Covers(offset, offset + length)) {
@@ -74,7 +85,7 @@ bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length
   }
   ++stats_.read_hits;
   Entry& e = Touch(key);
-  const bool past_data = CopyOut(e, offset, length, out);
+  const bool past_data = ShareOut(e.data.Share(), offset, length, out);
   if (hole != nullptr) *hole = past_data;
   return true;
 }
@@ -99,7 +110,7 @@ bool WriteBackCache::Delivered(const ObjectKey& key, uint64_t offset, uint64_t l
 }
 
 bool WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::string stored,
-                                 uint64_t offset, uint64_t length, char* out) {
+                                 uint64_t offset, uint64_t length, SharedBytes* out) {
   if (StaleFill(key, token)) {
     // The file changed under the read: answer from what was read, overlaid with what this
     // client knows, but keep nothing.
@@ -116,12 +127,9 @@ bool WriteBackCache::FillAndRead(const ObjectKey& key, uint64_t token, std::stri
         CopyOut(e, b, n, merged.data() + b);
       }
     }
-    const uint64_t have = offset < merged.size() ? std::min(length, merged.size() - offset) : 0;
-    if (have > 0) std::memcpy(out, merged.data() + offset, have);
-    std::memset(out + have, 0, length - have);
-    return have < length;
+    return ShareOut(std::make_shared<const std::string>(std::move(merged)), offset, length, out);
   }
-  const bool hole = CopyOut(Keep(key, std::move(stored)), offset, length, out);
+  const bool hole = ShareOut(Keep(key, std::move(stored)).data.Share(), offset, length, out);
   EvictClean();
   return hole;
 }

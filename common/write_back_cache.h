@@ -24,6 +24,7 @@
 
 #include "common/byte_ranges.h"
 #include "common/cow_bytes.h"
+#include "common/shared_bytes.h"
 #include "common/thrashing_control.h"
 
 namespace orthofs {
@@ -89,10 +90,11 @@ class WriteBackCache {
   WriteBackCache(const WriteBackCache&) = delete;
   WriteBackCache& operator=(const WriteBackCache&) = delete;
 
-  // Copies [offset, offset + length) of the object into `out` if every byte is known here.
+  // Appends [offset, offset + length) of the object to `out` if every byte is known here: the
+  // cached bytes themselves, shared (they never change under `out`: common/cow_bytes.h).
   // `hole`, if given, is set when some of those bytes lie past every byte stored or written
   // (they read as zeros: a sparse file's hole, or an object deleted under the reader).
-  bool Read(const ObjectKey& key, uint64_t offset, uint64_t length, char* out,
+  bool Read(const ObjectKey& key, uint64_t offset, uint64_t length, SharedBytes* out,
             bool* hole = nullptr);
 
   // Taken before reading an object from the OSDs and handed to FillAndRead: a fill that raced
@@ -101,11 +103,11 @@ class WriteBackCache {
   // carry the bytes from before the write, and nothing here would win over them any more).
   uint64_t FillToken() const { return fill_clock_; }
   // The object as the OSDs hold it (`stored`; bytes beyond it read as zeros, as do absent
-  // objects). Bytes written here are newer and win. Copies [offset, offset + length) of the
-  // merged object into `out`. The cache keeps `stored` itself (moved in: no copy of the object).
-  // Returns whether some of the bytes copied out were a hole (see Read).
+  // objects). Bytes written here are newer and win. Appends [offset, offset + length) of the
+  // merged object to `out`, as Read does. The cache keeps `stored` itself (moved in: no copy of
+  // the object). Returns whether some of those bytes were a hole (see Read).
   bool FillAndRead(const ObjectKey& key, uint64_t token, std::string stored, uint64_t offset,
-                   uint64_t length, char* out);
+                   uint64_t length, SharedBytes* out);
 
   // FillAndRead without a reader (read-ahead): keeps the object unless the token is stale.
   bool Fill(const ObjectKey& key, uint64_t token, std::string stored);
@@ -205,6 +207,9 @@ class WriteBackCache {
   Entry& Touch(const ObjectKey& key);  // finds or creates, and marks most recently used
   // Returns whether some of the bytes lay past the entry's data (a hole: zeros).
   bool CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const;
+  // CopyOut's bytes shared rather than copied: appended to `out`.
+  static bool ShareOut(std::shared_ptr<const std::string> data, uint64_t offset, uint64_t length,
+                       SharedBytes* out);
   // Merges the stored bytes under the ones known here; the object is then valid whole.
   Entry& Keep(const ObjectKey& key, std::string stored);
   FlushJob Take(Entries::iterator it);

@@ -41,16 +41,25 @@ CacheClock::time_point Late() { return T(1000000); }
 // The object's bytes if every one of them is known, nullopt on a miss.
 std::optional<std::string> ReadBytes(WriteBackCache& cache, const ObjectKey& key, uint64_t offset,
                                      uint64_t length) {
-  std::string out(length, '?');
-  if (!cache.Read(key, offset, length, out.data())) return std::nullopt;
-  return out;
+  SharedBytes out;
+  if (!cache.Read(key, offset, length, &out)) return std::nullopt;
+  EXPECT_EQ(out.size(), length);
+  return out.Join();
+}
+
+// What a reader that fetched `stored` with `token` gets.
+std::string FillWithToken(WriteBackCache& cache, const ObjectKey& key, uint64_t token,
+                          const std::string& stored, uint64_t offset = 0,
+                          uint64_t length = kObjectSize) {
+  SharedBytes out;
+  cache.FillAndRead(key, token, stored, offset, length, &out);
+  EXPECT_EQ(out.size(), length);
+  return out.Join();
 }
 
 std::string Fill(WriteBackCache& cache, const ObjectKey& key, const std::string& stored,
                  uint64_t offset = 0, uint64_t length = kObjectSize) {
-  std::string out(length, '?');
-  cache.FillAndRead(key, cache.FillToken(), stored, offset, length, out.data());
-  return out;
+  return FillWithToken(cache, key, cache.FillToken(), stored, offset, length);
 }
 
 std::string Zeros(uint64_t n) { return std::string(n, '\0'); }
@@ -266,31 +275,51 @@ TEST(WriteBackCacheTest, AbsentObjectReadsAsZeros) {
   EXPECT_EQ(ReadBytes(cache, {1, 3}, 0, kObjectSize), Zeros(kObjectSize));
 }
 
+// A read answers with the cached bytes themselves (the mount hands them to the kernel from
+// there): a write, or the object leaving the cache, while the reader still holds them changes
+// nothing it holds.
+TEST(WriteBackCacheTest, AReadsBytesStayAsTheyWereWhileTheReaderHoldsThem) {
+  WriteBackCache cache(Options());
+  Fill(cache, {1, 0}, Pattern(1));
+  SharedBytes read;
+  ASSERT_TRUE(cache.Read({1, 0}, 0, kObjectSize, &read));
+  cache.Write({1, 0}, 0, "new", T(0));
+  EXPECT_EQ(read.Join(), Pattern(1));
+  EXPECT_EQ(ReadBytes(cache, {1, 0}, 0, 3), "new");
+
+  Fill(cache, {1, 1}, Pattern(2));
+  SharedBytes delivered;
+  ASSERT_TRUE(cache.Read({1, 1}, 0, kObjectSize, &delivered));
+  ASSERT_TRUE(cache.Delivered({1, 1}, 0, kObjectSize, kObjectSize));
+  Fill(cache, {1, 2}, Pattern(3));
+  EXPECT_EQ(delivered.Join(), Pattern(2));
+}
+
 // Zeros past every byte stored or written are a hole, which the mount tells apart from a file
 // deleted under its reader (FileIo::Read); zeros inside the stored bytes are data.
 TEST(WriteBackCacheTest, ReadsSayWhenTheyReadPastTheStoredBytes) {
   WriteBackCache cache(Options());
-  std::string out(kObjectSize, '?');
-  EXPECT_TRUE(cache.FillAndRead({1, 0}, cache.FillToken(), "", 0, 8, out.data()));
-  EXPECT_FALSE(cache.FillAndRead({1, 1}, cache.FillToken(), "ab" + Zeros(8), 0, 10, out.data()));
-  EXPECT_TRUE(cache.FillAndRead({1, 2}, cache.FillToken(), "ab", 0, 3, out.data()));
+  SharedBytes out;
+  EXPECT_TRUE(cache.FillAndRead({1, 0}, cache.FillToken(), "", 0, 8, &out));
+  EXPECT_FALSE(cache.FillAndRead({1, 1}, cache.FillToken(), "ab" + Zeros(8), 0, 10, &out));
+  EXPECT_TRUE(cache.FillAndRead({1, 2}, cache.FillToken(), "ab", 0, 3, &out));
   bool hole = false;
-  ASSERT_TRUE(cache.Read({1, 0}, 4, 4, out.data(), &hole));
+  ASSERT_TRUE(cache.Read({1, 0}, 4, 4, &out, &hole));
   EXPECT_TRUE(hole);
-  ASSERT_TRUE(cache.Read({1, 1}, 2, 8, out.data(), &hole));
+  ASSERT_TRUE(cache.Read({1, 1}, 2, 8, &out, &hole));
   EXPECT_FALSE(hole);
-  ASSERT_TRUE(cache.Read({1, 2}, 0, 2, out.data(), &hole));
+  ASSERT_TRUE(cache.Read({1, 2}, 0, 2, &out, &hole));
   EXPECT_FALSE(hole);
-  ASSERT_TRUE(cache.Read({1, 2}, 1, 2, out.data(), &hole));
+  ASSERT_TRUE(cache.Read({1, 2}, 1, 2, &out, &hole));
   EXPECT_TRUE(hole);
   cache.Write({1, 0}, 0, "written", T(0));
-  ASSERT_TRUE(cache.Read({1, 0}, 0, 7, out.data(), &hole));
+  ASSERT_TRUE(cache.Read({1, 0}, 0, 7, &out, &hole));
   EXPECT_FALSE(hole) << "written bytes are no hole";
   // A fill the file changed under (kept nowhere) says the same of what it answers.
   const uint64_t token = cache.FillToken();
   cache.Truncate(2, 0);
-  EXPECT_TRUE(cache.FillAndRead({2, 0}, token, "abc", 0, 4, out.data()));
-  EXPECT_FALSE(cache.FillAndRead({2, 1}, token, "abc", 0, 3, out.data()));
+  EXPECT_TRUE(cache.FillAndRead({2, 0}, token, "abc", 0, 4, &out));
+  EXPECT_FALSE(cache.FillAndRead({2, 1}, token, "abc", 0, 3, &out));
 }
 
 TEST(WriteBackCacheTest, WrittenBytesWinOverStoredBytes) {
@@ -326,8 +355,7 @@ TEST(WriteBackCacheTest, StaleFillAfterTruncateIsNotKept) {
   uint64_t token = cache.FillToken();
   cache.Truncate(1, 0);
   std::string stored = Pattern(3);
-  std::string out(kObjectSize, '?');
-  cache.FillAndRead({1, 0}, token, stored, 0, kObjectSize, out.data());
+  const std::string out = FillWithToken(cache, {1, 0}, token, stored);
   EXPECT_EQ(out, stored);
   EXPECT_EQ(cache.stats().stale_fills, 1u);
   EXPECT_FALSE(ReadBytes(cache, {1, 0}, 0, kObjectSize).has_value());
@@ -360,8 +388,7 @@ TEST(WriteBackCacheTest, StoredBytesBeyondTheObjectSizeAreCut) {
   // A stale fill answers from the stored bytes, cut the same way.
   const uint64_t token = cache.FillToken();
   cache.Truncate(2, 0);
-  std::string out(kObjectSize, '?');
-  cache.FillAndRead({2, 0}, token, longer, 0, kObjectSize, out.data());
+  const std::string out = FillWithToken(cache, {2, 0}, token, longer);
   EXPECT_EQ(out, longer.substr(0, kObjectSize));
 }
 
@@ -379,8 +406,7 @@ TEST(WriteBackCacheTest, StaleFillAfterForgetIsNotKept) {
   uint64_t token = cache.FillToken();
   cache.Forget(1);
   std::string stored = Pattern(4);
-  std::string out(kObjectSize, '?');
-  cache.FillAndRead({1, 0}, token, stored, 0, kObjectSize, out.data());
+  const std::string out = FillWithToken(cache, {1, 0}, token, stored);
   EXPECT_EQ(out, stored);
   EXPECT_EQ(cache.stats().stale_fills, 1u);
   EXPECT_FALSE(ReadBytes(cache, {1, 0}, 0, kObjectSize).has_value());
@@ -391,8 +417,7 @@ TEST(WriteBackCacheTest, StaleFillAfterForgetCleanKeepsOnlyWrites) {
   cache.Write({1, 0}, 0, "WWWW", T(0));
   uint64_t token = cache.FillToken();
   cache.ForgetClean(1);
-  std::string out(kObjectSize, '?');
-  cache.FillAndRead({1, 0}, token, std::string(kObjectSize, 's'), 0, kObjectSize, out.data());
+  const std::string out = FillWithToken(cache, {1, 0}, token, std::string(kObjectSize, 's'));
   EXPECT_EQ(out, "WWWW" + std::string(kObjectSize - 4, 's'));
   EXPECT_EQ(cache.stats().stale_fills, 1u);
   EXPECT_FALSE(ReadBytes(cache, {1, 0}, 0, kObjectSize).has_value());
@@ -421,8 +446,7 @@ TEST(WriteBackCacheTest, FillFetchedBeforeAWriteIsNotKeptOnceTheWrittenObjectWas
   for (uint64_t i = 0; i <= kObjectsInCapacity; ++i) Fill(cache, {2, i}, Pattern(100 + i));
   ASSERT_FALSE(ReadBytes(cache, written, 0, kObjectSize).has_value()) << "not evicted";
   const uint64_t stale_before = cache.stats().stale_fills;
-  std::string out(kObjectSize, '?');
-  cache.FillAndRead(written, token, Pattern(9), 0, kObjectSize, out.data());
+  const std::string out = FillWithToken(cache, written, token, Pattern(9));
   EXPECT_EQ(out, Pattern(9));  // the reader gets what it fetched
   EXPECT_EQ(cache.stats().stale_fills, stale_before + 1);
   EXPECT_FALSE(ReadBytes(cache, written, 0, kObjectSize).has_value()) << "the old bytes stayed";

@@ -110,7 +110,7 @@ TEST(FileIoTest, AReadDuringATruncationLeavesNoOldBytesPastTheNewEnd) {
   // ftruncate to one object: PrepareTruncate, then (the INODE's SetAttr) the OSDs delete the
   // second object, then Truncated. A reader that still knows the old size reads in between.
   ASSERT_TRUE(io.PrepareTruncate(kFno).ok());
-  Result<std::string> old_read = Status::Internal("not read");
+  Result<SharedBytes> old_read = Status::Internal("not read");
   std::thread reader([&] { old_read = io.Read(kFno, object_size, 4096, 2 * object_size); });
   ASSERT_EQ(arrived.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   ASSERT_TRUE(client.DeleteBothCopies(second).ok());
@@ -120,9 +120,9 @@ TEST(FileIoTest, AReadDuringATruncationLeavesNoOldBytesPastTheNewEnd) {
   ASSERT_TRUE(old_read.ok()) << old_read.status().ToString();  // read before the truncation
 
   // The file grows back to two objects (ftruncate up): the second reads as zeros.
-  Result<std::string> grown = io.Read(kFno, object_size, 4096, 2 * object_size);
+  Result<SharedBytes> grown = io.Read(kFno, object_size, 4096, 2 * object_size);
   ASSERT_TRUE(grown.ok()) << grown.status().ToString();
-  EXPECT_EQ(*grown, std::string(4096, '\0')) << "old bytes past the truncation came back";
+  EXPECT_EQ(grown->Join(), std::string(4096, '\0')) << "old bytes past the truncation came back";
 }
 
 // A truncation that fails (its INODE update on the OSDs answers an error) leaves the file as
@@ -139,13 +139,13 @@ TEST(FileIoTest, ATruncationThatFailsLosesNoWrittenBytes) {
   ASSERT_TRUE(io.Write(kFno, object_size, tail).ok());
 
   ASSERT_TRUE(io.PrepareTruncate(kFno).ok());  // ftruncate to one object, then its SetAttr fails
-  Result<std::string> read = io.Read(kFno, object_size, tail.size(), object_size + tail.size());
+  Result<SharedBytes> read = io.Read(kFno, object_size, tail.size(), object_size + tail.size());
   ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_EQ(*read, tail) << "the bytes past the new end were lost";
+  EXPECT_EQ(read->Join(), tail) << "the bytes past the new end were lost";
   io.Forget(kFno);  // what the OSDs hold: PrepareTruncate wrote them back
   read = io.Read(kFno, object_size, tail.size(), object_size + tail.size());
   ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_EQ(*read, tail) << "the bytes past the new end were not written back";
+  EXPECT_EQ(read->Join(), tail) << "the bytes past the new end were not written back";
 }
 
 // A cluster of which a test stops every OSD but the first, and a client of it.
