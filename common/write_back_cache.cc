@@ -15,6 +15,12 @@ ThrashingConfig ThrashingFor(const WriteBackOptions& options) {
   return config;
 }
 
+// How many of the bytes [offset, offset + length) of an object lie within its `stored_size`
+// bytes; the rest read as zeros.
+uint64_t StoredPart(uint64_t stored_size, uint64_t offset, uint64_t length) {
+  return offset < stored_size ? std::min(length, stored_size - offset) : 0;
+}
+
 }  // namespace
 
 WriteBackCache::WriteBackCache(const WriteBackOptions& options)
@@ -56,24 +62,18 @@ WriteBackCache::Entry& WriteBackCache::Touch(const ObjectKey& key) {
 }
 
 bool WriteBackCache::CopyOut(const Entry& e, uint64_t offset, uint64_t length, char* out) const {
-  const uint64_t end = offset + length;
-  const uint64_t stored_end = std::min<uint64_t>(end, e.data.size());
-  if (offset < stored_end) std::memcpy(out, e.data.view().data() + offset, stored_end - offset);
-  const uint64_t zeros_from = std::max(offset, stored_end);
-  if (zeros_from >= end) return false;
-  std::memset(out + (zeros_from - offset), 0, end - zeros_from);
-  return true;
+  const uint64_t stored = StoredPart(e.data.size(), offset, length);
+  if (stored > 0) std::memcpy(out, e.data.view().data() + offset, stored);
+  std::memset(out + stored, 0, length - stored);
+  return stored < length;
 }
 
 bool WriteBackCache::ShareOut(std::shared_ptr<const std::string> data, uint64_t offset,
                               uint64_t length, SharedBytes* out) {
-  const uint64_t end = offset + length;
-  const uint64_t stored_end = std::min<uint64_t>(end, data->size());
-  if (offset < stored_end) out->Append(std::move(data), offset, stored_end - offset);
-  const uint64_t zeros_from = std::max(offset, stored_end);
-  if (zeros_from >= end) return false;
-  out->AppendZeros(end - zeros_from);
-  return true;
+  const uint64_t stored = StoredPart(data->size(), offset, length);
+  out->Append(std::move(data), offset, stored);
+  out->AppendZeros(length - stored);
+  return stored < length;
 }
 
 bool WriteBackCache::Read(const ObjectKey& key, uint64_t offset, uint64_t length, SharedBytes* out,
