@@ -175,6 +175,10 @@ Result<wire::ListResponse> OsdClient::List(const wire::ListRequest& r) {
 Result<wire::StatsResponse> OsdClient::Stats(const wire::StatsRequest& r) {
   return Call<wire::StatsRequest, wire::StatsResponse>(&wire::Osd::Stub::Stats, r);
 }
+void OsdClient::ReconnectNow() {
+  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+}
+
 Result<wire::SyncResponse> OsdClient::Sync(const wire::SyncRequest& r) {
   return Call<wire::SyncRequest, wire::SyncResponse>(&wire::Osd::Stub::Sync, r);
 }
@@ -678,6 +682,7 @@ wire::WriteRequest ClusterClient::MakeWrite(const Oid& oid, std::string_view dat
   if (how.expected_version) r.set_expected_version(*how.expected_version);
   r.set_sync(how.sync);
   r.set_record_repair(how.record_repair);
+  r.set_other_recovering(how.record_repair && how.other_recovering);
   if (how.record_repair) ++degraded_writes_;
   if (how.record_repair && NeedsVersionFloor(oid)) r.set_min_version(VersionFloor());
   return r;
@@ -1013,9 +1018,9 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
   write.replace = true;
   write.expected_version = how.expected_version;
   write.sync = how.sync;
-  // The original goes first even when its OSD is believed down: a belief can outlive the
-  // outage, and committing on the replica while the original is reachable would fork them.
-  {
+  for (int attempt = 0;; ++attempt) {
+    // The original goes first even when its OSD is believed down: a belief can outlive the
+    // outage, and committing on the replica while the original is reachable would fork them.
     Result<wire::ObjectMeta> meta = Write(original_copy, data, write);
     if (meta.ok()) {
       PendingCalls own;
@@ -1028,12 +1033,27 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
       return meta;
     }
     if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;
+    // The original's OSD is down (or its record damaged). Both copies carry the same version,
+    // so the replica can be the commit point (the same condition), with a repair record for
+    // the original.
+    ObjectWrite alone = write;
+    alone.record_repair = true;
+    alone.other_recovering = IsRecovering(meta.status());
+    Result<wire::ObjectMeta> replica = Write(replica_copy, data, alone);
+    if (!BothRefusedAsRecovering(meta.status(), replica.status(), attempt)) return replica;
   }
-  // The original's OSD is down (or its record damaged). Both copies carry the same version, so
-  // the replica can be the commit point (the same condition), with a repair record for the
-  // original.
-  write.record_repair = true;
-  return Write(replica_copy, data, write);
+}
+
+bool ClusterClient::BothRefusedAsRecovering(const Status& original, const Status& replica,
+                                            int attempt) {
+  // Neither copy took the change: the original's OSD recovers, and the replica's refuses to
+  // take it alone while that OSD catches up (RepairRequest.fence), or recovers as well. It
+  // takes changes again in a moment.
+  if (!IsRecovering(original) || !IsRecovering(replica) || attempt >= kRecoveringRetries) {
+    return false;
+  }
+  std::this_thread::sleep_for(kRecoveringRetryDelay);
+  return true;
 }
 
 void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view data,
@@ -1166,7 +1186,7 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     Status replica = DeleteCopy(replica_copy, std::nullopt, std::nullopt, true, floor).status();
     if (replica.ok() || !IsOsdFailure(replica)) return replica;
   }
-  {  // the original first, as in WriteOriginalThenReplica
+  for (int attempt = 0;; ++attempt) {  // the original first, as in WriteOriginalThenReplica
     Result<wire::DeleteResponse> gone =
         DeleteCopy(original_copy, expected_version, std::nullopt, false, floor);
     if (gone.ok()) {
@@ -1190,9 +1210,12 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       return DeleteCopy(original_copy, std::nullopt, deleted_at, true).status();
     }
     if (!IsOsdFailure(gone.status())) return gone.status();
+    // The original's OSD is down: the replica (same version) is the commit point.
+    Status alone = DeleteCopy(replica_copy, expected_version, std::nullopt, true, floor,
+                              IsRecovering(gone.status()))
+                       .status();
+    if (!BothRefusedAsRecovering(gone.status(), alone, attempt)) return alone;
   }
-  // The original's OSD is down: the replica (same version) is the commit point.
-  return DeleteCopy(replica_copy, expected_version, std::nullopt, true, floor).status();
 }
 
 Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,
@@ -1421,17 +1444,16 @@ std::vector<OsdClient*> ClusterClient::MapState::ListingTargets(CopyFlag flag, u
   return targets;
 }
 
-Result<wire::DeleteResponse> ClusterClient::DeleteCopy(const Oid& oid,
-                                                       std::optional<uint64_t> expected_version,
-                                                       std::optional<uint64_t> set_version,
-                                                       bool record_repair,
-                                                       std::optional<uint64_t> version_floor) {
+Result<wire::DeleteResponse> ClusterClient::DeleteCopy(
+    const Oid& oid, std::optional<uint64_t> expected_version, std::optional<uint64_t> set_version,
+    bool record_repair, std::optional<uint64_t> version_floor, bool other_recovering) {
   wire::DeleteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
   if (expected_version) r.set_expected_version(*expected_version);
   if (set_version) r.set_set_version(*set_version);
   r.set_record_repair(record_repair);
+  r.set_other_recovering(record_repair && other_recovering);
   if (NeedsVersionFloor(oid)) r.set_min_version(version_floor.value_or(VersionFloor()));
   return SendForCopy(oid, std::move(r), &OsdClient::Delete);
 }

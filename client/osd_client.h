@@ -60,6 +60,10 @@ class OsdClient {
   OsdClient(const OsdInfo& osd, const RpcOptions& options);
   ~OsdClient();  // cancels its probe
 
+  // The OSD is known to be up again (it called us): the channel reconnects at once instead of
+  // at the end of its reconnect backoff (up to seconds after a restart).
+  void ReconnectNow();
+
   Result<wire::ReadResponse> Read(const wire::ReadRequest& request);
   Result<wire::WriteResponse> Write(const wire::WriteRequest& request);
   Result<wire::DeleteResponse> Delete(const wire::DeleteRequest& request);
@@ -227,7 +231,8 @@ struct ObjectWrite {
   bool replace = false;
   std::optional<uint64_t> expected_version;
   bool sync = false;
-  bool record_repair = false;  // the other copy's OSD is down (proto WriteRequest)
+  bool record_repair = false;     // the other copy's OSD is down (proto WriteRequest)
+  bool other_recovering = false;  // ... it refused this change as recovering (proto)
 };
 
 // The map can change while a client runs (orthofs rebalance): an OSD that runs a later epoch
@@ -309,6 +314,9 @@ class ClusterClient {
            status.message().find(kRecoveringMessage) != std::string::npos;
   }
   static constexpr std::string_view kRecoveringMessage = "is recovering";
+  // A metadata change both copies refused as recovering is sent again, this often (5 s).
+  static constexpr int kRecoveringRetries = 100;
+  static constexpr std::chrono::milliseconds kRecoveringRetryDelay{50};
   std::vector<uint32_t> DownOsds() const { return health_.DownOsds(); }
   // Writes that reached one copy only and left a repair record for the other.
   uint64_t degraded_writes() const { return degraded_writes_.load(); }
@@ -330,7 +338,8 @@ class ClusterClient {
   Result<wire::DeleteResponse> DeleteCopy(const Oid& oid, std::optional<uint64_t> expected_version,
                                           std::optional<uint64_t> set_version,
                                           bool record_repair = false,
-                                          std::optional<uint64_t> version_floor = std::nullopt);
+                                          std::optional<uint64_t> version_floor = std::nullopt,
+                                          bool other_recovering = false);
   Result<wire::ObjectMeta> Stat(const Oid& oid);
 
   // Writes the original and the replica of `original` in parallel (the data path). When one
@@ -436,6 +445,9 @@ class ClusterClient {
   // WriteOriginalThenReplica(Durably) with its test hooks, and without.
   Result<wire::ObjectMeta> HookedCommit(const Oid& original, std::string_view data,
                                         const CommitHow& how);
+  // After a commit's refusals by both copies: true (having waited) when both refused as
+  // recovering and the commit should go again.
+  static bool BothRefusedAsRecovering(const Status& original, const Status& replica, int attempt);
   Result<wire::ObjectMeta> CommitOriginalThenReplica(const Oid& original, std::string_view data,
                                                      const CommitHow& how);
   // Data copies count their versions apart, and a replay or scrub compares them: where the

@@ -30,6 +30,13 @@
 namespace orthofs {
 namespace {
 
+// How long a peer refuses changes of one copy alone sent after a recovering OSD refused them
+// (RepairRequest.fence): past that OSD's recovery, so that such a change sent just before it
+// ended cannot land after it took changes again; past a crash in the middle of it, too.
+constexpr auto kFenceLease = std::chrono::seconds(3);
+// Between fencing and replaying: for such a change already past the check to commit.
+constexpr auto kFenceSettle = std::chrono::milliseconds(50);
+
 ObjectRecordSummary SummaryOf(const CachedObject& object) {
   return {object.version, object.checksum, object.data.size(), false};
 }
@@ -125,6 +132,7 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       recovering_(options.recovering_at_start),
+      refusing_changes_(options.recovering_at_start),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers),
@@ -165,13 +173,23 @@ void OsdService::StopBackgroundWork() {
 
 void OsdService::StartRecovery() {
   recovering_ = true;
+  refusing_changes_ = true;
   recovery_ = std::thread([this] {
     const auto start = std::chrono::steady_clock::now();
     while (!hold_recovery_while_.empty() && std::filesystem::exists(hold_recovery_while_) &&
            !draining_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    repair_.AskPeersToReplay();
+    // While we refuse clients' changes, they make them on the other copies, each with a record
+    // for us, so a replay never quite ends. After the first, the peers are fenced: they refuse
+    // such changes too (the clients wait and retry), and replay what came meanwhile until they
+    // hold nothing for us. Only then do we take changes and serve reads, both at once. A copy
+    // read before its record was replayed would be an old state, and a change committed on it
+    // while the other copy took another at the same version would fork the object (chaos runs:
+    // a rename's link count read or committed that way freed the file under its new name).
+    repair_.AskPeersToReplay(/*until_none_left=*/false, /*fence=*/false);
+    repair_.AskPeersToReplay(/*until_none_left=*/true, /*fence=*/true);
+    refusing_changes_ = false;
     recovering_ = false;
     spdlog::info("recovery done in {} ms: serving reads",
                  std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -392,8 +410,21 @@ void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
   FillMeta(oid, SummaryOf(object), meta);
 }
 
+Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const {
+  if (!other_recovering) return Status::Ok();
+  const uint32_t other = maps_.Current()->current().OsdFor(oid.OtherCopy());
+  std::lock_guard lock(fence_mu_);
+  auto it = fenced_until_.find(other);
+  if (it == fenced_until_.end() || std::chrono::steady_clock::now() >= it->second) {
+    return Status::Ok();
+  }
+  // The client matches ClusterClient::kRecoveringMessage: both copies refuse, so it retries.
+  return Status::Unavailable("OSD " + std::to_string(other) +
+                             " is recovering: it takes this change itself in a moment");
+}
+
 Status OsdService::RefuseClientChangeWhileRecovering() const {
-  if (!recovering_.load()) return Status::Ok();
+  if (!refusing_changes_.load()) return Status::Ok();
   // The client matches ClusterClient::kRecoveringMessage.
   return Status::Unavailable("OSD " + std::to_string(osd_id_) +
                              " is recovering: change the other copy");
@@ -648,7 +679,10 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
   if (request.has_set_version() && request.set_version() == 0) {
     return Status::InvalidArgument("set_version must be at least 1");
   }
-  if (!request.has_set_version()) ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
+  if (!request.has_set_version()) {
+    ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
+    ORTHOFS_RETURN_IF_ERROR(RefuseChangeAloneForFencedPeer(oid, request.other_recovering()));
+  }
   if (request.has_checksum() && !request.replace()) {
     return Status::InvalidArgument("only a replacing write carries its object's checksum");
   }
@@ -811,6 +845,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   if (!oid.ok()) return Finish(kDelete, oid.status());
   if (!request->has_set_version()) {
     if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kDelete, st);
+    if (Status st = RefuseChangeAloneForFencedPeer(*oid, request->other_recovering()); !st.ok()) {
+      return Finish(kDelete, st);
+    }
   }
   const std::string key = EncodeStoreKey(*oid);
   std::lock_guard lock(locks_.For(key));
@@ -1299,6 +1336,16 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
     return Finish(kRepair, st);
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
+  if (request->has_for_osd() && request->fence()) {
+    {
+      std::lock_guard lock(fence_mu_);
+      fenced_until_[request->for_osd()] = std::chrono::steady_clock::now() + kFenceLease;
+    }
+    // A change of one copy alone that passed the check just before commits meanwhile, and its
+    // record is then in the replay (or counted as left, and asked for again).
+    std::this_thread::sleep_for(kFenceSettle);
+  }
+  if (request->has_for_osd()) repair_.PeerRestarted(request->for_osd());
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
                                                      : std::nullopt);
   return Finish(kRepair, Status::Ok());

@@ -152,6 +152,9 @@ class OsdService final : public wire::Osd::Service {
   // (UNAVAILABLE, "is recovering"): the client commits on the other copy with a repair record.
   // Copy updates and replays carry set_version and only move a copy forward.
   Status RefuseClientChangeWhileRecovering() const;
+  // A client's change of `oid`'s copy alone after the other copy's OSD refused it as recovering
+  // (`other_recovering`), refused while that OSD is fenced (about to take changes again).
+  Status RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const;
   // Counts a request in flight for Drain (false once draining has begun) and holds the map
   // view it places by until it answers (MapHolder::Install waits for that).
   class RequestScope {
@@ -357,8 +360,13 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<uint64_t> osd_bytes_in_{0};    // prefetch traffic from other OSDs
   PrefetchEngine prefetch_;                  // after cache_ and locks_, which it uses
   std::atomic<uint64_t> repair_records_written_{0};
-  RepairWorker repair_;  // after store_ and locks_, which it uses
-  std::atomic<bool> recovering_{false};
+  RepairWorker repair_;                        // after store_ and locks_, which it uses
+  std::atomic<bool> recovering_{false};        // reads refused (StartRecovery)
+  std::atomic<bool> refusing_changes_{false};  // clients' changes refused, the first part of it
+  // Peers about to take changes again (RepairRequest.fence): until when this OSD refuses
+  // clients' changes of one copy alone that would leave a record for them.
+  mutable std::mutex fence_mu_;
+  std::map<uint32_t, std::chrono::steady_clock::time_point> fenced_until_;
   std::thread recovery_;
   std::mutex space_mu_;
   SpaceReserve space_;  // guarded by space_mu_

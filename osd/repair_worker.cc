@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 
 #include "client/wire.h"
@@ -14,6 +15,10 @@ namespace {
 constexpr std::chrono::milliseconds kRecoveryPause{100};
 constexpr std::chrono::milliseconds kMaxRecoveryPause{1000};
 constexpr std::chrono::milliseconds kMinPassGap{100};
+// How long a recovering OSD keeps asking a peer again for records made during its replays.
+constexpr std::chrono::seconds kChaseNewRecords{2};
+// Pushes made durable by one sync of their OSD (their records removed after it).
+constexpr size_t kPushesPerSync = 256;
 
 }  // namespace
 
@@ -34,12 +39,12 @@ void RepairWorker::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void RepairWorker::AskPeersToReplay() {
+void RepairWorker::AskPeersToReplay(bool until_none_left, bool fence) {
   std::vector<std::thread> asks;
   const std::shared_ptr<const MapView> view = maps_->Current();
   for (const OsdInfo& osd : view->current().map().osds) {
     if (osd.id == osd_id_) continue;
-    asks.emplace_back([this, osd, epoch = view->epoch()] {
+    asks.emplace_back([this, osd, epoch = view->epoch(), until_none_left, fence] {
       // Not the pushing clients (they wait for a reconnecting OSD): a peer that is down now
       // holds nothing it could send us, so asking it fails at once.
       RpcOptions once;
@@ -51,10 +56,12 @@ void RepairWorker::AskPeersToReplay() {
       wire::RepairRequest r;
       r.set_epoch(epoch);
       r.set_for_osd(osd_id_);
+      r.set_fence(fence);
       // Our copies the peer holds records for are stale until it has pushed them, so we ask
       // until it has, within a limit: past it we serve reads (a peer that never gets through
       // would keep our copies unreadable for ever).
       const auto give_up_at = std::chrono::steady_clock::now() + options_.recovery_limit;
+      const auto chase_until = std::chrono::steady_clock::now() + kChaseNewRecords;
       for (int ask = 1;; ++ask) {
         Result<wire::RepairResponse> answer = peer.Repair(r);
         if (answer.ok()) {
@@ -62,9 +69,14 @@ void RepairWorker::AskPeersToReplay() {
             spdlog::info("recovery: OSD {} repaired {} copies, {} records left", id,
                          answer->repaired(), answer->remaining());
           }
+          // Records for us made during its pass (a change that passed the fence check just
+          // before it): our copies are stale until it pushes them too, so ask again at once,
+          // for a while. Not unfenced: busy clients' changes would be chased for ever.
+          const bool more = until_none_left && answer->remaining_for_osd() > 0 &&
+                            std::chrono::steady_clock::now() < chase_until;
+          if (answer->unreachable() == 0 && !more) return;
           // Its pushes to us failed (its channel to us still in its reconnect backoff, or our
           // store slow to answer): the pass stopped at the first, so ask again after a pause.
-          if (answer->unreachable() == 0) return;
         } else {
           // A long replay to us outlasts one call: the peer's pass goes on, and the next ask
           // waits for it to end. So we ask again while the peer answers its health check; a
@@ -87,7 +99,7 @@ void RepairWorker::AskPeersToReplay() {
         }
         ++recovery_asks_repeated_;
         spdlog::info("recovery: OSD {} still replaying to us ({} asks)", id, ask);
-        if (answer.ok())
+        if (answer.ok() && answer->unreachable() > 0)
           std::this_thread::sleep_for(std::min(ask * kRecoveryPause, kMaxRecoveryPause));
       }
     });
@@ -115,6 +127,11 @@ void RepairWorker::Loop() {
     // an OSD that is down).
     stop_cv_.wait_for(lock, kMinPassGap, [&] { return stopping_; });
   }
+}
+
+void RepairWorker::PeerRestarted(uint32_t osd_id) {
+  // A pass under way may be waiting on a push to it: that push goes now, too.
+  if (OsdClient* peer = Peer(osd_id)) peer->ReconnectNow();
 }
 
 OsdClient* RepairWorker::Peer(uint32_t osd_id) {
@@ -154,7 +171,6 @@ Status RepairWorker::Push(const Oid& other, const CopyState& ours, uint64_t reco
     r.set_data(ours.data);
     r.set_replace(true);
     r.set_set_version(ours.version);
-    r.set_sync(true);  // durable there before our record goes
     return peer->Write(r).status();
   }
   // Our copy's deletion reaches the other copy only where that is older. A data copy absent
@@ -168,8 +184,50 @@ Status RepairWorker::Push(const Oid& other, const CopyState& ours, uint64_t reco
   r.set_epoch(epoch);
   *r.mutable_oid() = ToWire(other);
   if (deleted_at > 0) r.set_set_version(deleted_at);
-  r.set_sync(true);
   return peer->Delete(r).status();
+}
+
+Status RepairWorker::SyncPeer(uint32_t osd_id) {
+  OsdClient* peer = Peer(osd_id);
+  if (peer == nullptr) return Status::InvalidArgument("no OSD " + std::to_string(osd_id));
+  wire::SyncRequest r;
+  r.set_epoch(maps_->Current()->epoch());
+  return peer->Sync(r).status();
+}
+
+void RepairWorker::SettlePushed(std::vector<Pushed>* pushed, std::set<uint32_t>* unreachable,
+                                wire::RepairResponse* result) {
+  std::map<uint32_t, Status> synced;
+  for (const Pushed& p : *pushed) {
+    if (!synced.count(p.other_osd)) synced.emplace(p.other_osd, SyncPeer(p.other_osd));
+  }
+  for (const Pushed& p : *pushed) {
+    const Status& sync = synced.at(p.other_osd);
+    if (!sync.ok()) {
+      // The pushes may be lost with its page cache: the records stay, and go again.
+      if (unreachable->insert(p.other_osd).second) {
+        spdlog::warn("repair: OSD {} did not sync what was pushed to it: {}", p.other_osd,
+                     sync.ToString());
+      }
+      result->set_unreachable(result->unreachable() + 1);
+      continue;
+    }
+    // Done unless our copy changed since we read it (a newer record then covers it).
+    Result<Oid> other = DecodeStoreKey(p.other_key);
+    if (!other.ok()) continue;
+    const std::string our_key = EncodeStoreKey(other->OtherCopy());
+    std::lock_guard lock(locks_->For(our_key));
+    Result<CopyState> now = ReadOurCopy(our_key);
+    if (!now.ok() || !now->SameAs(p.ours)) continue;
+    ObjectStore::Batch batch;
+    batch.DeleteRepairRecord(p.other_key);
+    if (Status st = store_->Commit(&batch, false); !st.ok()) {
+      spdlog::error("repair: cannot remove the record of {}: {}", other->ToString(), st.ToString());
+      continue;
+    }
+    result->set_repaired(result->repaired() + 1);
+  }
+  pushed->clear();
 }
 
 wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
@@ -182,6 +240,7 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
   }
   result.set_records(records->size());
   std::set<uint32_t> unreachable;  // one failed push per OSD per pass is enough to wait
+  std::vector<Pushed> pushed;
   for (const auto& [other_key, recorded_version] : *records) {
     Result<Oid> other = DecodeStoreKey(other_key);
     if (!other.ok()) continue;
@@ -214,20 +273,23 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
       }
       continue;
     }
-    // Done unless our copy changed since we read it (a newer record then covers it).
-    std::lock_guard lock(locks_->For(our_key));
-    Result<CopyState> now = ReadOurCopy(our_key);
-    if (!now.ok() || !now->SameAs(*ours)) continue;
-    ObjectStore::Batch batch;
-    batch.DeleteRepairRecord(other_key);
-    if (Status st = store_->Commit(&batch, false); !st.ok()) {
-      spdlog::error("repair: cannot remove the record of {}: {}", other->ToString(), st.ToString());
-      continue;
-    }
-    result.set_repaired(result.repaired() + 1);
+    // One sync per OSD for a batch of pushes, not one per push: a pass of hundreds of records
+    // (an OSD's restart under load) took 5 ms a record, and the restarted OSD refuses
+    // clients' changes until its peers' passes end.
+    ours->data.clear();
+    pushed.push_back(Pushed{other_key, other_osd, std::move(*ours)});
+    if (pushed.size() >= kPushesPerSync) SettlePushed(&pushed, &unreachable, &result);
   }
+  SettlePushed(&pushed, &unreachable, &result);
   Result<std::vector<std::pair<std::string, uint64_t>>> left = store_->RepairRecords();
   result.set_remaining(left.ok() ? left->size() : result.records() - result.repaired());
+  if (only_osd && left.ok()) {
+    const std::shared_ptr<const MapView> view = maps_->Current();
+    result.set_remaining_for_osd(std::count_if(left->begin(), left->end(), [&](const auto& record) {
+      Result<Oid> other = DecodeStoreKey(record.first);
+      return other.ok() && view->current().OsdFor(*other) == *only_osd;
+    }));
+  }
   records_left_ = result.remaining();
   repaired_total_ += result.repaired();
   if (result.records() > 0) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "client/osd_client.h"
@@ -58,8 +59,12 @@ class RepairWorker {
   wire::RepairResponse RunPass(std::optional<uint32_t> only_osd = std::nullopt);
   // Asks every other OSD to replay the records naming this OSD's copies (their Repair RPC), in
   // parallel; returns when each has answered, failed or hung (a peer still replaying is asked
-  // again). Run after this OSD listens.
-  void AskPeersToReplay();
+  // again, and with `until_none_left` so is one that holds records for us made during its
+  // replay). With `fence`, the peers first stop taking clients' changes that would leave records
+  // for us (RepairRequest.fence). Run after this OSD listens.
+  void AskPeersToReplay(bool until_none_left, bool fence);
+  // A restarted OSD asks for its records: pushes to it reconnect at once.
+  void PeerRestarted(uint32_t osd_id);
   uint64_t repaired_total() const { return repaired_total_.load(); }
   uint64_t records_left() const { return records_left_.load(); }
   // Asks of AskPeersToReplay sent again because a peer was still replaying.
@@ -82,7 +87,20 @@ class RepairWorker {
   Result<CopyState> ReadOurCopy(const std::string& key);
   // Makes the other copy equal to `ours` on its OSD; a deletion only where the other copy is
   // older than it (`recorded_version`: the record's, for a copy absent with no tombstone).
+  // Not durable there until a SyncPeer of that OSD succeeds.
   Status Push(const Oid& other, const CopyState& ours, uint64_t recorded_version);
+  // Makes every change pushed to the OSD so far durable there.
+  Status SyncPeer(uint32_t osd_id);
+  // A pushed copy whose record goes once its OSD has synced.
+  struct Pushed {
+    std::string other_key;
+    uint32_t other_osd = 0;
+    CopyState ours;  // without its data
+  };
+  // Syncs the OSDs of `pushed`, then removes the records of the copies now durable there whose
+  // copy here has not changed since; an OSD whose sync failed joins `unreachable`.
+  void SettlePushed(std::vector<Pushed>* pushed, std::set<uint32_t>* unreachable,
+                    wire::RepairResponse* result);
   OsdClient* Peer(uint32_t osd_id);
   void Loop();
 
