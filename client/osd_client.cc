@@ -334,7 +334,7 @@ void OsdClient::CallFinished() {
     } else if (health_ != nullptr && health_->IsDown(osd_id_)) {
       // Queued behind calls that found the OSD down (hung: each would wait out its own
       // deadline, one after another): the callers' failover takes them at once instead.
-      refusal = Status::Unavailable(name_ + " is down: the call was not sent");
+      refusal = Status::Unavailable(name_ + std::string(kNotSentMessage));
     }
     if (!refusal.ok()) {
       // Each fails at once and finishes here again: all in this loop, not one call deeper per
@@ -1033,6 +1033,7 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
       return meta;
     }
     if (!IsOsdFailure(meta.status()) && !meta.status().Is(StatusCode::kCorruption)) return meta;
+    if (WaitedForUnsentCall(meta.status(), attempt)) continue;
     // The original's OSD is down (or its record damaged). Both copies carry the same version,
     // so the replica can be the commit point (the same condition), with a repair record for
     // the original.
@@ -1042,6 +1043,21 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
     Result<wire::ObjectMeta> replica = Write(replica_copy, data, alone);
     if (!BothRefusedAsRecovering(meta.status(), replica.status(), attempt)) return replica;
   }
+}
+
+bool ClusterClient::WaitedForUnsentCall(const Status& original, int attempt) {
+  // This client did not send the commit to the original: queued while its OSD was believed
+  // down (OsdClient::CallFinished). The belief may be stale, and committing on the replica
+  // while the original takes other clients' changes would fork the object (a chaos run: a
+  // rename's pin committed on the replica alone, its unpin on the original that lacked it,
+  // and the file was freed under its new name). So the original is tried again; only an
+  // answer from it, or its failure, lets the replica commit.
+  if (original.message().find(OsdClient::kNotSentMessage) == std::string::npos ||
+      attempt >= kRecoveringRetries) {
+    return false;
+  }
+  std::this_thread::sleep_for(kRecoveringRetryDelay);
+  return true;
 }
 
 bool ClusterClient::BothRefusedAsRecovering(const Status& original, const Status& replica,
@@ -1210,6 +1226,7 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       return DeleteCopy(original_copy, std::nullopt, deleted_at, true).status();
     }
     if (!IsOsdFailure(gone.status())) return gone.status();
+    if (WaitedForUnsentCall(gone.status(), attempt)) continue;
     // The original's OSD is down: the replica (same version) is the commit point.
     Status alone = DeleteCopy(replica_copy, expected_version, std::nullopt, true, floor,
                               IsRecovering(gone.status()))

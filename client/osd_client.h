@@ -60,6 +60,9 @@ class OsdClient {
   OsdClient(const OsdInfo& osd, const RpcOptions& options);
   ~OsdClient();  // cancels its probe
 
+  // How a call queued while the OSD was believed down fails without being sent.
+  static constexpr std::string_view kNotSentMessage = " is down: the call was not sent";
+
   // The OSD is known to be up again (it called us): the channel reconnects at once instead of
   // at the end of its reconnect backoff (up to seconds after a restart).
   void ReconnectNow();
@@ -445,6 +448,9 @@ class ClusterClient {
   // WriteOriginalThenReplica(Durably) with its test hooks, and without.
   Result<wire::ObjectMeta> HookedCommit(const Oid& original, std::string_view data,
                                         const CommitHow& how);
+  // After a commit's original failed: true (having waited) when this client never sent it
+  // (queued while the OSD was believed down), and the commit should go again.
+  static bool WaitedForUnsentCall(const Status& original, int attempt);
   // After a commit's refusals by both copies: true (having waited) when both refused as
   // recovering and the commit should go again.
   static bool BothRefusedAsRecovering(const Status& original, const Status& replica, int attempt);
