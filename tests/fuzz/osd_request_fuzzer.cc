@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include "client/osd_client.h"
 #include "client/wire.h"
 #include "common/checksum.h"
 #include "common/cluster_map.h"
@@ -217,16 +218,33 @@ bool NamesDamaged(const FuzzOsd& osd, const google::protobuf::Message& message) 
   return false;
 }
 
+// A change of one copy alone sent after the other copy's OSD refused it as recovering: refused
+// in turn ("is recovering") while a Repair request fenced that OSD, which the fuzzer may send.
+template <typename Request>
+bool MayBeFenced(const Request& request) {
+  if constexpr (std::is_same_v<Request, wire::WriteRequest> ||
+                std::is_same_v<Request, wire::DeleteRequest>) {
+    return request.record_repair() && request.other_recovering();
+  }
+  return false;
+}
+
+bool FencedRefusal(StatusCode code, const std::string& message, bool may_be_fenced) {
+  return may_be_fenced && code == StatusCode::kUnavailable &&
+         message.find(ClusterClient::kRecoveringMessage) != std::string::npos;
+}
+
 // A refusal carries its OrthoFS code in the details (proto/orthofs.proto), and no request,
-// however malformed, may make the OSD report its own failure. The one exception: Corruption
-// for a request naming an object the fuzzer sent damaged (`names_damaged`).
-void CheckStatus(Rpc rpc, const grpc::Status& st, bool names_damaged) {
+// however malformed, may make the OSD report its own failure. The exceptions: Corruption for a
+// request naming an object the fuzzer sent damaged (`names_damaged`), and a fenced refusal.
+void CheckStatus(Rpc rpc, const grpc::Status& st, bool names_damaged, bool may_be_fenced) {
   if (st.ok()) return;
   const StatusCode code = StatusCodeFromName(st.error_details());
   if (st.error_details().empty() || code == StatusCode::kOk) {
     Fail("rpc " + std::to_string(rpc) + " refused without an OrthoFS code: " + st.error_message());
   }
   if (code == StatusCode::kCorruption && names_damaged) return;
+  if (FencedRefusal(code, st.error_message(), may_be_fenced)) return;
   if (code == StatusCode::kInternal || code == StatusCode::kCorruption ||
       code == StatusCode::kIoError || code == StatusCode::kUnavailable) {
     Fail("rpc " + std::to_string(rpc) + " failed inside the OSD: " + st.error_details() + ": " +
@@ -249,7 +267,7 @@ void Call(FuzzOsd* osd,
   Response response;
   // No handler but Subscribe (not fuzzed: it streams) touches the ServerContext.
   const grpc::Status st = (osd->service.get()->*handler)(nullptr, &request, &response);
-  CheckStatus(rpc, st, NamesDamaged(*osd, request));
+  CheckStatus(rpc, st, NamesDamaged(*osd, request), MayBeFenced(request));
   if (st.ok()) check(*osd, request, response);
 }
 
@@ -261,9 +279,10 @@ void CheckWriteMany(const FuzzOsd& osd, const wire::WriteManyRequest& q,
     if (!result.error_code().empty()) {
       const StatusCode code = StatusCodeFromName(result.error_code());
       Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
-      Require(code != StatusCode::kInternal &&
-                  (code != StatusCode::kCorruption || NamesDamaged(osd, q.writes(i))) &&
-                  code != StatusCode::kIoError && code != StatusCode::kUnavailable,
+      Require(FencedRefusal(code, result.error_message(), MayBeFenced(q.writes(i))) ||
+                  (code != StatusCode::kInternal &&
+                   (code != StatusCode::kCorruption || NamesDamaged(osd, q.writes(i))) &&
+                   code != StatusCode::kIoError && code != StatusCode::kUnavailable),
               "write-many failed a write inside the OSD: " + result.error_code() + ": " +
                   result.error_message());
     }
@@ -301,7 +320,7 @@ void CallWriteManyFromWire(FuzzOsd* osd, Rpc rpc, const uint8_t* data, size_t si
   for (const wire::WriteRequest& write : request.writes()) NoteDamagedWrite(osd, write);
   wire::WriteManyResponse response;
   const grpc::Status st = osd->service->WriteManyFromWire(message, &response);
-  CheckStatus(rpc, st, NamesDamaged(*osd, request));
+  CheckStatus(rpc, st, NamesDamaged(*osd, request), /*may_be_fenced=*/false);
   if (st.ok()) CheckWriteMany(*osd, request, response);
 }
 
@@ -382,7 +401,7 @@ void Dispatch(FuzzOsd* s, Rpc rpc, const uint8_t* data, size_t size) {
               CheckStatus(
                   kRead,
                   ToGrpc(Status(StatusCodeFromName(result.error_code()), result.error_message())),
-                  NamesDamaged(osd, q.reads(i)));
+                  NamesDamaged(osd, q.reads(i)), /*may_be_fenced=*/false);
             }
           });
     case kRpcCount:
