@@ -681,7 +681,8 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
   }
   if (!request.has_set_version()) {
     ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
-    ORTHOFS_RETURN_IF_ERROR(RefuseChangeAloneForFencedPeer(oid, request.other_recovering()));
+    ORTHOFS_RETURN_IF_ERROR(
+        RefuseChangeAloneForFencedPeer(oid, request.record_repair() && request.other_recovering()));
   }
   if (request.has_checksum() && !request.replace()) {
     return Status::InvalidArgument("only a replacing write carries its object's checksum");
@@ -845,7 +846,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   if (!oid.ok()) return Finish(kDelete, oid.status());
   if (!request->has_set_version()) {
     if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kDelete, st);
-    if (Status st = RefuseChangeAloneForFencedPeer(*oid, request->other_recovering()); !st.ok()) {
+    if (Status st = RefuseChangeAloneForFencedPeer(
+            *oid, request->record_repair() && request->other_recovering());
+        !st.ok()) {
       return Finish(kDelete, st);
     }
   }
