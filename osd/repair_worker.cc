@@ -145,17 +145,24 @@ OsdClient* RepairWorker::Peer(uint32_t osd_id) {
       .first->second.get();
 }
 
-Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key) {
-  Result<StoredObject> stored = store_->Get(key);
+Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key,
+                                                          bool with_data) {
   CopyState state;
-  if (!stored.ok()) {
-    if (stored.status().Is(StatusCode::kNotFound)) return state;
-    return stored.status();
+  Result<ObjectRecordSummary> summary = Status::NotFound("");
+  if (with_data) {
+    Result<StoredObject> stored = store_->Get(key);
+    summary = stored.ok() ? Result<ObjectRecordSummary>(stored->summary()) : stored.status();
+    if (stored.ok()) state.data = std::move(stored->data);
+  } else {
+    summary = store_->GetSummary(key);
   }
-  state.exists = !stored->tombstone;
-  state.tombstone = stored->tombstone;
-  state.version = stored->version;
-  state.data = std::move(stored->data);
+  if (!summary.ok()) {
+    if (summary.status().Is(StatusCode::kNotFound)) return state;
+    return summary.status();
+  }
+  state.exists = !summary->tombstone;
+  state.tombstone = summary->tombstone;
+  state.version = summary->version;
   return state;
 }
 
@@ -213,16 +220,13 @@ void RepairWorker::SettlePushed(std::vector<Pushed>* pushed, std::set<uint32_t>*
       continue;
     }
     // Done unless our copy changed since we read it (a newer record then covers it).
-    Result<Oid> other = DecodeStoreKey(p.other_key);
-    if (!other.ok()) continue;
-    const std::string our_key = EncodeStoreKey(other->OtherCopy());
-    std::lock_guard lock(locks_->For(our_key));
-    Result<CopyState> now = ReadOurCopy(our_key);
+    std::lock_guard lock(locks_->For(p.our_key));
+    Result<CopyState> now = ReadOurCopy(p.our_key, /*with_data=*/false);
     if (!now.ok() || !now->SameAs(p.ours)) continue;
     ObjectStore::Batch batch;
     batch.DeleteRepairRecord(p.other_key);
     if (Status st = store_->Commit(&batch, false); !st.ok()) {
-      spdlog::error("repair: cannot remove the record of {}: {}", other->ToString(), st.ToString());
+      spdlog::error("repair: cannot remove the record of {}: {}", p.other_key, st.ToString());
       continue;
     }
     result->set_repaired(result->repaired() + 1);
@@ -277,7 +281,7 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
     // (an OSD's restart under load) took 5 ms a record, and the restarted OSD refuses
     // clients' changes until its peers' passes end.
     ours->data.clear();
-    pushed.push_back(Pushed{other_key, other_osd, std::move(*ours)});
+    pushed.push_back(Pushed{other_key, our_key, other_osd, std::move(*ours)});
     if (pushed.size() >= kPushesPerSync) SettlePushed(&pushed, &unreachable, &result);
   }
   SettlePushed(&pushed, &unreachable, &result);

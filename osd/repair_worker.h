@@ -84,7 +84,8 @@ class RepairWorker {
       return exists == o.exists && tombstone == o.tombstone && version == o.version;
     }
   };
-  Result<CopyState> ReadOurCopy(const std::string& key);
+  // Without `with_data`, from the record's summary alone: enough to tell whether it changed.
+  Result<CopyState> ReadOurCopy(const std::string& key, bool with_data = true);
   // Makes the other copy equal to `ours` on its OSD; a deletion only where the other copy is
   // older than it (`recorded_version`: the record's, for a copy absent with no tombstone).
   // Not durable there until a SyncPeer of that OSD succeeds.
@@ -94,6 +95,7 @@ class RepairWorker {
   // A pushed copy whose record goes once its OSD has synced.
   struct Pushed {
     std::string other_key;
+    std::string our_key;
     uint32_t other_osd = 0;
     CopyState ours;  // without its data
   };
