@@ -57,6 +57,8 @@ OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
     : osd_id_(osd.id),
       address_(osd.address),
       name_("OSD " + std::to_string(osd.id) + " (" + osd.address + ")"),
+      own_recovery_prefix_("OSD " + std::to_string(osd.id) + " " +
+                           std::string(ClusterClient::kRecoveringMessage)),
       options_(options),
       channel_(grpc::CreateCustomChannel(osd.address, ChannelCredentialsFor(options.tls.get()),
                                          ChannelArgumentsFor(osd, options))),
@@ -122,7 +124,9 @@ void OsdClient::ProbeFinished(ProbeCall* call, const grpc::Status& status) {
     if (health_->RecordProbeAnswered(osd_id_, outage)) spdlog::info("{} is back", name_);
   } else {
     ++failed_probes_;
-    health_->RecordProbeFailure(osd_id_, OsdHealth::Clock::now());
+    health_->RecordProbeFailure(
+        osd_id_, OsdHealth::Clock::now(),
+        recovering ? OsdHealth::Cause::kRecovering : OsdHealth::Cause::kTransport);
     spdlog::debug("{} still down: {}", name_, recovering ? "recovering" : status.error_message());
   }
   std::lock_guard lock(probe_mu_);
@@ -219,9 +223,12 @@ Result<wire::DropCachesResponse> OsdClient::DropCaches(const wire::DropCachesReq
 void OsdClient::Observe(const grpc::Status& status) {
   // A call this process cancelled says nothing about the OSD.
   if (health_ == nullptr || status.error_code() == grpc::StatusCode::CANCELLED) return;
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+  if ((status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+       !RefusedForAnothersRecovery(status.error_message())) ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    ObserveFailure(status.error_message());
+    ObserveFailure(status.error_message(), status.error_message().starts_with(own_recovery_prefix_)
+                                               ? OsdHealth::Cause::kRecovering
+                                               : OsdHealth::Cause::kTransport);
   } else if (health_->RecordSuccess(osd_id_)) {
     spdlog::info("{} is back", name_);
   }
@@ -230,15 +237,22 @@ void OsdClient::Observe(const grpc::Status& status) {
 void OsdClient::ObserveBatch(const std::optional<std::string>& recovering) {
   if (health_ == nullptr) return;
   if (recovering) {
-    ObserveFailure(*recovering);
+    ObserveFailure(*recovering, OsdHealth::Cause::kRecovering);
   } else if (health_->RecordSuccess(osd_id_)) {
     spdlog::info("{} is back", name_);
   }
 }
 
-void OsdClient::ObserveFailure(const std::string& why) {
+bool OsdClient::RefusedForAnothersRecovery(std::string_view message) const {
+  // "OSD 2 is recovering: ..." from OSD 5 (RepairRequest.fence): OSD 5 is well, and marking it
+  // down would send its reads elsewhere and flood the log with "marked down"/"is back".
+  return message.find(ClusterClient::kRecoveringMessage) != std::string_view::npos &&
+         !message.starts_with(own_recovery_prefix_);
+}
+
+void OsdClient::ObserveFailure(const std::string& why, OsdHealth::Cause cause) {
   ++transport_failures_;
-  if (health_->RecordFailure(osd_id_, OsdHealth::Clock::now())) {
+  if (health_->RecordFailure(osd_id_, OsdHealth::Clock::now(), cause)) {
     ++marked_down_;
     spdlog::warn("{} marked down ({}): the other copies serve until it answers again", name_, why);
   }
@@ -567,7 +581,8 @@ void HandOutResults(OsdClient& osd, OsdClient::BatchedCall call, Result<ManyResp
   std::optional<std::string> recovering;
   for (size_t k = 0; r.ok() && k < std::min<size_t>(count, r->results_size()); ++k) {
     const auto& result = r->results(static_cast<int>(k));
-    if (!recovering && ClusterClient::IsRecovering(RefusalOf(result, osd.name()))) {
+    if (!recovering && ClusterClient::IsRecovering(RefusalOf(result, osd.name())) &&
+        !osd.RefusedForAnothersRecovery(result.error_message())) {
       recovering = result.error_message();
     }
   }

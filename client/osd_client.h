@@ -136,6 +136,8 @@ class OsdClient {
   // item was refused because the OSD is recovering (`recovering` holds that refusal's message;
   // a refused single Read's status marks the OSD down the same way), else a success.
   void ObserveBatch(const std::optional<std::string>& recovering);
+  // True for a refusal because another OSD recovers (a fenced peer's): this one answered.
+  bool RefusedForAnothersRecovery(std::string_view message) const;
 
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
@@ -163,7 +165,7 @@ class OsdClient {
   Status FailureOf(const grpc::Status& status) const;
   void CallFinished();
   void Observe(const grpc::Status& status);
-  void ObserveFailure(const std::string& why);
+  void ObserveFailure(const std::string& why, OsdHealth::Cause cause);
   // A call's deadline: options_.deadline, or kProbeDeadline for an OSD believed down.
   std::chrono::milliseconds Deadline();
   struct ProbeCall;
@@ -173,6 +175,7 @@ class OsdClient {
   uint32_t osd_id_;
   std::string address_;
   std::string name_;
+  std::string own_recovery_prefix_;  // how this OSD's refusals while it recovers begin
   RpcOptions options_;
   OsdHealth* health_ = nullptr;
   std::atomic<uint64_t> transport_failures_{0};

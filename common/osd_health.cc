@@ -16,22 +16,29 @@ OsdHealth::Clock::duration OsdHealth::BackoffAfter(int failures) const {
   return std::min(backoff, options_.max_backoff);
 }
 
-bool OsdHealth::RecordFailure(uint32_t osd, Clock::time_point now) {
+bool OsdHealth::RecordFailure(uint32_t osd, Clock::time_point now, Cause cause) {
   std::lock_guard lock(mu_);
   State& s = states_[osd];
   if (s.failures > 0) return false;
   s.failures = 1;
   ++s.outage;
-  s.probe_at = now + BackoffAfter(s.failures);
+  s.recovering = cause == Cause::kRecovering;
+  s.probe_at = now + (s.recovering ? options_.recovering_probe_interval : BackoffAfter(1));
   return true;
 }
 
 bool OsdHealth::RecordSuccess(uint32_t osd) {
   std::lock_guard lock(mu_);
   auto it = states_.find(osd);
-  if (it == states_.end() || it->second.failures == 0) return false;
+  if (it == states_.end() || it->second.failures == 0 || it->second.recovering) return false;
   it->second.failures = 0;
   return true;
+}
+
+bool OsdHealth::IsRecovering(uint32_t osd) const {
+  std::lock_guard lock(mu_);
+  auto it = states_.find(osd);
+  return it != states_.end() && it->second.failures > 0 && it->second.recovering;
 }
 
 bool OsdHealth::RecordProbeAnswered(uint32_t osd, uint64_t outage) {
@@ -40,6 +47,7 @@ bool OsdHealth::RecordProbeAnswered(uint32_t osd, uint64_t outage) {
   s.probing = false;
   if (s.failures == 0 || s.outage != outage) return false;
   s.failures = 0;
+  s.recovering = false;
   return true;
 }
 
@@ -53,14 +61,15 @@ uint64_t OsdHealth::ClaimProbe(uint32_t osd, Clock::time_point now) {
   return s.outage;
 }
 
-void OsdHealth::RecordProbeFailure(uint32_t osd, Clock::time_point now) {
+void OsdHealth::RecordProbeFailure(uint32_t osd, Clock::time_point now, Cause cause) {
   std::lock_guard lock(mu_);
   State& s = states_[osd];
   s.probing = false;
   // Up again meanwhile (another call succeeded): the probe's failure is older news.
   if (s.failures == 0) return;
   ++s.failures;
-  s.probe_at = now + BackoffAfter(s.failures);
+  s.recovering = cause == Cause::kRecovering;
+  s.probe_at = now + (s.recovering ? options_.recovering_probe_interval : BackoffAfter(s.failures));
 }
 
 std::vector<uint32_t> OsdHealth::DownOsds() const {

@@ -5,6 +5,11 @@
 // passed, ClaimProbe lets exactly one caller send a cheap probe with a short deadline; its
 // failure starts a backoff twice as long, up to a cap. Pure state, thread-safe; the caller
 // passes the time.
+//
+// An OSD that refuses a request because it is recovering (its peers replay what it missed)
+// is down too, but differently: it answers the copy updates it takes meanwhile, so a
+// success no longer says it is back. Only a probe that finds it done recovering does; such
+// probes go every recovering_probe_interval, as recovery takes about a second.
 #pragma once
 
 #include <chrono>
@@ -23,7 +28,9 @@ class OsdHealth {
     // Short: while the OSD is down, writes skip it (repair records cover them) even if it is
     // back, until a probe says so.
     Clock::duration max_backoff = std::chrono::seconds(5);
+    Clock::duration recovering_probe_interval = std::chrono::milliseconds(100);
   };
+  enum class Cause { kTransport, kRecovering };
 
   OsdHealth() : OsdHealth(Options{}) {}
   explicit OsdHealth(const Options& options) : options_(options) {}
@@ -33,8 +40,10 @@ class OsdHealth {
   // A request to `osd` failed at the transport. Returns true when this marked it down (it was
   // up), so the caller logs each transition once; failures while down (requests already in
   // flight) change nothing.
-  bool RecordFailure(uint32_t osd, Clock::time_point now);
-  // A request to `osd` succeeded. Returns true when it was down before.
+  // A refusal because it recovers (Cause::kRecovering) marks it down until a probe answers.
+  bool RecordFailure(uint32_t osd, Clock::time_point now, Cause cause = Cause::kTransport);
+  // A request to `osd` succeeded. Returns true when this brought it back: it was down, and
+  // not because it recovers.
   bool RecordSuccess(uint32_t osd);
   // True for exactly one caller once `osd` is down and its backoff has passed: that caller
   // sends a probe and reports it with RecordProbeAnswered or RecordProbeFailure. Never two
@@ -45,7 +54,11 @@ class OsdHealth {
   // again since (an answer from before a newer failure proves nothing about it).
   bool RecordProbeAnswered(uint32_t osd, uint64_t outage);
   // The claimed probe failed: the next one waits twice as long as the last (up to the cap).
-  void RecordProbeFailure(uint32_t osd, Clock::time_point now);
+  // A probe that found the OSD still recovering (Cause::kRecovering) is followed by the next
+  // after recovering_probe_interval.
+  void RecordProbeFailure(uint32_t osd, Clock::time_point now, Cause cause = Cause::kTransport);
+  // True while `osd` is down because it recovers.
+  bool IsRecovering(uint32_t osd) const;
   // The OSDs that are down, in id order.
   std::vector<uint32_t> DownOsds() const;
   // Consecutive failures of `osd`: the one that marked it down plus its failed probes (0 when
@@ -58,6 +71,7 @@ class OsdHealth {
     Clock::time_point probe_at{};  // no probe before
     bool probing = false;          // cleared only by the probe's own report
     uint64_t outage = 0;           // counts the times it was marked down
+    bool recovering = false;       // down because it refused as recovering
   };
   Clock::duration BackoffAfter(int failures) const;
 

@@ -127,5 +127,42 @@ TEST_F(OsdHealthTest, DownOsdsListsEveryOsdDownInIdOrder) {
   EXPECT_EQ(health_.DownOsds(), (std::vector<uint32_t>{5, 9}));
 }
 
+TEST_F(OsdHealthTest, ARecoveringOsdIsBackOnlyWhenAProbeSaysSo) {
+  using Cause = OsdHealth::Cause;
+  EXPECT_TRUE(health_.RecordFailure(3, At(0), Cause::kRecovering));
+  EXPECT_TRUE(health_.IsDown(3));
+  EXPECT_TRUE(health_.IsRecovering(3));
+  // Copy updates it takes while recovering succeed: they do not bring it back.
+  EXPECT_FALSE(health_.RecordSuccess(3));
+  EXPECT_TRUE(health_.IsDown(3));
+  // Probed every 100 ms, not after the transport backoff.
+  EXPECT_FALSE(health_.ClaimProbe(3, At(99)));
+  uint64_t outage = health_.ClaimProbe(3, At(100));
+  ASSERT_NE(outage, 0u);
+  health_.RecordProbeFailure(3, At(110), Cause::kRecovering);  // still recovering
+  EXPECT_FALSE(health_.ClaimProbe(3, At(209)));
+  outage = health_.ClaimProbe(3, At(210));
+  ASSERT_NE(outage, 0u) << "no doubling while it recovers";
+  EXPECT_TRUE(health_.RecordProbeAnswered(3, outage));
+  EXPECT_FALSE(health_.IsDown(3));
+  EXPECT_FALSE(health_.IsRecovering(3));
+  // A later transport failure is an ordinary one again.
+  EXPECT_TRUE(health_.RecordFailure(3, At(5000)));
+  EXPECT_FALSE(health_.IsRecovering(3));
+  EXPECT_FALSE(health_.ClaimProbe(3, At(5100)));
+  EXPECT_TRUE(health_.RecordSuccess(3));
+}
+
+TEST_F(OsdHealthTest, ARecoveringOsdThatStopsAnsweringBacksOffAsUsual) {
+  using Cause = OsdHealth::Cause;
+  health_.RecordFailure(2, At(0), Cause::kRecovering);
+  ASSERT_TRUE(health_.ClaimProbe(2, At(100)));
+  health_.RecordProbeFailure(2, At(100));  // killed again: the transport fails
+  EXPECT_FALSE(health_.IsRecovering(2));
+  EXPECT_FALSE(health_.ClaimProbe(2, At(2099)));
+  EXPECT_TRUE(health_.ClaimProbe(2, At(2100))) << "the doubled backoff after two failures";
+  EXPECT_TRUE(health_.IsDown(2));
+}
+
 }  // namespace
 }  // namespace orthofs

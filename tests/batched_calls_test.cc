@@ -23,7 +23,15 @@ namespace {
 
 class OsdProxy final : public wire::Osd::Service {
  public:
-  enum class Fault { kNone, kOldOsd, kShortAnswer, kStaleEpoch, kCorruptRead, kRecoveringRead };
+  enum class Fault {
+    kNone,
+    kOldOsd,
+    kShortAnswer,
+    kStaleEpoch,
+    kCorruptRead,
+    kRecoveringRead,
+    kAnothersRecoveryRead,  // refused as a fenced peer refuses: another OSD recovers
+  };
   // The item of every batched answer that a fault changes (the others pass as they are); a
   // short answer leaves out the last one.
   static constexpr int kFaultyItem = 1;
@@ -77,7 +85,14 @@ class OsdProxy final : public wire::Osd::Service {
       (*faulty->mutable_response()->mutable_data())[0] ^= 0x40;
     } else if (fault_ == Fault::kRecoveringRead) {
       faulty->clear_response();
-      SetRefusal(Status::Unavailable("OSD is recovering: read the other copy"), faulty);
+      SetRefusal(Status::Unavailable("OSD " + std::to_string(real_.osd_id()) +
+                                     " is recovering: read the other copy"),
+                 faulty);
+    } else if (fault_ == Fault::kAnothersRecoveryRead) {
+      faulty->clear_response();
+      SetRefusal(Status::Unavailable("OSD " + std::to_string(real_.osd_id() + 1) +
+                                     " is recovering: it takes this change itself in a moment"),
+                 faulty);
     }
     return status;
   }
@@ -351,6 +366,21 @@ TEST_F(BatchedCallsTest, AReadRefusedWhileRecoveringMarksTheOsdDown) {
   EXPECT_EQ(client_->Osd(proxied_)->marked_down(), 1u);
   EXPECT_EQ(client_->Osd(proxied_)->transport_failures(), 1u);
   EXPECT_EQ(client_->DownOsds(), std::vector<uint32_t>{proxied_});
+}
+
+TEST_F(BatchedCallsTest, ARefusalBecauseAnotherOsdRecoversLeavesThisOneUp) {
+  // A peer fenced by a recovering OSD (RepairRequest.fence) refuses some changes, naming that
+  // OSD: the caller sees the refusal (and retries), but the peer itself answered.
+  StartProxy(OsdProxy::Fault::kAnothersRecoveryRead);
+  std::vector<std::string> bytes;
+  const std::vector<Oid> oids = ObjectsOnProxiedOsd(3, &bytes);
+  const std::vector<Result<wire::ReadResponse>> results = ReadMany(oids);
+  EXPECT_TRUE(ClusterClient::IsRecovering(results[OsdProxy::kFaultyItem].status()))
+      << results[OsdProxy::kFaultyItem].status().ToString();
+  EXPECT_TRUE(results[0].ok()) << results[0].status().ToString();
+  EXPECT_EQ(client_->Osd(proxied_)->marked_down(), 0u);
+  EXPECT_EQ(client_->Osd(proxied_)->transport_failures(), 0u);
+  EXPECT_TRUE(client_->DownOsds().empty());
 }
 
 }  // namespace
