@@ -410,6 +410,17 @@ void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
   FillMeta(oid, SummaryOf(object), meta);
 }
 
+void OsdService::TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from,
+                                     uint64_t to, bool copy_update, bool record_repair,
+                                     bool other_recovering) const {
+  // At debug level, every namespace object's change: the history to follow when fsck finds a
+  // dangling entry (which change of an INODE or DIRENT went where, at which version).
+  if (oid.type == ObjectType::kData || !spdlog::should_log(spdlog::level::debug)) return;
+  spdlog::debug("{} {} v{} -> v{}{}{}{}", what, oid.ToString(), from, to,
+                copy_update ? " (copy update)" : "", record_repair ? " +repair record" : "",
+                other_recovering ? " (other copy recovering)" : "");
+}
+
 Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const {
   if (!other_recovering) return Status::Ok();
   const uint32_t other = maps_.Current()->current().OsdFor(oid.OtherCopy());
@@ -822,6 +833,8 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   const ObjectRecordSummary summary{version, checksum, stored_bytes.size()};
   batch->Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
   if (request.record_repair()) batch->PutRepairRecord(OtherCopyKey(oid), version);
+  TraceMetadataChange(oid, "write", stored_version, version, request.has_set_version(),
+                      request.record_repair(), request.other_recovering());
   return std::optional<StagedWrite>(
       StagedWrite{oid, key, std::move(merged), data, summary, request.record_repair(), response});
 }
@@ -906,6 +919,8 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
     batch.Delete(key, existed, old_length);
   }
   if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), new_version);
+  TraceMetadataChange(*oid, "delete", stored_version, new_version, request->has_set_version(),
+                      request->record_repair(), request->other_recovering());
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
   if (request->record_repair()) RepairRecorded();
   ReclaimSpaceIfFull();
@@ -1015,6 +1030,10 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     const uint64_t old_version = current[i] ? current[i]->version : 0;
     const uint64_t stored_version = current[i] ? old_version : tombstone_versions[i];
     const uint64_t old_length = current[i] ? current[i]->data.size() : 0;
+    if (op.kind() != wire::TxnOp::CHECK) {
+      TraceMetadataChange(oids[i], op.kind() == wire::TxnOp::PUT ? "txn put" : "txn delete",
+                          stored_version, stored_version + 1, false, false, false);
+    }
     if (op.kind() == wire::TxnOp::PUT) {
       updated[i] = MakeObject(stored_version + 1, op.data());
       batch.Put(keys[i], updated[i]->version, updated[i]->checksum, updated[i]->data,

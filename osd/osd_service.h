@@ -152,6 +152,9 @@ class OsdService final : public wire::Osd::Service {
   // (UNAVAILABLE, "is recovering"): the client commits on the other copy with a repair record.
   // Copy updates and replays carry set_version and only move a copy forward.
   Status RefuseClientChangeWhileRecovering() const;
+  // Logs a change of a namespace object at debug level (what, versions, how it came).
+  void TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from, uint64_t to,
+                           bool copy_update, bool record_repair, bool other_recovering) const;
   // A client's change of `oid`'s copy alone after the other copy's OSD refused it as recovering
   // (`other_recovering`), refused while that OSD is fenced (about to take changes again).
   Status RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const;
