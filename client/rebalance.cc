@@ -131,6 +131,29 @@ Status RequireSettledCluster(ClusterClient* cluster, const std::string& what) {
                                std::to_string(map->epoch) +
                                ": run it after orthofs rebalance has finished");
   }
+  return WaitWhileOsdsRecover(cluster, what, kRecoveryWaitForTools);
+}
+
+Status WaitWhileOsdsRecover(ClusterClient* cluster, const std::string& what,
+                            std::chrono::milliseconds limit) {
+  const auto give_up_at = std::chrono::steady_clock::now() + limit;
+  for (OsdClient* osd : cluster->osds()) {
+    bool said = false;
+    for (;;) {
+      Result<wire::HealthResponse> health = osd->Health(wire::HealthRequest());
+      if (!health.ok() || !health->recovering()) break;  // one down: the tool's calls say so
+      if (std::chrono::steady_clock::now() >= give_up_at) {
+        return Status::Unavailable(what + ": " + osd->name() +
+                                   " is still recovering (its peers replay what it missed): "
+                                   "run it again when that has finished");
+      }
+      if (!said) {
+        spdlog::info("{}: waiting for {} to finish its recovery", what, osd->name());
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
   return Status::Ok();
 }
 

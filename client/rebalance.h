@@ -17,6 +17,7 @@
 // moved are no longer on their old holders.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -60,7 +61,15 @@ struct RebalanceReport {
 // Brings `cluster` to the map the OSDs run (a map file may be older than the cluster) and fails
 // (UNAVAILABLE: try again later) while a rebalance runs: tools that judge every copy by its
 // placement (fsck, scrub) would take copies still on their way for missing ones.
+// It also waits (up to kRecoveryWaitForTools) while an OSD recovers: until its peers have
+// replayed what it missed, it refuses listings, and its copies may be old.
 Status RequireSettledCluster(ClusterClient* cluster, const std::string& what);
+inline constexpr std::chrono::seconds kRecoveryWaitForTools{60};
+
+// Waits until no OSD of `cluster` says it is recovering (an OSD that does not answer is not
+// waited for); UNAVAILABLE naming `what` once `limit` has passed.
+Status WaitWhileOsdsRecover(ClusterClient* cluster, const std::string& what,
+                            std::chrono::milliseconds limit);
 
 // `admin` must carry the admin identity (SetMap and Migrate are admin calls) and may run any
 // map of the cluster (it is only used to find the OSDs).

@@ -1077,6 +1077,13 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
       return Finish(kList, st);
     }
   }
+  if (recovering_.load() && !request->unowned()) {
+    // A listing is a read: until our records are replayed it would miss what was created
+    // meanwhile (an rmdir would find a directory with a new entry empty). The client matches
+    // ClusterClient::kRecoveringMessage and lists the other copies.
+    return Finish(kList, Status::Unavailable("OSD " + std::to_string(osd_id_) +
+                                             " is recovering: list the other copy"));
+  }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
   if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
     return Finish(kList, Status::InvalidArgument("invalid copy flag"));

@@ -200,6 +200,17 @@ TEST(FailoverTest, ARecoveringOsdTakesNoChangeFromClients) {
   Result<wire::ReadResponse> read = fresh.ReadEitherCopy(entries);
   ASSERT_TRUE(read.ok()) << "the new entry is not found: " << read.status().ToString();
   EXPECT_EQ(read->data(), "c");
+  // Listings are reads too: the recovering OSD's would miss the new entry (its copy is the
+  // tombstone from before), so it refuses them and the client lists the replicas.
+  Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> originals =
+      fresh.ListFileObjects(CopyFlag::kOriginal, kFnso, 5, ObjectType::kDirent, 0, true);
+  EXPECT_TRUE(ClusterClient::IsRecovering(originals.status())) << originals.status().ToString();
+  ClusterClient unaware(cluster.client().map(), cluster.Rpc("client"));
+  Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> listed =
+      unaware.ListFileObjectsEitherCopy(kFnso, 5, ObjectType::kDirent);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u) << "the listing misses the new entry";
+  EXPECT_EQ(listed->front().second, "c");
   std::filesystem::remove(hold);
   cluster.WaitRecovered(osd);
   for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
