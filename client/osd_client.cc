@@ -189,6 +189,19 @@ Result<wire::SyncResponse> OsdClient::Sync(const wire::SyncRequest& r) {
 Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
   return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health, r);
 }
+Result<wire::HealthResponse> OsdClient::Ping(std::chrono::milliseconds deadline) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  context.set_wait_for_ready(false);
+  CallCanceller* canceller = options_.canceller.get();
+  if (canceller != nullptr && !canceller->Add(&context)) return Cancelled();
+  wire::HealthResponse response;
+  grpc::Status status = stub_->Health(&context, wire::HealthRequest(), &response);
+  if (canceller != nullptr) canceller->Remove(&context);
+  if (!status.ok()) return FailureOf(status);
+  return response;
+}
+
 Result<wire::RepairResponse> OsdClient::Repair(const wire::RepairRequest& r) {
   return Call<wire::RepairRequest, wire::RepairResponse>(&wire::Osd::Stub::Repair, r);
 }
@@ -1056,8 +1069,19 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
     alone.record_repair = true;
     alone.other_recovering = IsRecovering(meta.status());
     Result<wire::ObjectMeta> replica = Write(replica_copy, data, alone);
+    if (WaitedForOriginalToAnswer(original_copy, replica.status(), attempt)) continue;
     if (!BothRefusedAsRecovering(meta.status(), replica.status(), attempt)) return replica;
   }
+}
+
+bool ClusterClient::WaitedForOriginalToAnswer(const Oid& original_copy, const Status& replica,
+                                              int attempt) {
+  // The replica's OSD reached the original's, which this client could not: our connection to
+  // it is likely still backing off from an outage. Reconnect now and commit there.
+  if (!OriginalAnswers(replica)) return false;
+  const MapState* s = state();
+  if (OsdClient* original = s->Osd(s->placement.OsdFor(original_copy))) original->ReconnectNow();
+  return WaitedToRetry(true, attempt);
 }
 
 bool ClusterClient::WaitedForUnsentCall(const Status& original, int attempt) {
@@ -1067,12 +1091,8 @@ bool ClusterClient::WaitedForUnsentCall(const Status& original, int attempt) {
   // rename's pin committed on the replica alone, its unpin on the original that lacked it,
   // and the file was freed under its new name). So the original is tried again; only an
   // answer from it, or its failure, lets the replica commit.
-  if (original.message().find(OsdClient::kNotSentMessage) == std::string::npos ||
-      attempt >= kRecoveringRetries) {
-    return false;
-  }
-  std::this_thread::sleep_for(kRecoveringRetryDelay);
-  return true;
+  return WaitedToRetry(original.message().find(OsdClient::kNotSentMessage) != std::string::npos,
+                       attempt);
 }
 
 bool ClusterClient::BothRefusedAsRecovering(const Status& original, const Status& replica,
@@ -1080,9 +1100,11 @@ bool ClusterClient::BothRefusedAsRecovering(const Status& original, const Status
   // Neither copy took the change: the original's OSD recovers, and the replica's refuses to
   // take it alone while that OSD catches up (RepairRequest.fence), or recovers as well. It
   // takes changes again in a moment.
-  if (!IsRecovering(original) || !IsRecovering(replica) || attempt >= kRecoveringRetries) {
-    return false;
-  }
+  return WaitedToRetry(IsRecovering(original) && IsRecovering(replica), attempt);
+}
+
+bool ClusterClient::WaitedToRetry(bool worth_retrying, int attempt) {
+  if (!worth_retrying || attempt >= kRecoveringRetries) return false;
   std::this_thread::sleep_for(kRecoveringRetryDelay);
   return true;
 }
@@ -1246,6 +1268,7 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     Status alone = DeleteCopy(replica_copy, expected_version, std::nullopt, true, floor,
                               IsRecovering(gone.status()))
                        .status();
+    if (WaitedForOriginalToAnswer(original_copy, alone, attempt)) continue;
     if (!BothRefusedAsRecovering(gone.status(), alone, attempt)) return alone;
   }
 }

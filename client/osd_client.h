@@ -76,6 +76,9 @@ class OsdClient {
   Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
   Result<wire::SyncResponse> Sync(const wire::SyncRequest& request);
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
+  // Health within `deadline`, failing at once when the OSD refuses connections (no waiting
+  // for a channel to become ready): is it there at all, now?
+  Result<wire::HealthResponse> Ping(std::chrono::milliseconds deadline);
   Result<wire::RepairResponse> Repair(const wire::RepairRequest& request);
   Result<wire::LogLevelResponse> SetLogLevel(const wire::LogLevelRequest& request);
   Result<wire::DropCachesResponse> DropCaches(const wire::DropCachesRequest& request);
@@ -320,6 +323,14 @@ class ClusterClient {
            status.message().find(kRecoveringMessage) != std::string::npos;
   }
   static constexpr std::string_view kRecoveringMessage = "is recovering";
+  // A replica's refusal (BUSY) of a namespace change the client would commit on it alone while
+  // the original's OSD answers the replica's OSD: only the client's connection failed (still
+  // reconnecting after an outage, say), and committing on the replica would fork the object.
+  static constexpr std::string_view kOriginalAnswersMessage = "answers: change the original";
+  static bool OriginalAnswers(const Status& status) {
+    return status.Is(StatusCode::kBusy) &&
+           status.message().find(kOriginalAnswersMessage) != std::string::npos;
+  }
   // A metadata change both copies refused as recovering is sent again, this often (5 s).
   static constexpr int kRecoveringRetries = 100;
   static constexpr std::chrono::milliseconds kRecoveringRetryDelay{50};
@@ -457,6 +468,12 @@ class ClusterClient {
   // After a commit's refusals by both copies: true (having waited) when both refused as
   // recovering and the commit should go again.
   static bool BothRefusedAsRecovering(const Status& original, const Status& replica, int attempt);
+  // After a commit's replica refused to take it alone because the original's OSD answers
+  // (OriginalAnswers): true (having reconnected to it and waited) when the commit should go
+  // again.
+  bool WaitedForOriginalToAnswer(const Oid& original_copy, const Status& replica, int attempt);
+  // Waits kRecoveringRetryDelay and says true when worth_retrying and attempts remain.
+  static bool WaitedToRetry(bool worth_retrying, int attempt);
   Result<wire::ObjectMeta> CommitOriginalThenReplica(const Oid& original, std::string_view data,
                                                      const CommitHow& how);
   // Data copies count their versions apart, and a replay or scrub compares them: where the

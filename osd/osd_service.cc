@@ -36,6 +36,11 @@ namespace {
 constexpr auto kFenceLease = std::chrono::seconds(3);
 // Between fencing and replaying: for such a change already past the check to commit.
 constexpr auto kFenceSettle = std::chrono::milliseconds(50);
+// RefuseChangeAloneWhileOtherAnswers: how long a ping of the other copy's OSD may take (on a
+// closed port it fails at once), and how long "unreachable" stands without another ping (a
+// restarted OSD's Repair request ends it, and recovery outlasts it anyway).
+constexpr auto kPingDeadline = std::chrono::milliseconds(500);
+constexpr auto kUnreachableMemory = std::chrono::milliseconds(300);
 
 ObjectRecordSummary SummaryOf(const CachedObject& object) {
   return {object.version, object.checksum, object.data.size(), false};
@@ -434,6 +439,33 @@ Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_rec
                              " is recovering: it takes this change itself in a moment");
 }
 
+Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone) {
+  if (!alone || oid.type == ObjectType::kData) return Status::Ok();
+  const std::shared_ptr<const MapView> view = maps_.Current();
+  const uint32_t other = view->current().OsdFor(oid.OtherCopy());
+  if (other == osd_id_) return Status::Ok();
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(fence_mu_);
+    auto it = unreachable_until_.find(other);
+    if (it != unreachable_until_.end() && now < it->second) return Status::Ok();
+  }
+  OsdClient* peer = Peer(*view, other);
+  if (peer == nullptr) return Status::Ok();
+  peer->ReconnectNow();  // our own channel may be backing off from its outage as well
+  Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
+  if (!ping.ok() && (ping.status().Is(StatusCode::kUnavailable) ||
+                     ping.status().Is(StatusCode::kDeadlineExceeded))) {
+    std::lock_guard lock(fence_mu_);
+    unreachable_until_[other] = std::chrono::steady_clock::now() + kUnreachableMemory;
+    return Status::Ok();
+  }
+  ++changes_alone_refused_;
+  return Status::Busy("OSD " + std::to_string(other) + " " +
+                      std::string(ClusterClient::kOriginalAnswersMessage) +
+                      " there (this client's connection to it failed)");
+}
+
 Status OsdService::RefuseClientChangeWhileRecovering() const {
   if (!refusing_changes_.load()) return Status::Ok();
   // The client matches ClusterClient::kRecoveringMessage.
@@ -694,6 +726,9 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
     ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
     ORTHOFS_RETURN_IF_ERROR(
         RefuseChangeAloneForFencedPeer(oid, request.record_repair() && request.other_recovering()));
+    ORTHOFS_RETURN_IF_ERROR(RefuseChangeAloneWhileOtherAnswers(
+        oid,
+        request.record_repair() && !request.other_recovering() && request.has_expected_version()));
   }
   if (request.has_checksum() && !request.replace()) {
     return Status::InvalidArgument("only a replacing write carries its object's checksum");
@@ -861,6 +896,12 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
     if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kDelete, st);
     if (Status st = RefuseChangeAloneForFencedPeer(
             *oid, request->record_repair() && request->other_recovering());
+        !st.ok()) {
+      return Finish(kDelete, st);
+    }
+    if (Status st = RefuseChangeAloneWhileOtherAnswers(*oid, request->record_repair() &&
+                                                                 !request->other_recovering() &&
+                                                                 request->has_expected_version());
         !st.ok()) {
       return Finish(kDelete, st);
     }
@@ -1285,6 +1326,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["disk_model_reads"] = store_->disk_reads();
   counters["disk_model_seeks"] = store_->disk_seeks();
   counters["repair_records_written"] = repair_records_written_.load();
+  counters["changes_alone_refused"] = changes_alone_refused_.load();
   counters["repair_copies_repaired"] = repair_.repaired_total();
   counters["repair_records_left"] = repair_.records_left();
   counters["recovery_asks_repeated"] = repair_.recovery_asks_repeated();
@@ -1365,6 +1407,10 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
     return Finish(kRepair, st);
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
+  if (request->has_for_osd()) {
+    std::lock_guard lock(fence_mu_);
+    unreachable_until_.erase(request->for_osd());  // it is back: ping it again
+  }
   if (request->has_for_osd() && request->fence()) {
     {
       std::lock_guard lock(fence_mu_);

@@ -158,6 +158,13 @@ class OsdService final : public wire::Osd::Service {
   // A client's change of `oid`'s copy alone after the other copy's OSD refused it as recovering
   // (`other_recovering`), refused while that OSD is fenced (about to take changes again).
   Status RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const;
+  // A client's conditional change of a namespace object's copy alone (`alone`: record_repair
+  // and expected_version, no set_version, not sent because the other copy's OSD refused it as
+  // recovering), refused (BUSY, ClusterClient::kOriginalAnswersMessage) when that OSD answers
+  // a ping from here: the client only failed to reach it (its connection still backing off
+  // after an outage), and the other copy, live, would take other changes at the same version,
+  // forking the object. An OSD found unreachable is not pinged again for kUnreachableMemory.
+  Status RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone);
   // Counts a request in flight for Drain (false once draining has begun) and holds the map
   // view it places by until it answers (MapHolder::Install waits for that).
   class RequestScope {
@@ -363,6 +370,8 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<uint64_t> osd_bytes_in_{0};    // prefetch traffic from other OSDs
   PrefetchEngine prefetch_;                  // after cache_ and locks_, which it uses
   std::atomic<uint64_t> repair_records_written_{0};
+  // Changes of one copy alone refused because the other copy's OSD answers.
+  std::atomic<uint64_t> changes_alone_refused_{0};
   RepairWorker repair_;                        // after store_ and locks_, which it uses
   std::atomic<bool> recovering_{false};        // reads refused (StartRecovery)
   std::atomic<bool> refusing_changes_{false};  // clients' changes refused, the first part of it
@@ -370,6 +379,9 @@ class OsdService final : public wire::Osd::Service {
   // clients' changes of one copy alone that would leave a record for them.
   mutable std::mutex fence_mu_;
   std::map<uint32_t, std::chrono::steady_clock::time_point> fenced_until_;
+  // Peers a ping found unreachable, until when that answer stands (guarded by fence_mu_); a
+  // peer's Repair request (it restarted) ends it at once.
+  std::map<uint32_t, std::chrono::steady_clock::time_point> unreachable_until_;
   std::thread recovery_;
   std::mutex space_mu_;
   SpaceReserve space_;  // guarded by space_mu_

@@ -225,6 +225,45 @@ TEST(FailoverTest, ARecoveringOsdTakesNoChangeFromClients) {
   }
 }
 
+// A client that cannot reach the original's OSD, which is up (its connection to it still
+// backing off after an outage, here a wrong address), must not commit a namespace change on
+// the replica alone: the original would take other clients' changes at the same version
+// meanwhile and fork the object. (A chaos run: a rename's link count, committed on the replica
+// that way, was lost, and the file freed under its new name.) The replica's OSD pings the
+// original's, which answers, and refuses; the client keeps trying the original and finally
+// gives up with that refusal. With the original's OSD really down, the replica takes it.
+TEST(FailoverTest, NoChangeCommitsOnTheReplicaAloneWhileTheOriginalAnswers) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  const Oid inode{kFnso, 77, 0, ObjectType::kInode};
+  const uint32_t original_osd = cluster.client().placement().OriginalOsdFor(inode);
+  Result<wire::ObjectMeta> made = cluster.client().WriteOriginalThenReplica(inode, "v1", 0);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+
+  ClusterMap cut_off = cluster.client().map();
+  for (OsdInfo& osd : cut_off.osds) {
+    if (osd.id == original_osd) osd.address = "127.0.0.1:" + std::to_string(FreePort());
+  }
+  ClusterClient cut_off_client(cut_off, cluster.Rpc("client"));
+  Result<wire::ObjectMeta> alone =
+      cut_off_client.WriteOriginalThenReplica(inode, "v2", made->version());
+  ASSERT_FALSE(alone.ok());
+  EXPECT_TRUE(ClusterClient::OriginalAnswers(alone.status())) << alone.status().ToString();
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    Result<wire::ReadResponse> copy = cluster.client().Read(inode.WithFlag(flag));
+    ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+    EXPECT_EQ(copy->data(), "v1") << inode.WithFlag(flag).ToString();
+  }
+  EXPECT_GE(ClusterCounter(cluster, "changes_alone_refused"), 1u);
+
+  cluster.Stop(original_osd, SIGKILL);
+  Result<wire::ObjectMeta> taken =
+      cut_off_client.WriteOriginalThenReplica(inode, "v2", made->version());
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  Result<wire::ReadResponse> replica = cluster.client().Read(inode.WithFlag(CopyFlag::kReplica));
+  ASSERT_TRUE(replica.ok()) << replica.status().ToString();
+  EXPECT_EQ(replica->data(), "v2");
+}
+
 // Conditional changes of metadata objects (read either copy, then write the original at the
 // version read, as every namespace change does) go on from two clients while the OSD holding
 // the originals is killed and restarted twice: no change is lost. The changes the restarted
