@@ -49,6 +49,7 @@ struct Flags {
   int peer_timeout_ms = 5000;
   int recovery_limit_s = 300;
   std::string hold_recovery_while;
+  int stall_recovery_ms = 1500;
   orthofs::TlsFlags tls;
 };
 
@@ -174,6 +175,12 @@ int main(int argc, char** argv) {
                  "OSD missed (past it, copies a peer has not replayed yet are served stale)")
       ->capture_default_str()
       ->check(CLI::Range(0, 86400));
+  app.add_option("--stall-recovery-ms", flags.stall_recovery_ms,
+                 "after not running for longer than this (stopped, a paused VM, starved of CPU), "
+                 "recover as after a restart: peers may have taken changes of its copies alone "
+                 "meanwhile (0: off; keep it below clients' 2 s deadline for a down OSD)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600000));
   // Hidden (an empty group): tests hold an OSD in its recovering state with it.
   app.add_option("--hold-recovery-while", flags.hold_recovery_while,
                  "for tests: recovery waits to ask the peers while this file exists")
@@ -294,6 +301,7 @@ int main(int argc, char** argv) {
   service_options.repair.rpc.deadline = std::chrono::milliseconds(flags.peer_timeout_ms);
   service_options.repair.recovery_limit = std::chrono::seconds(flags.recovery_limit_s);
   service_options.hold_recovery_while = flags.hold_recovery_while;
+  service_options.stall_recovery = std::chrono::milliseconds(flags.stall_recovery_ms);
   service_options.authorize_callers = *tls != nullptr;
   if (*tls) service_options.tls_not_after = (*tls)->not_after;
   orthofs::OsdService service(maps->map, maps->previous, store->get(), service_options);

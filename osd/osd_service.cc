@@ -36,6 +36,8 @@ namespace {
 constexpr auto kFenceLease = std::chrono::seconds(3);
 // Between fencing and replaying: for such a change already past the check to commit.
 constexpr auto kFenceSettle = std::chrono::milliseconds(50);
+// How often the stall watch ticks (OsdServiceOptions::stall_recovery).
+constexpr auto kStallTick = std::chrono::milliseconds(100);
 // RefuseChangeAloneWhileOtherAnswers: how long a ping of the other copy's OSD may take (on a
 // closed port it fails at once), and how long "unreachable" stands without another ping (a
 // restarted OSD's Repair request ends it, and recovery outlasts it anyway).
@@ -138,6 +140,7 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       recovering_(options.recovering_at_start),
       refusing_changes_(options.recovering_at_start),
+      stall_watch_(options.stall_recovery),
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers),
@@ -168,7 +171,11 @@ OsdService::~OsdService() { StopBackgroundWork(); }
 void OsdService::StopBackgroundWork() {
   stopping_ = true;
   peer_calls_->CancelAll();  // what the threads joined below may be waiting for
-  if (recovery_.joinable()) recovery_.join();
+  if (watch_.joinable()) watch_.join();
+  {
+    std::lock_guard lock(recovery_mu_);
+    if (recovery_.joinable()) recovery_.join();
+  }
   {
     std::lock_guard lock(catch_up_mu_);
     if (catch_up_.joinable()) catch_up_.join();
@@ -177,6 +184,47 @@ void OsdService::StopBackgroundWork() {
 }
 
 void OsdService::StartRecovery() {
+  BeginRecovery();
+  if (stall_watch_.threshold() > std::chrono::steady_clock::duration::zero()) {
+    last_tick_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+    watch_ = std::thread([this] { WatchForStalls(); });
+  }
+}
+
+void OsdService::WatchForStalls() {
+  while (!stopping_.load()) {
+    std::this_thread::sleep_for(kStallTick);
+    const auto now = std::chrono::steady_clock::now();
+    if (std::optional<std::chrono::steady_clock::duration> stall = stall_watch_.Tick(now)) {
+      ++stalls_;
+      if (!recovering_.load()) {
+        spdlog::warn(
+            "this OSD did not run for {} ms (stopped, or starved of CPU): its peers may have "
+            "taken changes of its copies alone meanwhile; recovering as after a restart",
+            std::chrono::duration_cast<std::chrono::milliseconds>(*stall).count());
+        BeginRecovery();  // before the tick below: requests see one or the other
+      }
+    }
+    last_tick_ns_ = now.time_since_epoch().count();
+  }
+}
+
+bool OsdService::TickOverdue() const {
+  const int64_t tick = last_tick_ns_.load();
+  if (tick == 0) return false;  // not watching
+  return stall_watch_.Overdue(
+      std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(tick)),
+      std::chrono::steady_clock::now());
+}
+
+// The tick first: a fresh one was stored after a stall's recovery had begun, so a request that
+// finds it fresh finds the recovery's flags set.
+bool OsdService::Recovering() const { return TickOverdue() || recovering_.load(); }
+bool OsdService::RefusingChanges() const { return TickOverdue() || refusing_changes_.load(); }
+
+void OsdService::BeginRecovery() {
+  std::lock_guard lock(recovery_mu_);
+  if (recovery_.joinable()) recovery_.join();  // one that has ended (recovering_ was false)
   recovering_ = true;
   refusing_changes_ = true;
   recovery_ = std::thread([this] {
@@ -467,7 +515,7 @@ Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone
 }
 
 Status OsdService::RefuseClientChangeWhileRecovering() const {
-  if (!refusing_changes_.load()) return Status::Ok();
+  if (!RefusingChanges()) return Status::Ok();
   // The client matches ClusterClient::kRecoveringMessage.
   return Status::Unavailable("OSD " + std::to_string(osd_id_) +
                              " is recovering: change the other copy");
@@ -476,7 +524,7 @@ Status OsdService::RefuseClientChangeWhileRecovering() const {
 Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
                              wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
                              std::string_view* bytes) {
-  if (recovering_.load()) {
+  if (Recovering()) {
     // The client matches ClusterClient::kRecoveringMessage and retries when both copies say so.
     return Status::Unavailable("OSD " + std::to_string(osd_id_) +
                                " is recovering: read the other copy");
@@ -1118,7 +1166,7 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
       return Finish(kList, st);
     }
   }
-  if (recovering_.load() && !request->unowned()) {
+  if (Recovering() && !request->unowned()) {
     // A listing is a read: until our records are replayed it would miss what was created
     // meanwhile (an rmdir would find a directory with a new entry empty). The client matches
     // ClusterClient::kRecoveringMessage and lists the other copies.
@@ -1327,6 +1375,7 @@ void OsdService::FillStats(wire::StatsResponse* response) {
   counters["disk_model_seeks"] = store_->disk_seeks();
   counters["repair_records_written"] = repair_records_written_.load();
   counters["changes_alone_refused"] = changes_alone_refused_.load();
+  counters["stalls"] = stalls_.load();
   counters["repair_copies_repaired"] = repair_.repaired_total();
   counters["repair_records_left"] = repair_.records_left();
   counters["recovery_asks_repeated"] = repair_.recovery_asks_repeated();
@@ -1470,7 +1519,7 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
   response->set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
-  response->set_recovering(recovering_.load());
+  response->set_recovering(Recovering());
   return grpc::Status::OK;
 }
 

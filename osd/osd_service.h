@@ -27,6 +27,7 @@
 #include "common/peer_role.h"
 #include "common/placement.h"
 #include "common/space_reserve.h"
+#include "common/stall_watch.h"
 #include "orthofs.grpc.pb.h"
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
@@ -60,6 +61,11 @@ struct OsdServiceOptions {
   // For tests: recovery waits to ask the peers while this file exists (holds the OSD in its
   // recovering state).
   std::string hold_recovery_while;
+  // An OSD that did not run for longer than this (stopped, a paused VM, starved of CPU)
+  // recovers as after a restart (common/stall_watch.h): clients may have taken it for dead,
+  // and its peers taken changes of its copies alone. Zero: not watched. Below a client's
+  // shortest deadline (2 s for an OSD believed down), no client can have given up on it.
+  std::chrono::milliseconds stall_recovery{1500};
 };
 
 // The current map and the previous one (empty while no rebalance runs) as one value.
@@ -142,8 +148,11 @@ class OsdService final : public wire::Osd::Service {
   // After the server listens: other OSDs replay the repair records naming this OSD's copies
   // (written while it was down); until they have, reads are refused (UNAVAILABLE) so clients
   // read the other copy instead of a stale one here.
+  // Then watches for stalls (OsdServiceOptions::stall_recovery), and recovers after each.
   void StartRecovery();
   ~OsdService() override;
+  // Stalls the watch found (each followed by a recovery unless one was running).
+  uint64_t stalls() const { return stalls_.load(); }
 
  private:
   // While recovering, this OSD's copies may be older than the other copies: a client's change
@@ -382,7 +391,20 @@ class OsdService final : public wire::Osd::Service {
   // Peers a ping found unreachable, until when that answer stands (guarded by fence_mu_); a
   // peer's Repair request (it restarted) ends it at once.
   std::map<uint32_t, std::chrono::steady_clock::time_point> unreachable_until_;
-  std::thread recovery_;
+  std::mutex recovery_mu_;
+  std::thread recovery_;  // guarded by recovery_mu_
+  void BeginRecovery();
+  void WatchForStalls();
+  // The stall watch's last tick is overdue: the process may just have resumed from a stall
+  // its watch has not noticed yet, and must not serve as if nothing had happened.
+  bool TickOverdue() const;
+  // recovering_ and refusing_changes_, or TickOverdue().
+  bool Recovering() const;
+  bool RefusingChanges() const;
+  StallWatch stall_watch_;
+  std::atomic<int64_t> last_tick_ns_{0};  // steady clock; 0: not watching
+  std::thread watch_;
+  std::atomic<uint64_t> stalls_{0};
   std::mutex space_mu_;
   SpaceReserve space_;  // guarded by space_mu_
   bool full_ = false;   // guarded by space_mu_: refusing writes now (logged once per episode)

@@ -15,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -264,18 +265,10 @@ TEST(FailoverTest, NoChangeCommitsOnTheReplicaAloneWhileTheOriginalAnswers) {
   EXPECT_EQ(replica->data(), "v2");
 }
 
-// Conditional changes of metadata objects (read either copy, then write the original at the
-// version read, as every namespace change does) go on from two clients while the OSD holding
-// the originals is killed and restarted twice: no change is lost. The changes the restarted
-// OSD refused while it recovered went to the replicas, each with a repair record. A record
-// made during the peers' replay used to be left for their next pass, while the OSD served
-// reads already: a change that read such an original took its old version and passed the
-// version check there, and the replay then overwrote it. (A chaos run: a rename's link count,
-// read that way, freed the file under its new name.) The OSD now takes changes again before
-// its peers' last replay, and serves reads only after that replay.
-TEST(FailoverTest, ConditionalChangesAcrossOsdRestartsLoseNone) {
-  TestCluster cluster(TestClusterOptions{.osds = 3});
-  const uint32_t victim = 1;
+// Two clients increment counters (DIRENT objects whose originals `victim` holds) by conditional
+// changes while `disrupt` runs; then no increment may be lost, and both copies agree.
+void ExpectNoConditionalChangeLost(TestCluster& cluster, uint32_t victim, const RpcOptions& rpc,
+                                   const std::function<void()>& disrupt) {
   std::vector<Oid> counters;
   for (uint64_t i = 0; counters.size() < 8; ++i) {
     const Oid oid{kFnso, 7, i, ObjectType::kDirent};
@@ -292,7 +285,7 @@ TEST(FailoverTest, ConditionalChangesAcrossOsdRestartsLoseNone) {
   std::vector<std::vector<Count>> counts(kClients, std::vector<Count>(counters.size()));
   std::atomic<bool> stop{false};
   auto increment = [&](int id) {
-    ClusterClient client(cluster.client().map(), cluster.Rpc("client"));
+    ClusterClient client(cluster.client().map(), rpc);
     std::mt19937 random(id);
     while (!stop.load()) {
       const size_t k = random() % counters.size();
@@ -313,13 +306,7 @@ TEST(FailoverTest, ConditionalChangesAcrossOsdRestartsLoseNone) {
   };
   std::vector<std::thread> clients;
   for (int id = 0; id < kClients; ++id) clients.emplace_back(increment, id);
-  for (int round = 0; round < 2; ++round) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    cluster.Stop(victim, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    cluster.Start(victim);  // returns once it serves reads
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  disrupt();
   stop = true;
   for (auto& c : clients) c.join();
   ASSERT_EQ(RunRepair(cluster), 0);
@@ -342,6 +329,54 @@ TEST(FailoverTest, ConditionalChangesAcrossOsdRestartsLoseNone) {
     EXPECT_LE(value, done + unknown) << counters[k].ToString();
   }
   EXPECT_GT(total, 100u) << "too few changes to prove anything";
+}
+
+// Conditional changes of metadata objects (read either copy, then write the original at the
+// version read, as every namespace change does) go on from two clients while the OSD holding
+// the originals is killed and restarted twice: no change is lost. The changes the restarted
+// OSD refused while it recovered went to the replicas, each with a repair record. A record
+// made during the peers' replay used to be left for their next pass, while the OSD served
+// reads already: a change that read such an original took its old version and passed the
+// version check there, and the replay then overwrote it. (A chaos run: a rename's link count,
+// read that way, freed the file under its new name.) The OSD now takes changes again before
+// its peers' last replay, and serves reads only after that replay.
+TEST(FailoverTest, ConditionalChangesAcrossOsdRestartsLoseNone) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  const uint32_t victim = 1;
+  ExpectNoConditionalChangeLost(cluster, victim, cluster.Rpc("client"), [&] {
+    for (int round = 0; round < 2; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      cluster.Stop(victim, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      cluster.Start(victim);  // returns once it serves reads
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+}
+
+// The same across an OSD that stops running for 3 s (SIGSTOP) and goes on (SIGCONT): the
+// clients (1 s deadlines) take it for dead and commit on the replicas alone meanwhile. Without
+// its stall watch (common/stall_watch.h) it went on serving its old copies, and changes read
+// from them were overwritten by the replay.
+TEST(FailoverTest, ConditionalChangesAcrossAnOsdStallLoseNone) {
+  TestCluster cluster(TestClusterOptions{.osds = 3});
+  const uint32_t victim = 1;
+  struct Resume {  // before the cluster's destructor, which stops its OSDs with SIGTERM
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{cluster.Pid(victim)};
+  auto stall_twice = [&] {
+    for (int round = 0; round < 2; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      ASSERT_EQ(kill(resume.pid, SIGSTOP), 0) << std::strerror(errno);
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+      ASSERT_EQ(kill(resume.pid, SIGCONT), 0) << std::strerror(errno);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    }
+  };
+  ExpectNoConditionalChangeLost(
+      cluster, victim, cluster.Rpc("client", std::chrono::milliseconds(1000)), stall_twice);
+  EXPECT_GE(ClusterCounter(cluster, "stalls"), 2u);
 }
 
 // Every OSD restarted at once (a power cut): each refuses clients' changes until its peers
