@@ -144,10 +144,11 @@ Status OsdClient::FailureOf(const grpc::Status& status) const {
 }
 
 template <typename Request, typename Response, typename Method>
-Result<Response> OsdClient::Call(Method method, const Request& request) {
+Result<Response> OsdClient::Call(Method method, const Request& request,
+                                 std::optional<std::chrono::milliseconds> fail_fast_within) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + Deadline());
-  context.set_wait_for_ready(options_.wait_for_ready);
+  context.set_deadline(std::chrono::system_clock::now() + fail_fast_within.value_or(Deadline()));
+  context.set_wait_for_ready(fail_fast_within ? false : options_.wait_for_ready);
   CallCanceller* canceller = options_.canceller.get();
   if (canceller != nullptr && !canceller->Add(&context)) return Cancelled();
   Response response;
@@ -190,16 +191,8 @@ Result<wire::HealthResponse> OsdClient::Health(const wire::HealthRequest& r) {
   return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health, r);
 }
 Result<wire::HealthResponse> OsdClient::Ping(std::chrono::milliseconds deadline) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
-  context.set_wait_for_ready(false);
-  CallCanceller* canceller = options_.canceller.get();
-  if (canceller != nullptr && !canceller->Add(&context)) return Cancelled();
-  wire::HealthResponse response;
-  grpc::Status status = stub_->Health(&context, wire::HealthRequest(), &response);
-  if (canceller != nullptr) canceller->Remove(&context);
-  if (!status.ok()) return FailureOf(status);
-  return response;
+  return Call<wire::HealthRequest, wire::HealthResponse>(&wire::Osd::Stub::Health,
+                                                         wire::HealthRequest(), deadline);
 }
 
 Result<wire::RepairResponse> OsdClient::Repair(const wire::RepairRequest& r) {

@@ -149,7 +149,9 @@ class OsdClient {
 
  private:
   template <typename Request, typename Response, typename Method>
-  Result<Response> Call(Method method, const Request& request);
+  // With `fail_fast_within`: that deadline, and no waiting for a channel to become ready.
+  Result<Response> Call(Method method, const Request& request,
+                        std::optional<std::chrono::milliseconds> fail_fast_within = std::nullopt);
   // `start(context, request, response, on_done)` issues the callback-API call. A batched
   // call's success is observed by ObserveBatch instead.
   template <typename Request, typename Response, typename Start>

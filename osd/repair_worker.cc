@@ -145,8 +145,7 @@ OsdClient* RepairWorker::Peer(uint32_t osd_id) {
       .first->second.get();
 }
 
-Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key,
-                                                          bool with_data) {
+Result<RepairWorker::CopyState> RepairWorker::ReadOurCopy(const std::string& key, bool with_data) {
   CopyState state;
   Result<ObjectRecordSummary> summary = Status::NotFound("");
   if (with_data) {
