@@ -1,19 +1,23 @@
-// Whether this process stopped running for a while: stopped (SIGSTOP), a paused VM, or starved
-// of CPU. A thread ticks it at a short period; a tick that comes much later than that means
-// the process did not run in between. An OSD that did not run for longer than a client's
-// deadline may have been taken for dead: its peers took changes of its copies alone, with
-// repair records, which it has not seen. It must not serve or change those copies until the
-// peers have replayed the records, as after a restart. Pure logic; the caller passes the time.
+// Whether this process stopped running for a while: stopped (SIGSTOP), a paused VM, a
+// suspended host, or starved of CPU. A thread ticks it at a short period; a tick that comes much
+// later than that means the process did not run in between. An OSD that did not run for longer
+// than a client's deadline may have been taken for dead: its peers took changes of its copies
+// alone, with repair records, which it has not seen. It must not serve or change those copies
+// until the peers have replayed the records, as after a restart. Pure logic; the caller passes
+// the time.
 #pragma once
 
 #include <chrono>
 #include <optional>
 
+#include "common/boot_clock.h"
+
 namespace orthofs {
 
 class StallWatch {
  public:
-  using Clock = std::chrono::steady_clock;
+  // Counts a suspended host's pause too (common/boot_clock.h).
+  using Clock = BootClock;
   // `threshold`: gaps longer than this are stalls.
   explicit StallWatch(Clock::duration threshold) : threshold_(threshold) {}
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace orthofs {
 namespace {
 
@@ -41,6 +43,26 @@ TEST_F(StallWatchTest, OverdueOncePastTheThreshold) {
   EXPECT_FALSE(watch_.Overdue(At(0), At(1500)));
   EXPECT_TRUE(watch_.Overdue(At(0), At(1501)));
   EXPECT_FALSE(watch_.Overdue(At(2000), At(1000))) << "a tick after now is not overdue";
+}
+
+TEST(BootClockTest, AdvancesAtLeastAsTheSteadyClockDoes) {
+  const auto boot_start = BootClock::now();
+  const auto steady_start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(milliseconds(20));
+  const auto steady_spent = std::chrono::steady_clock::now() - steady_start;
+  const auto boot_spent = BootClock::now() - boot_start;
+  EXPECT_GE(boot_spent, milliseconds(20));
+  // The boot clock also counts suspended time, which steady_clock leaves out; never less.
+  EXPECT_GE(boot_spent + milliseconds(1), steady_spent);
+}
+
+TEST(BootClockTest, NeverGoesBack) {
+  BootClock::time_point last = BootClock::now();
+  for (int i = 0; i < 10000; ++i) {
+    const BootClock::time_point now = BootClock::now();
+    ASSERT_GE(now, last);
+    last = now;
+  }
 }
 
 }  // namespace

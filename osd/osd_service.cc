@@ -185,8 +185,8 @@ void OsdService::StopBackgroundWork() {
 
 void OsdService::StartRecovery() {
   BeginRecovery();
-  if (stall_watch_.threshold() > std::chrono::steady_clock::duration::zero()) {
-    last_tick_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  if (stall_watch_.threshold() > StallWatch::Clock::duration::zero()) {
+    last_tick_ns_ = StallWatch::Clock::now().time_since_epoch().count();
     watch_ = std::thread([this] { WatchForStalls(); });
   }
 }
@@ -194,13 +194,13 @@ void OsdService::StartRecovery() {
 void OsdService::WatchForStalls() {
   while (!stopping_.load()) {
     std::this_thread::sleep_for(kStallTick);
-    const auto now = std::chrono::steady_clock::now();
-    if (std::optional<std::chrono::steady_clock::duration> stall = stall_watch_.Tick(now)) {
+    const auto now = StallWatch::Clock::now();
+    if (std::optional<StallWatch::Clock::duration> stall = stall_watch_.Tick(now)) {
       ++stalls_;
       if (!recovering_.load()) {
         spdlog::warn(
-            "this OSD did not run for {} ms (stopped, or starved of CPU): its peers may have "
-            "taken changes of its copies alone meanwhile; recovering as after a restart",
+            "this OSD did not run for {} ms (stopped, suspended or starved of CPU): its peers may "
+            "have taken changes of its copies alone meanwhile; recovering as after a restart",
             std::chrono::duration_cast<std::chrono::milliseconds>(*stall).count());
         BeginRecovery();  // before the tick below: requests see one or the other
       }
@@ -212,9 +212,8 @@ void OsdService::WatchForStalls() {
 bool OsdService::TickOverdue() const {
   const int64_t tick = last_tick_ns_.load();
   if (tick == 0) return false;  // not watching
-  return stall_watch_.Overdue(
-      std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(tick)),
-      std::chrono::steady_clock::now());
+  return stall_watch_.Overdue(StallWatch::Clock::time_point(StallWatch::Clock::duration(tick)),
+                              StallWatch::Clock::now());
 }
 
 // The tick first: a fresh one was stored after a stall's recovery had begun, so a request that

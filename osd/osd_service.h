@@ -402,7 +402,7 @@ class OsdService final : public wire::Osd::Service {
   bool Recovering() const;
   bool RefusingChanges() const;
   StallWatch stall_watch_;
-  std::atomic<int64_t> last_tick_ns_{0};  // steady clock; 0: not watching
+  std::atomic<int64_t> last_tick_ns_{0};  // StallWatch::Clock; 0: not watching
   std::thread watch_;
   std::atomic<uint64_t> stalls_{0};
   std::mutex space_mu_;
