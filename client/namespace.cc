@@ -97,7 +97,21 @@ Status Namespace::CheckExists() {
 }
 
 Result<InodeRef> Namespace::GetInode(uint64_t fno) {
-  Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(InodeOid(fno));
+  return InodeFromRead(fno, cluster_->ReadEitherCopy(InodeOid(fno)));
+}
+
+std::vector<Result<InodeRef>> Namespace::GetInodes(const std::vector<uint64_t>& fnos) {
+  std::vector<Oid> oids;
+  oids.reserve(fnos.size());
+  for (uint64_t fno : fnos) oids.push_back(InodeOid(fno));
+  std::vector<Result<wire::ReadResponse>> reads = cluster_->ReadEitherCopyMany(oids);
+  std::vector<Result<InodeRef>> inodes;
+  inodes.reserve(fnos.size());
+  for (size_t i = 0; i < fnos.size(); ++i) inodes.push_back(InodeFromRead(fnos[i], reads[i]));
+  return inodes;
+}
+
+Result<InodeRef> Namespace::InodeFromRead(uint64_t fno, const Result<wire::ReadResponse>& read) {
   if (!read.ok()) {
     if (read.status().Is(StatusCode::kNotFound)) {
       return Status::NotFound("no inode " + std::to_string(fno));

@@ -74,6 +74,8 @@ class Namespace {
   ClusterClient* cluster() { return cluster_; }
 
   Result<InodeRef> GetInode(uint64_t fno);
+  // GetInode of each, read together (a listing's attributes): in the order of `fnos`.
+  std::vector<Result<InodeRef>> GetInodes(const std::vector<uint64_t>& fnos);
   // `name_absent`, if given, is set when the directory has no such entry (not when the entry's
   // INODE is gone: another client's rename or unlink between the two reads).
   Result<InodeRef> Lookup(uint64_t dir, std::string_view name, bool* name_absent = nullptr);
@@ -177,6 +179,8 @@ class Namespace {
       uint64_t fno);
 
  private:
+  // The INODE `read` holds, decoded; a NotFound read names the missing inode.
+  Result<InodeRef> InodeFromRead(uint64_t fno, const Result<wire::ReadResponse>& read);
   // The INODE as this client wrote it a moment ago (RecentlyWritten), else as read now: the
   // start of a change whose conditional write catches another client's change in between.
   Result<InodeRef> WrittenOrRead(uint64_t fno);

@@ -388,6 +388,15 @@ void OsdClient::ListAsync(std::shared_ptr<const wire::ListRequest> request,
       std::move(request), std::move(done));
 }
 
+void OsdClient::StatsAsync(std::shared_ptr<const wire::StatsRequest> request,
+                           std::function<void(Result<wire::StatsResponse>)> done) {
+  CallAsync<wire::StatsRequest, wire::StatsResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->Stats(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
 void OsdClient::ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> request,
                               std::function<void(Result<wire::ReadManyResponse>)> done) {
   CallAsync<wire::ReadManyRequest, wire::ReadManyResponse>(
@@ -657,6 +666,32 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopy(const Oid& original, ui
     read = ReadEitherCopyOnce(original, offset, length);
   }
   return read;
+}
+
+std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
+    const std::vector<Oid>& originals) {
+  std::vector<Oid> first;
+  first.reserve(originals.size());
+  for (const Oid& original : originals) {
+    const Oid copy = original.WithFlag(CopyFlag::kOriginal);
+    first.push_back(CopyIsDown(copy) ? original.WithFlag(CopyFlag::kReplica) : copy);
+  }
+  std::vector<Result<wire::ReadResponse>> reads(originals.size(), Status::Ok());
+  if (!first.empty()) {
+    std::latch answered(static_cast<std::ptrdiff_t>(first.size()));
+    ReadManyAsync(first, [&reads, &answered](size_t i, Result<wire::ReadResponse> read) {
+      reads[i] = std::move(read);
+      answered.count_down();
+    });
+    answered.wait();
+  }
+  for (size_t i = 0; i < reads.size(); ++i) {
+    // The other copy, or both again while both recover: as a single ReadEitherCopy would.
+    if (!reads[i].ok() && (NeedsOtherCopy(reads[i].status()) || IsRecovering(reads[i].status()))) {
+      reads[i] = ReadEitherCopy(originals[i]);
+    }
+  }
+  return reads;
 }
 
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original, uint64_t offset,
@@ -947,12 +982,18 @@ void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
   const MapState* s = state();
   const uint64_t epoch = s->placement.map().epoch;
   static_assert(kReadManyBytes <= kMaxReadManyBytes, "inside what an OSD accepts");
-  const size_t per_call =
+  const size_t data_per_call =
       std::clamp<uint64_t>(kReadManyBytes / s->placement.map().object_size, 1, kMaxReadManyReads);
+  const size_t metadata_per_call = std::clamp<uint64_t>(
+      kMaxReadManyBytes / s->placement.map().object_size, 1, kMaxReadManyReads);
   std::map<uint32_t, std::vector<size_t>> by_osd;  // oid indexes, in order
   for (size_t i = 0; i < oids.size(); ++i) by_osd[s->placement.OsdFor(oids[i])].push_back(i);
   for (const auto& [osd_id, indexes] : by_osd) {
     OsdClient* osd = s->Osd(osd_id);
+    // Metadata objects (INODE, DIRENT) are small: as many as an OSD takes in one call.
+    const bool any_data = std::any_of(indexes.begin(), indexes.end(),
+                                      [&](size_t i) { return oids[i].type == ObjectType::kData; });
+    const size_t per_call = any_data ? data_per_call : metadata_per_call;
     for (size_t begin = 0; begin < indexes.size(); begin += per_call) {
       const size_t end = std::min(indexes.size(), begin + per_call);
       if (end - begin == 1 || !osd->MayCall(OsdClient::BatchedCall::kReadMany)) {
@@ -1319,36 +1360,59 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     const MapState* s = state();
     const uint64_t epoch = s->placement.map().epoch;
     const std::vector<OsdClient*> targets = s->ListingTargets(flag, fnso, fno);
+    // Where each OSD's listing is: the next page's token, or done.
+    std::vector<std::string> tokens(targets.size());
+    std::vector<bool> done(targets.size(), false);
     std::vector<std::pair<wire::ObjectMeta, std::string>> out;
     OsdClient* stale = nullptr;
-    for (OsdClient* osd : targets) {
-      std::string token;
-      do {
-        wire::ListRequest request;
-        request.set_epoch(epoch);
-        request.set_flag(static_cast<wire::CopyFlag>(flag));
-        request.set_fnso(fnso);
-        request.set_fno(fno);
-        request.set_type(static_cast<wire::ObjectType>(type));
-        request.set_with_data(with_data);
-        request.set_summaries_only(!with_data);  // no object bytes read for a bare listing
-        request.set_page_token(token);
-        if (limit != 0) request.set_limit(limit);
-        Result<wire::ListResponse> page = osd->List(request);
+    // A page from every OSD not done yet, all at once: one after the other they would cost a
+    // round trip per OSD (a directory's listing asks every OSD holding originals).
+    for (;;) {
+      std::vector<size_t> asking;
+      for (size_t i = 0; i < targets.size(); ++i) {
+        if (!done[i]) asking.push_back(i);
+      }
+      if (asking.empty()) break;
+      std::vector<std::optional<Result<wire::ListResponse>>> pages(targets.size());
+      std::latch answered(static_cast<std::ptrdiff_t>(asking.size()));
+      for (size_t i : asking) {
+        auto request = std::make_shared<wire::ListRequest>();
+        request->set_epoch(epoch);
+        request->set_flag(static_cast<wire::CopyFlag>(flag));
+        request->set_fnso(fnso);
+        request->set_fno(fno);
+        request->set_type(static_cast<wire::ObjectType>(type));
+        request->set_with_data(with_data);
+        request->set_summaries_only(!with_data);  // no object bytes read for a bare listing
+        request->set_page_token(tokens[i]);
+        if (limit != 0) request->set_limit(limit);
+        targets[i]->ListAsync(std::move(request),
+                              [&pages, &answered, i](Result<wire::ListResponse> page) {
+                                pages[i] = std::move(page);
+                                answered.count_down();
+                              });
+      }
+      answered.wait();
+      for (size_t i : asking) {
+        Result<wire::ListResponse>& page = *pages[i];
         if (!page.ok()) {
           if (!page.status().Is(StatusCode::kStaleEpoch) || attempt >= kMaxMapRetries) {
             return page.status();
           }
-          stale = osd;
+          stale = targets[i];
           break;
         }
-        for (int i = 0; i < page->objects_size(); ++i) {
-          out.emplace_back(page->objects(i), i < page->data_size() ? page->data(i) : "");
+        for (int k = 0; k < page->objects_size(); ++k) {
+          out.emplace_back(page->objects(k), k < page->data_size() ? page->data(k) : "");
         }
-        token = page->next_page_token();
-        if (limit != 0 && out.size() >= limit) return out;
-      } while (!token.empty());
-      if (stale) break;
+        if (!page->next_page_token().empty() && page->next_page_token() == tokens[i]) {
+          return Status::Internal(targets[i]->name() + " repeated a listing's page token");
+        }
+        tokens[i] = page->next_page_token();
+        done[i] = tokens[i].empty();
+      }
+      // Every OSD has given its first `limit` objects: the first `limit` of all are there.
+      if (stale || (limit != 0 && out.size() >= limit)) break;
     }
     if (stale) {  // the map changed: list again under the new one
       FollowMapChange(stale, epoch);
@@ -1357,6 +1421,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
       return a.first.oid().offset() < b.first.oid().offset();
     });
+    if (limit != 0 && out.size() > limit) out.resize(limit);
     return out;
   }
 }

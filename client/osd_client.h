@@ -105,6 +105,8 @@ class OsdClient {
                      std::function<void(Result<wire::ReadManyResponse>)> done);
   void ListAsync(std::shared_ptr<const wire::ListRequest> request,
                  std::function<void(Result<wire::ListResponse>)> done);
+  void StatsAsync(std::shared_ptr<const wire::StatsRequest> request,
+                  std::function<void(Result<wire::StatsResponse>)> done);
   // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
   void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
                            std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
@@ -349,6 +351,10 @@ class ClusterClient {
   // it is missing (NotFound only when both are).
   Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
                                             uint64_t length = 0);
+  // ReadEitherCopy of each of `originals`, whole objects: their first copies all at once
+  // (ReadManyAsync: a call per OSD, not a round trip per object), then, one at a time, the
+  // other copy of each that needs it. Results in the order of `originals`.
+  std::vector<Result<wire::ReadResponse>> ReadEitherCopyMany(const std::vector<Oid>& originals);
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
@@ -385,7 +391,8 @@ class ClusterClient {
   void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
                  std::function<void(Result<wire::ReadResponse>)> done);
   // Whole-object reads of many copies: one ReadMany call per OSD of the current map for up to
-  // kReadManyBytes of objects (a file's read-ahead: its replica OSD holds all of them), a lone
+  // kReadManyBytes of data objects (a file's read-ahead: its replica OSD holds all of them) or
+  // as many metadata objects as an OSD takes in one call (kMaxReadManyBytes), a lone
   // read as a plain Read. `done(i, result)` reports oids[i] as ReadAsync would, on a gRPC
   // thread, once per oid; a read refused for a stale epoch goes again alone and follows the
   // map change, and an OSD from before ReadMany gets plain Reads.

@@ -2,6 +2,7 @@
 // Writes go on with one copy and a repair record, reads fail over to the other copy, EIO
 // comes only when both copies are unreachable, and a restarted OSD gets its copies back
 // (replayed records) so every object ends with two equal copies.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -58,6 +59,13 @@ void ExpectSameBytes(const std::string& got, const std::string& want) {
 }
 
 int RunRepair(TestCluster& cluster) { return cluster.Repair().exit_code; }
+
+// A metric's sample in a scrape (-1, and a failure, when it is missing).
+double Sample(const std::map<std::string, double>& samples, const std::string& name) {
+  auto it = samples.find(name);
+  EXPECT_NE(it, samples.end()) << name << " missing";
+  return it == samples.end() ? -1 : it->second;
+}
 
 // For each OSD that holds originals of the file in turn: killed in the middle of writing it;
 // the writes, fsync and close succeed, the file reads back whole while the OSD is down, and
@@ -520,6 +528,67 @@ TEST(FailoverTest, MetadataChangesWhileAnOsdIsDown) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+// A listing's attributes (readdirplus) are read together, a call per OSD; with an OSD down, each
+// INODE whose original it held comes from its replica, so every entry still has its attributes.
+TEST(FailoverTest, AListingsAttributesComeFromEitherCopy) {
+  TestCluster cluster(TestClusterOptions{.osds = 4});
+  constexpr int kFiles = 150;  // more than one readdirplus reply, more than one ReadMany call
+  {
+    TestMount writer(&cluster, kFnso);
+    ASSERT_EQ(mkdir((writer / "d").c_str(), 0755), 0) << std::strerror(errno);
+    for (int i = 0; i < kFiles; ++i) {
+      CreateFile(writer / ("d/f" + std::to_string(i)), std::string(i, 'x'));
+    }
+  }
+  for (bool osd_down : {false, true}) {
+    SCOPED_TRACE(osd_down ? "an OSD down" : "every OSD up");
+    if (osd_down) cluster.Stop(1, SIGKILL);
+    const int port = FreePort();
+    TestMount mount(&cluster, kFnso, {"--metrics", "127.0.0.1:" + std::to_string(port)});
+    std::vector<std::pair<std::string, off_t>> listed;
+    std::vector<uint64_t> fnos;
+    {
+      struct CloseDir {
+        void operator()(DIR* d) const { closedir(d); }
+      };
+      std::unique_ptr<DIR, CloseDir> dir(opendir((mount / "d").c_str()));
+      ASSERT_NE(dir, nullptr) << std::strerror(errno);
+      while (dirent* e = readdir(dir.get())) {
+        if (e->d_name[0] == '.') continue;
+        struct stat st {};
+        ASSERT_EQ(fstatat(dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW), 0)
+            << e->d_name << ": " << std::strerror(errno);
+        listed.emplace_back(e->d_name, st.st_size);
+        fnos.push_back(st.st_ino);
+      }
+    }
+    ASSERT_EQ(listed.size(), static_cast<size_t>(kFiles));
+    for (const auto& [name, size] : listed) {
+      EXPECT_EQ(size, std::stoi(name.substr(1))) << name;
+    }
+    EXPECT_GT(Sample(ScrapeMetrics(port),
+                     "orthofs_client_fuse_requests_total{fnso=\"1\",op=\"readdirplus\"}"),
+              1)
+        << "the kernel listed with attributes, in more than one reply";
+    if (!osd_down) continue;
+    // A client that does not know the OSD is down yet: the reads it sent there fail, and each
+    // goes to its other copy.
+    ClusterClient unaware(cluster.client().map(), cluster.Rpc("client"));
+    std::vector<Oid> inodes;
+    int on_the_dead_osd = 0;
+    for (uint64_t fno : fnos) {
+      inodes.push_back(Oid{kFnso, fno, 0, ObjectType::kInode, CopyFlag::kOriginal});
+      on_the_dead_osd += unaware.placement().OsdFor(inodes.back()) == 1 ? 1 : 0;
+    }
+    ASSERT_GT(on_the_dead_osd, 0);
+    std::vector<Result<wire::ReadResponse>> reads = unaware.ReadEitherCopyMany(inodes);
+    for (size_t i = 0; i < reads.size(); ++i) {
+      EXPECT_TRUE(reads[i].ok()) << inodes[i].ToString() << ": " << reads[i].status().ToString();
+    }
+  }
+  cluster.Start(1);
+}
+
 // An OSD that hangs (SIGSTOP: its sockets stay open and nothing answers) costs one deadline,
 // to the requests in flight when it stopped. Later ones go to the other copy at once, however
 // many backoffs pass (writes, reads, listings, deletes), and only Health probes (with their own
@@ -863,12 +932,6 @@ TEST(FailoverTest, FsyncedDataSurvivesEveryOsdKilledAtOnce) {
 
 namespace orthofs::testing {
 namespace {
-
-double Sample(const std::map<std::string, double>& samples, const std::string& name) {
-  auto it = samples.find(name);
-  EXPECT_NE(it, samples.end()) << name << " missing";
-  return it == samples.end() ? -1 : it->second;
-}
 
 // orthofs-mount --metrics: Prometheus text whose cache, flush and failover counters move with
 // what the mount did, scraped from a real mount while an OSD is killed under it.

@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -161,6 +162,46 @@ TEST_F(OsdTest, ReadEitherCopyFindsTheCopyThatHasTheObject) {
   }
   Result<wire::ReadResponse> none = client().ReadEitherCopy(Data(153, 0));
   EXPECT_TRUE(none.status().Is(StatusCode::kNotFound)) << none.status().ToString();
+}
+
+// ReadEitherCopyMany answers each object as ReadEitherCopy would, in the order asked, with
+// more objects per OSD than one ReadMany call takes (metadata objects: a listing's INODEs).
+TEST_F(OsdTest, ReadEitherCopyManyAnswersEachAsReadEitherCopyWould) {
+  auto inode = [](uint64_t fno) { return Oid{1, fno, 0, ObjectType::kInode, CopyFlag::kOriginal}; };
+  std::vector<Oid> oids;
+  std::vector<std::optional<std::string>> want;
+  ObjectWrite how;
+  how.replace = true;
+  for (uint64_t fno = 1000; fno < 1000 + 3 * kMaxReadManyReads * 6; ++fno) {
+    const std::string data = "inode " + std::to_string(fno);
+    switch (fno % 4) {
+      case 0:
+        PutBoth(client(), inode(fno), data);
+        break;
+      case 1:  // the replica only (the original missed it)
+        ASSERT_TRUE(client().Write(inode(fno).WithFlag(CopyFlag::kReplica), data, how).ok());
+        break;
+      case 2:  // the original only
+        ASSERT_TRUE(client().Write(inode(fno), data, how).ok());
+        break;
+      case 3:  // neither
+        break;
+    }
+    oids.push_back(inode(fno));
+    want.push_back(fno % 4 == 3 ? std::nullopt : std::optional<std::string>(data));
+  }
+  std::vector<Result<wire::ReadResponse>> reads = client().ReadEitherCopyMany(oids);
+  ASSERT_EQ(reads.size(), oids.size());
+  for (size_t i = 0; i < oids.size(); ++i) {
+    if (!want[i]) {
+      EXPECT_TRUE(reads[i].status().Is(StatusCode::kNotFound))
+          << oids[i].ToString() << ": " << reads[i].status().ToString();
+      continue;
+    }
+    ASSERT_TRUE(reads[i].ok()) << oids[i].ToString() << ": " << reads[i].status().ToString();
+    EXPECT_EQ(reads[i]->data(), *want[i]) << oids[i].ToString();
+  }
+  EXPECT_TRUE(client().ReadEitherCopyMany({}).empty());
 }
 
 // A new metadata object's two copies, written at once: equal, at version 1, and only if absent
