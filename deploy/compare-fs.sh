@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Real fio and bonnie++ on an OrthoFS mount and a local directory (or any two directories:
+# Real fio, bonnie++ and dbench on an OrthoFS mount and a local directory (or any two directories:
 # a GlusterFS or MooseFS mount works the same) in the same run, printed as one table.
 #   deploy/compare-fs.sh MOUNT_DIR LOCAL_DIR [--files 5] [--size-mb 100] [--remount MAP]
 #                        [--mount-flags "..."] [--admin-flags "..."]
 #                        [--bonnie-mb 1024] [--bonnie-files 16]
 #                        [--no-fio] [--no-bonnie] [--repeat 1]
-#                        [--names "orthofs local"]
+#                        [--dbench SECONDS] [--dbench-clients 4] [--names "orthofs local"]
 # fio: F files x S MiB (the paper's workload), synchronous I/O, round-robin across the files:
 # sequential and random, read and write, 16 KiB and 1 MiB requests; caches dropped before
 # every read job. bonnie++ -s BONNIE_MB (-r half of it) -n BONNIE_FILES x 1024: block write,
 # rewrite, block read, random seeks, and file creates/stats/deletes per second (-f: without
 # the per-character tests, which measure the C library more than the file system).
+# --dbench S also runs dbench (a file server's mix of creates, renames, unlinks, listings,
+# locks, small reads and writes, fsync) for S seconds with --dbench-clients processes: MB/s and
+# the mean latency of its most frequent operations, in ms.
 # --remount MAP remounts MOUNT_DIR (orthofs-mount --map MAP) before each read job and empties
 # the OSDs' caches (orthofs drop-caches --map MAP), so the client's object cache and the OSDs'
 # are cold too, not only the kernel's page cache; --mount-flags are more orthofs-mount flags
@@ -24,12 +27,12 @@
 # file systems (FUSE, replication over loopback) lose more to it than a local directory does.
 # Needs root to drop caches (says so otherwise). "+++++" is bonnie++'s "too fast to measure".
 set -euo pipefail
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
 [ "${1:-}" != -h ] && [ "${1:-}" != --help ] || { usage; exit 0; }
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 mount_dir=$1 local_dir=$2; shift 2
 files=5 size_mb=100 remount_map="" mount_flags="" admin_flags="" bonnie_mb=1024 bonnie_files=16 do_fio=1 do_bonnie=1
-repeat=1
+repeat=1 dbench_seconds=0 dbench_clients=4
 names="orthofs local"
 bin=${ORTHOFS_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/bin}
 die() { echo "compare-fs: $*" >&2; exit 1; }
@@ -45,17 +48,21 @@ while [ $# -gt 0 ]; do
     --no-fio) do_fio=0; shift ;;
     --no-bonnie) do_bonnie=0; shift ;;
     --repeat) repeat=${2:?}; shift 2 ;;
+    --dbench) dbench_seconds=${2:?}; shift 2 ;;
+    --dbench-clients) dbench_clients=${2:?}; shift 2 ;;
     --names) names=${2:?}; shift 2 ;;
     *) echo "compare-fs: unknown flag '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [ -z "$mount_flags" ] || [ -n "$remount_map" ] || die "--mount-flags is for the remount: give --remount MAP too"
 [ -z "$admin_flags" ] || [ -n "$remount_map" ] || die "--admin-flags is for the remount: give --remount MAP too"
-for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files" "$repeat"; do
+for n in "$files" "$size_mb" "$bonnie_mb" "$bonnie_files" "$repeat" "$dbench_clients"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "sizes and counts must be positive numbers (got '$n')"
 done
 for d in "$mount_dir" "$local_dir"; do [ -d "$d" ] && [ -w "$d" ] || die "$d: not a writable directory"; done
+[[ "$dbench_seconds" =~ ^[0-9]+$ ]] || die "--dbench takes seconds (got '$dbench_seconds')"
 [ $do_fio -eq 0 ] || command -v fio > /dev/null || die "fio is not installed"
+[ "$dbench_seconds" -eq 0 ] || command -v dbench > /dev/null || die "dbench is not installed"
 [ $do_bonnie -eq 0 ] || command -v bonnie++ > /dev/null || die "bonnie++ is not installed"
 read -r name_a name_b <<< "$names"
 [ -w /proc/sys/vm/drop_caches ] ||
@@ -141,6 +148,24 @@ if [ $do_bonnie -eq 1 ]; then
   done
 fi
 
+# dbench's report -> "label value" lines: throughput, then the mean latency of some operations.
+dbench_fields() {
+  awk '/^Throughput/ { print "throughput_MB/s", $2 }
+       $1 ~ /^(NTCreateX|Find|Qpathinfo|Rename|Unlink|Flush)$/ && NF == 4 {
+         print tolower($1) "_ms", $3 }' "$1"
+}
+declare -A dbench
+if [ "$dbench_seconds" -gt 0 ]; then
+  for dir in "$mount_dir" "$local_dir"; do
+    rm -rf "$dir/dbench" && mkdir "$dir/dbench"
+    log=$(mktemp)
+    dbench -D "$dir/dbench" -t "$dbench_seconds" "$dbench_clients" > "$log" 2>&1 ||
+      { tail -5 "$log" >&2; rm -f "$log"; die "dbench failed in $dir"; }
+    while read -r label value; do dbench[$dir,$label]=$value; done < <(dbench_fields "$log")
+    rm -rf "$log" "$dir/dbench"
+  done
+fi
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }'; }
 printf '%-40s %12s %12s %7s\n' "" "$name_a" "$name_b" "ratio"
 if [ $do_fio -eq 1 ]; then
@@ -169,6 +194,13 @@ if [ $do_bonnie -eq 1 ]; then
   for label in block_write_MB/s rewrite_MB/s block_read_MB/s random_seeks_/s seq_create_/s \
                seq_stat_/s seq_delete_/s random_create_/s random_stat_/s random_delete_/s; do
     a=${bonnie[$mount_dir,$label]} b=${bonnie[$local_dir,$label]}
+    printf '  %-38s %12s %12s %7s\n' "${label//_/ }" "$a" "$b" "$(ratio "$a" "$b")"
+  done
+fi
+if [ "$dbench_seconds" -gt 0 ]; then
+  echo "dbench, $dbench_clients clients, $dbench_seconds s (latencies: mean, ms)"
+  for label in throughput_MB/s ntcreatex_ms find_ms qpathinfo_ms rename_ms unlink_ms flush_ms; do
+    a=${dbench[$mount_dir,$label]:--} b=${dbench[$local_dir,$label]:--}
     printf '  %-38s %12s %12s %7s\n' "${label//_/ }" "$a" "$b" "$(ratio "$a" "$b")"
   done
 fi

@@ -12,7 +12,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libxxhash-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev llvm-14
-  iproute2 procps psmisc fio bonnie++ ethtool gnuplot-nox python3 systemd curl
+  iproute2 procps psmisc fio bonnie++ dbench ethtool gnuplot-nox python3 systemd curl
 )
 
 SUDO=""

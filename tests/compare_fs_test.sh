@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy/compare-fs.sh against a real mount and a local directory at tiny size: every fio job
 # and bonnie++ line has a number for both, --remount remounts the client (with --mount-flags),
-# bad input is refused;
+# --dbench adds dbench's throughput and latencies, bad input is refused;
 # deploy/cpu-usage.sh reports the CPU seconds of the mount and each OSD during a write.
 #   compare_fs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
@@ -70,6 +70,19 @@ awk -v n="^$n\$" '/^  (read|write|randread|randwrite) / {
 out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --repeat 0 2>&1) && fail "--repeat 0 accepted"
 grep -q "positive numbers" <<< "$out" || fail "no message: $out"
 [ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "benchmark files left behind"
+
+step "--dbench: throughput and latencies of both"
+"$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --no-fio --no-bonnie --dbench 3 \
+  --dbench-clients 2 > "$work/dbench.txt" || fail "compare-fs --dbench failed"
+cat "$work/dbench.txt"
+grep -q "^dbench, 2 clients, 3 s" "$work/dbench.txt" || fail "no dbench heading"
+for label in "throughput MB/s" "ntcreatex ms" "find ms" "qpathinfo ms" "unlink ms"; do
+  grep -Eq "^  $label +[0-9.]+ +[0-9.]+ +[0-9.]+x$" "$work/dbench.txt" ||
+    fail "no dbench numbers for '$label'"
+done
+[ -z "$(ls "$mnt")" ] && [ -z "$(ls "$local_dir")" ] || fail "dbench files left behind"
+out=$("$src/deploy/compare-fs.sh" "$mnt" "$local_dir" --dbench x 2>&1) && fail "--dbench x accepted"
+grep -q "takes seconds" <<< "$out" || fail "no message: $out"
 
 step "cpu-usage.sh: CPU seconds of this cluster's processes during a write"
 out=$("$src/deploy/cpu-usage.sh" --match "$cluster/" -- \

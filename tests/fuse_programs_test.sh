@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real programs on a real mount of a 3-OSD local cluster: tar + diff -r of a source tree,
-# random files of random sizes, git, fio --verify, bonnie++, remount, and both copies of a
-# sample of objects where placement says they are.
+# random files of random sizes, git, fio --verify, bonnie++, dbench, remount, and both copies
+# of a sample of objects where placement says they are.
 #   fuse_programs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" programs
@@ -79,6 +79,19 @@ if command -v bonnie++ > /dev/null; then
   echo "   completed"
 else
   fail "bonnie++ not installed (deploy/install-deps.sh installs it)"
+fi
+
+step "dbench: a file server's mix (creates, renames, unlinks, listings, locks, fsync)"
+if command -v dbench > /dev/null; then
+  mkdir "$mnt/dbench"
+  # Exits non-zero at the first operation whose outcome differs from the load file's.
+  dbench -D "$mnt/dbench" -t 10 2 > "$work/dbench.log" 2>&1 ||
+    { tail -20 "$work/dbench.log"; fail "dbench"; }
+  ! grep -q ERROR "$work/dbench.log" || { grep ERROR "$work/dbench.log" | head; fail "dbench errors"; }
+  grep -q '^Throughput' "$work/dbench.log" || { tail -20 "$work/dbench.log"; fail "dbench did not finish"; }
+  echo "   $(grep '^Throughput' "$work/dbench.log")"
+else
+  fail "dbench not installed (deploy/install-deps.sh installs it)"
 fi
 
 step "placement: object 0 of a file is on the OSDs locate names, both copies equal"
