@@ -23,7 +23,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <latch>
 #include <limits>
 #include <map>
 #include <memory>
@@ -46,6 +45,7 @@
 #include "client/process_tuning.h"
 #include "client/tcp_congestion.h"
 #include "client/tls.h"
+#include "common/await_all.h"
 #include "common/cached_versions.h"
 #include "common/kernel_dentries.h"
 #include "common/kernel_sizes.h"
@@ -1218,20 +1218,13 @@ ClusterSpace SpaceOf(ClusterClient* cluster) {
     for (OsdClient* osd : cluster->osds()) {
       if (osd->down() == ask_down && asked.insert(osd->osd_id()).second) asking.push_back(osd);
     }
-    std::vector<std::optional<Result<wire::StatsResponse>>> answers(asking.size());
-    std::latch answered(static_cast<std::ptrdiff_t>(asking.size()));
-    for (size_t i = 0; i < asking.size(); ++i) {
-      asking[i]->StatsAsync(request, [&answers, &answered, i](Result<wire::StatsResponse> stats) {
-        answers[i] = std::move(stats);
-        answered.count_down();
-      });
-    }
-    answered.wait();
-    for (const auto& stats : answers) {
-      if (!stats->ok()) continue;
-      space.capacity_bytes += (*stats)->capacity_bytes() / 2;
-      space.available_bytes += (*stats)->available_bytes() / 2;
-      space.objects += (*stats)->objects() / 2;
+    for (const Result<wire::StatsResponse>&stats : AwaitAll<Result<wire::StatsResponse>>(
+             asking.size(),
+             [&](size_t i, auto done) { asking[i]->StatsAsync(request, std::move(done)); })) {
+      if (!stats.ok()) continue;
+      space.capacity_bytes += stats->capacity_bytes() / 2;
+      space.available_bytes += stats->available_bytes() / 2;
+      space.objects += stats->objects() / 2;
       ++space.answered;
     }
     if (space.answered > 0) break;

@@ -13,6 +13,7 @@
 
 #include "client/tcp_congestion.h"
 #include "client/wire.h"
+#include "common/await_all.h"
 #include "common/checksum.h"
 #include "common/limits.h"
 #include "common/object_version.h"
@@ -1373,28 +1374,24 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
         if (!done[i]) asking.push_back(i);
       }
       if (asking.empty()) break;
-      std::vector<std::optional<Result<wire::ListResponse>>> pages(targets.size());
-      std::latch answered(static_cast<std::ptrdiff_t>(asking.size()));
-      for (size_t i : asking) {
-        auto request = std::make_shared<wire::ListRequest>();
-        request->set_epoch(epoch);
-        request->set_flag(static_cast<wire::CopyFlag>(flag));
-        request->set_fnso(fnso);
-        request->set_fno(fno);
-        request->set_type(static_cast<wire::ObjectType>(type));
-        request->set_with_data(with_data);
-        request->set_summaries_only(!with_data);  // no object bytes read for a bare listing
-        request->set_page_token(tokens[i]);
-        if (limit != 0) request->set_limit(limit);
-        targets[i]->ListAsync(std::move(request),
-                              [&pages, &answered, i](Result<wire::ListResponse> page) {
-                                pages[i] = std::move(page);
-                                answered.count_down();
-                              });
-      }
-      answered.wait();
-      for (size_t i : asking) {
-        Result<wire::ListResponse>& page = *pages[i];
+      std::vector<Result<wire::ListResponse>> pages =
+          AwaitAll<Result<wire::ListResponse>>(asking.size(), [&](size_t k, auto done) {
+            const size_t i = asking[k];
+            auto request = std::make_shared<wire::ListRequest>();
+            request->set_epoch(epoch);
+            request->set_flag(static_cast<wire::CopyFlag>(flag));
+            request->set_fnso(fnso);
+            request->set_fno(fno);
+            request->set_type(static_cast<wire::ObjectType>(type));
+            request->set_with_data(with_data);
+            request->set_summaries_only(!with_data);  // no object bytes read for a bare listing
+            request->set_page_token(tokens[i]);
+            if (limit != 0) request->set_limit(limit);
+            targets[i]->ListAsync(std::move(request), std::move(done));
+          });
+      for (size_t k = 0; k < asking.size(); ++k) {
+        const size_t i = asking[k];
+        Result<wire::ListResponse>& page = pages[k];
         if (!page.ok()) {
           if (!page.status().Is(StatusCode::kStaleEpoch) || attempt >= kMaxMapRetries) {
             return page.status();
@@ -1484,19 +1481,14 @@ Status ClusterClient::VisitStoredObjects(std::span<const CopyFlag> flags, uint32
     {
       // Every OSD's first page at once: a seek often needs no other, and one after the other
       // they cost a round trip per OSD.
-      std::vector<std::optional<Result<wire::ListResponse>>> first(cursors.size());
-      std::latch answered(static_cast<std::ptrdiff_t>(cursors.size()));
-      for (size_t i = 0; i < cursors.size(); ++i) {
-        cursors[i].osd->ListAsync(
-            std::make_shared<const wire::ListRequest>(page_request(cursors[i])),
-            [&first, &answered, i](Result<wire::ListResponse> page) {
-              first[i] = std::move(page);
-              answered.count_down();
-            });
-      }
-      answered.wait();
+      std::vector<Result<wire::ListResponse>> first =
+          AwaitAll<Result<wire::ListResponse>>(cursors.size(), [&](size_t i, auto done) {
+            cursors[i].osd->ListAsync(
+                std::make_shared<const wire::ListRequest>(page_request(cursors[i])),
+                std::move(done));
+          });
       for (size_t i = 0; i < cursors.size() && failed.ok(); ++i) {
-        failed = take_page(cursors[i], std::move(*first[i]));
+        failed = take_page(cursors[i], std::move(first[i]));
       }
     }
     while (failed.ok()) {
