@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real programs on a real mount of a 3-OSD local cluster: tar + diff -r of a source tree,
-# random files of random sizes, git, fio --verify, bonnie++, dbench, remount, and both copies
-# of a sample of objects where placement says they are.
+# random files of random sizes, git, fio --verify, bonnie++, dbench, SQLite, cc and make,
+# remount, and both copies of a sample of objects where placement says they are.
 #   fuse_programs_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/mounted_cluster.sh" "$1" "$2" programs
@@ -94,6 +94,30 @@ else
   fail "dbench not installed (deploy/install-deps.sh installs it)"
 fi
 
+step "a database's files: SQLite (rollback journal and WAL, fsync per commit) as on a local dir"
+mkdir "$mnt/db" "$work/db"
+python3 "$src/tests/sqlite_workload.py" "$work/db" > "$work/db.local" || fail "sqlite on the local dir"
+python3 "$src/tests/sqlite_workload.py" "$mnt/db" > "$work/db.mount" || fail "sqlite on the mount"
+[ "$(grep -c ' ok ' "$work/db.mount")" -eq 2 ] || { cat "$work/db.mount"; fail "integrity check"; }
+diff "$work/db.local" "$work/db.mount" || fail "the databases differ from the local dir's"
+cat "$work/db.mount" | sed 's/^/   /'
+
+step "a compiler and make: build, nothing to redo, one changed source rebuilt"
+mkdir "$mnt/cc"
+printf '#include "util.h"\nint main(void) { return print_answer(); }\n' > "$mnt/cc/main.c"
+printf 'int print_answer(void);\n' > "$mnt/cc/util.h"
+printf '#include <stdio.h>\n#include "util.h"\nint print_answer(void) { puts("one"); return 0; }\n' \
+  > "$mnt/cc/util.c"
+printf 'prog: main.o util.o\n\tcc -o $@ $^\n%%.o: %%.c util.h\n\tcc -O2 -c $<\n' > "$mnt/cc/Makefile"
+make -s -C "$mnt/cc" -j2 || fail "make"
+[ "$("$mnt/cc/prog")" = one ] || fail "the built program"
+make -q -C "$mnt/cc" || fail "make after a build wants to redo something (mtimes)"
+sleep 1  # the change a second after the build: newer than the objects at any timestamp granularity
+sed -i 's/"one"/"two"/' "$mnt/cc/util.c"
+out=$(make -C "$mnt/cc" 2>&1) || fail "make after a change: $out"
+grep -q "util.c" <<< "$out" && ! grep -q "main.c" <<< "$out" || fail "not only util.c rebuilt: $out"
+[ "$("$mnt/cc/prog")" = two ] || fail "the rebuilt program"
+
 step "placement: object 0 of a file is on the OSDs locate names, both copies equal"
 f=$mnt/random/f1000001
 fno=$(stat -c %i "$f")
@@ -113,6 +137,9 @@ fusermount3 -u "$mnt"
 "$bin/mount.fuse.orthofs" "$ORTHOFS_MAP" "$mnt" -o rw,fnso=1,_netdev
 diff -r /usr/include/linux "$mnt/tree/linux" || fail "tree differs after remount"
 for s in $sizes; do cmp "$work/random/f$s" "$mnt/random/f$s" || fail "f$s after remount"; done
+python3 "$src/tests/sqlite_workload.py" "$mnt/db" --check > "$work/db.again" || fail "sqlite after remount"
+diff "$work/db.local" "$work/db.again" || fail "the databases differ after remount"
+[ "$("$mnt/cc/prog")" = two ] || fail "the program built in the mount, after remount"
 echo "$mnt" > "$cluster/mountpoint"
 
 echo "fuse_programs_test: all checks passed"
