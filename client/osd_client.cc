@@ -1363,7 +1363,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     const std::vector<OsdClient*> targets = s->ListingTargets(flag, fnso, fno);
     // Where each OSD's listing is: the next page's token, or done.
     std::vector<std::string> tokens(targets.size());
-    std::vector<bool> done(targets.size(), false);
+    std::vector<bool> finished(targets.size(), false);
     std::vector<std::pair<wire::ObjectMeta, std::string>> out;
     OsdClient* stale = nullptr;
     // A page from every OSD not done yet, all at once: one after the other they would cost a
@@ -1371,7 +1371,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     for (;;) {
       std::vector<size_t> asking;
       for (size_t i = 0; i < targets.size(); ++i) {
-        if (!done[i]) asking.push_back(i);
+        if (!finished[i]) asking.push_back(i);
       }
       if (asking.empty()) break;
       std::vector<Result<wire::ListResponse>> pages =
@@ -1399,14 +1399,14 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
           stale = targets[i];
           break;
         }
-        for (int k = 0; k < page->objects_size(); ++k) {
-          out.emplace_back(page->objects(k), k < page->data_size() ? page->data(k) : "");
+        for (int j = 0; j < page->objects_size(); ++j) {
+          out.emplace_back(page->objects(j), j < page->data_size() ? page->data(j) : "");
         }
         if (!page->next_page_token().empty() && page->next_page_token() == tokens[i]) {
           return Status::Internal(targets[i]->name() + " repeated a listing's page token");
         }
         tokens[i] = page->next_page_token();
-        done[i] = tokens[i].empty();
+        finished[i] = tokens[i].empty();
       }
       // Every OSD has given its first `limit` objects: the first `limit` of all are there.
       if (stale || (limit != 0 && out.size() >= limit)) break;
