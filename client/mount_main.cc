@@ -1209,8 +1209,8 @@ struct ClusterSpace {
 ClusterSpace SpaceOf(ClusterClient* cluster) {
   ClusterSpace space;
   // OSDs believed down are asked only when no other answers: one that hangs would hold df for
-  // the call's deadline.
-  // The others all at once: one after the other, df would cost a round trip per OSD.
+  // the call's deadline. The others all at once: one after the other, df would cost a round
+  // trip per OSD.
   std::set<uint32_t> asked;
   const auto request = std::make_shared<const wire::StatsRequest>();
   for (bool ask_down : {false, true}) {
@@ -1218,9 +1218,10 @@ ClusterSpace SpaceOf(ClusterClient* cluster) {
     for (OsdClient* osd : cluster->osds()) {
       if (osd->down() == ask_down && asked.insert(osd->osd_id()).second) asking.push_back(osd);
     }
-    for (const Result<wire::StatsResponse>&stats : AwaitAll<Result<wire::StatsResponse>>(
-             asking.size(),
-             [&](size_t i, auto done) { asking[i]->StatsAsync(request, std::move(done)); })) {
+    const std::vector<Result<wire::StatsResponse>> answers = AwaitAll<Result<wire::StatsResponse>>(
+        asking.size(),
+        [&](size_t i, auto done) { asking[i]->StatsAsync(request, std::move(done)); });
+    for (const Result<wire::StatsResponse>& stats : answers) {
       if (!stats.ok()) continue;
       space.capacity_bytes += stats->capacity_bytes() / 2;
       space.available_bytes += stats->available_bytes() / 2;
