@@ -2,6 +2,7 @@
 // GlusterFS mount), after the modified Bonnie of the paper: N files written with large requests,
 // then read with small requests round-robin across the files; plus a bonnie++ -n style
 // create/stat/unlink test. Plain POSIX calls only, so every file system is measured alike.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -431,8 +433,40 @@ Status RemoveDataFiles(const BenchOptions& options) {
 struct MetadataRuns {
   std::vector<double> create;  // files per second
   std::vector<double> stat;
+  std::vector<double> list;
   std::vector<double> unlink;
 };
+
+// What a network file system's client may cache of names and attributes before asking again
+// (FUSE file systems: about a second): the listing waits that long after the stats, so that it
+// lists as `ls -l` does in a directory not looked at lately.
+constexpr auto kAttributeCacheExpiry = std::chrono::milliseconds(1100);
+
+// readdir of `dir` and an fstatat of every entry, as `ls -l` does; `want` entries besides "."
+// and "..".
+Status ListWithAttributes(const std::string& dir, size_t want) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return ErrnoError("opendir", dir);
+  size_t listed = 0;
+  Status st = Status::Ok();
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    struct stat attributes;
+    if (::fstatat(::dirfd(d), e->d_name, &attributes, AT_SYMLINK_NOFOLLOW) != 0) {
+      st = ErrnoError("stat", dir + "/" + e->d_name);
+      break;
+    }
+    ++listed;
+    errno = 0;
+  }
+  if (st.ok() && errno != 0) st = ErrnoError("readdir", dir);
+  ::closedir(d);
+  if (st.ok() && listed != want) {
+    st = Status::Corruption(Format("%s lists %zu entries, not %zu", dir.c_str(), listed, want));
+  }
+  return st;
+}
 
 // Creates the metadata directory, or empties the one an interrupted run left behind.
 Status PrepareMetadataDir(const std::string& dir, const std::vector<std::string>& paths) {
@@ -447,8 +481,9 @@ Status PrepareMetadataDir(const std::string& dir, const std::vector<std::string>
   return Status::Ok();
 }
 
-Status MetadataRun(const std::vector<std::string>& paths, const std::vector<uint32_t>& stat_order,
-                   MetadataRuns* runs, const std::string& run_label) {
+Status MetadataRun(const std::string& dir, const std::vector<std::string>& paths,
+                   const std::vector<uint32_t>& stat_order, MetadataRuns* runs,
+                   const std::string& run_label) {
   Progress progress;
   const double files = static_cast<double>(paths.size());
 
@@ -480,6 +515,15 @@ Status MetadataRun(const std::vector<std::string>& paths, const std::vector<uint
   }
   runs->stat.push_back(files / SecondsSince(start));
 
+  progress.Start(run_label + " list", paths.size());
+  std::this_thread::sleep_for(kAttributeCacheExpiry);
+  start = std::chrono::steady_clock::now();
+  if (Status listed = ListWithAttributes(dir, paths.size()); !listed.ok()) {
+    progress.Finish();
+    return listed;
+  }
+  runs->list.push_back(files / SecondsSince(start));
+
   progress.Start(run_label + " unlink", paths.size());
   start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -506,7 +550,8 @@ Status RunMetadataPhase(const BenchOptions& options, MetadataRuns* runs) {
   ORTHOFS_RETURN_IF_ERROR(PrepareMetadataDir(dir, paths));
   Status st = Status::Ok();
   for (int run = 0; run < options.runs && st.ok(); ++run) {
-    st = MetadataRun(paths, stat_order, runs, Format("metadata run %d/%d", run + 1, options.runs));
+    st = MetadataRun(dir, paths, stat_order, runs,
+                     Format("metadata run %d/%d", run + 1, options.runs));
   }
   if (!st.ok()) {
     for (const std::string& path : paths) ::unlink(path.c_str());  // best effort
@@ -534,6 +579,7 @@ int RunBench(const BenchOptions& options) {
     if (!metadata.ok()) return Error(metadata.message());
     ReportMetadata(options, "create", runs.create);
     ReportMetadata(options, "stat", runs.stat);
+    ReportMetadata(options, "list", runs.list);
     ReportMetadata(options, "unlink", runs.unlink);
     return kExitOk;
   }
@@ -610,8 +656,10 @@ Phases:
             files must exist with at least --size bytes (made by --phase write).
   all       write, then read (the default).
   metadata  like bonnie++ -n: create --metadata-files empty files in
-            DIR/orthofs-bench.meta/, stat them all in an order shuffled by --seed, unlink
-            them all; reports files/s for each of create, stat and unlink.
+            DIR/orthofs-bench.meta/, stat them all in an order shuffled by --seed, list
+            the directory with every entry's attributes as ls -l does (after 1.1 s, once a
+            network file system's cached attributes have expired), unlink them all; reports
+            files/s for each of create, stat, list and unlink.
 
 Each phase is repeated --runs times. Before each read run, the page cache is dropped (sync;
 echo 3 > /proc/sys/vm/drop_caches) so reads reach the file system; this needs root, and

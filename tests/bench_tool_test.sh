@@ -52,7 +52,7 @@ with open(path) as f:
         if not isinstance(obj, dict):
             sys.exit(f"line {number} is not a JSON object: {line!r}")
         phase = obj.get("phase")
-        keys = metadata if phase in ("create", "stat", "unlink") else throughput
+        keys = metadata if phase in ("create", "stat", "list", "unlink") else throughput
         missing = [k for k in keys if k not in obj]
         if missing:
             sys.exit(f"line {number} ({phase}) lacks {missing}: {line!r}")
@@ -114,7 +114,7 @@ rm -f "$W"/orthofs-bench.*
 # --- metadata ---
 "$bench" "$W" --phase metadata --metadata-files 50 --runs 2 --json > "$D/meta.out" 2> "$D/meta.err" ||
   fail "metadata run exited $?: $(cat "$D/meta.err")"
-check_json "$D/meta.out" create stat unlink || fail "metadata JSON: $(cat "$D/meta.out")"
+check_json "$D/meta.out" create stat list unlink || fail "metadata JSON: $(cat "$D/meta.out")"
 grep -q '"files":50' "$D/meta.out" || fail "metadata does not report 50 files"
 [ -z "$(ls -A "$W")" ] || fail "metadata left entries: $(ls -A "$W")"
 
