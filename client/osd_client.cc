@@ -669,28 +669,62 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopy(const Oid& original, ui
   return read;
 }
 
-std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
-    const std::vector<Oid>& originals) {
-  std::vector<Oid> first;
-  first.reserve(originals.size());
-  for (const Oid& original : originals) {
-    const Oid copy = original.WithFlag(CopyFlag::kOriginal);
-    first.push_back(CopyIsDown(copy) ? original.WithFlag(CopyFlag::kReplica) : copy);
-  }
-  std::vector<Result<wire::ReadResponse>> reads(originals.size(), Status::Ok());
-  if (!first.empty()) {
-    std::latch answered(static_cast<std::ptrdiff_t>(first.size()));
-    ReadManyAsync(first, [&reads, &answered](size_t i, Result<wire::ReadResponse> read) {
-      reads[i] = std::move(read);
+std::vector<Result<wire::ReadResponse>> ClusterClient::ReadManyAndWait(
+    const std::vector<Oid>& oids) {
+  std::vector<std::optional<Result<wire::ReadResponse>>> answers(oids.size());
+  if (!oids.empty()) {
+    std::latch answered(static_cast<std::ptrdiff_t>(oids.size()));
+    ReadManyAsync(oids, [&answers, &answered](size_t i, Result<wire::ReadResponse> read) {
+      answers[i].emplace(std::move(read));
       answered.count_down();
     });
     answered.wait();
   }
+  std::vector<Result<wire::ReadResponse>> reads;
+  reads.reserve(oids.size());
+  for (std::optional<Result<wire::ReadResponse>>& answer : answers) {
+    reads.push_back(std::move(*answer));
+  }
+  return reads;
+}
+
+Result<wire::ReadResponse> ClusterClient::EitherCopysAnswer(Result<wire::ReadResponse> first,
+                                                            Result<wire::ReadResponse> other) {
+  // Absent from both is absent; otherwise the other copy's answer counts.
+  if (!other.ok() && first.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
+    return first;
+  }
+  return other;
+}
+
+std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
+    const std::vector<Oid>& originals) {
+  std::vector<Oid> first;
+  std::vector<Oid> second;
+  for (const Oid& original : originals) {
+    Oid copy = original.WithFlag(CopyFlag::kOriginal);
+    Oid other = original.WithFlag(CopyFlag::kReplica);
+    if (CopyIsDown(copy)) std::swap(copy, other);
+    first.push_back(copy);
+    second.push_back(other);
+  }
+  std::vector<Result<wire::ReadResponse>> reads = ReadManyAndWait(first);
+  // The other copy of each that needs it, together as well.
+  std::vector<size_t> again;
+  std::vector<Oid> others;
   for (size_t i = 0; i < reads.size(); ++i) {
-    // The other copy, or both again while both recover: as a single ReadEitherCopy would.
-    if (!reads[i].ok() && (NeedsOtherCopy(reads[i].status()) || IsRecovering(reads[i].status()))) {
-      reads[i] = ReadEitherCopy(originals[i]);
+    if (!reads[i].ok() && NeedsOtherCopy(reads[i].status())) {
+      again.push_back(i);
+      others.push_back(second[i]);
     }
+  }
+  std::vector<Result<wire::ReadResponse>> other_reads = ReadManyAndWait(others);
+  for (size_t k = 0; k < again.size(); ++k) {
+    reads[again[k]] = EitherCopysAnswer(std::move(reads[again[k]]), std::move(other_reads[k]));
+  }
+  // Both copies' OSDs recovering: asked again for a while, as ReadEitherCopy does.
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (!reads[i].ok() && IsRecovering(reads[i].status())) reads[i] = ReadEitherCopy(originals[i]);
   }
   return reads;
 }
@@ -702,12 +736,7 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original
   if (CopyIsDown(first)) std::swap(first, second);
   Result<wire::ReadResponse> read = Read(first, offset, length);
   if (read.ok() || !NeedsOtherCopy(read.status())) return read;
-  Result<wire::ReadResponse> other = Read(second, offset, length);
-  // Absent from both is absent; otherwise the other copy's answer counts.
-  if (!other.ok() && read.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
-    return read;
-  }
-  return other;
+  return EitherCopysAnswer(std::move(read), Read(second, offset, length));
 }
 
 namespace {
@@ -1364,6 +1393,7 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
     // Where each OSD's listing is: the next page's token, or done.
     std::vector<std::string> tokens(targets.size());
     std::vector<bool> finished(targets.size(), false);
+    std::vector<uint32_t> listed(targets.size(), 0);  // objects each OSD gave
     std::vector<std::pair<wire::ObjectMeta, std::string>> out;
     OsdClient* stale = nullptr;
     // A page from every OSD not done yet, all at once: one after the other they would cost a
@@ -1402,14 +1432,21 @@ Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ClusterClient::Lis
         for (int j = 0; j < page->objects_size(); ++j) {
           out.emplace_back(page->objects(j), j < page->data_size() ? page->data(j) : "");
         }
+        listed[i] += static_cast<uint32_t>(page->objects_size());
         if (!page->next_page_token().empty() && page->next_page_token() == tokens[i]) {
           return Status::Internal(targets[i]->name() + " repeated a listing's page token");
         }
         tokens[i] = page->next_page_token();
         finished[i] = tokens[i].empty();
       }
-      // Every OSD has given its first `limit` objects: the first `limit` of all are there.
-      if (stale || (limit != 0 && out.size() >= limit)) break;
+      if (stale) break;
+      // Once every OSD has given its first `limit` objects (or all it has), the first `limit`
+      // of all are there.
+      if (limit != 0) {
+        for (size_t i = 0; i < targets.size(); ++i) {
+          if (listed[i] >= limit) finished[i] = true;
+        }
+      }
     }
     if (stale) {  // the map changed: list again under the new one
       FollowMapChange(stale, epoch);

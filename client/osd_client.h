@@ -352,8 +352,8 @@ class ClusterClient {
   Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
                                             uint64_t length = 0);
   // ReadEitherCopy of each of `originals`, whole objects: their first copies all at once
-  // (ReadManyAsync: a call per OSD, not a round trip per object), then, one at a time, the
-  // other copy of each that needs it. Results in the order of `originals`.
+  // (ReadManyAsync: a call per OSD, not a round trip per object), then the other copies of
+  // those that need it, together too. Results in the order of `originals`.
   std::vector<Result<wire::ReadResponse>> ReadEitherCopyMany(const std::vector<Oid>& originals);
   Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
                                  const ObjectWrite& how = {});
@@ -496,6 +496,12 @@ class ClusterClient {
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how,
                                bool with_data = true) const;
 
+  // ReadManyAsync, waited for: the answers in the order of `oids`.
+  std::vector<Result<wire::ReadResponse>> ReadManyAndWait(const std::vector<Oid>& oids);
+  // A read of either copy, from the first copy's answer and the other copy's (asked because
+  // the first NeedsOtherCopy).
+  static Result<wire::ReadResponse> EitherCopysAnswer(Result<wire::ReadResponse> first,
+                                                      Result<wire::ReadResponse> other);
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
                                                 uint64_t length);
   // After the original's write committed at `version`: the replica made equal to it, or a

@@ -13,17 +13,20 @@
 namespace orthofs {
 
 // Calls start(i, done) for every i in [0, n), then waits until each `done` has been called
-// once. Returns the answers in the order of i.
+// once. Returns the answers in the order of i. An exception out of `start` ends the process:
+// calls started before it would otherwise answer into this function's freed frame.
 template <typename Answer, typename Start>
 std::vector<Answer> AwaitAll(size_t n, Start&& start) {
   std::vector<std::optional<Answer>> answers(n);
   std::latch answered(static_cast<std::ptrdiff_t>(n));
-  for (size_t i = 0; i < n; ++i) {
-    start(i, std::function<void(Answer)>([&answers, &answered, i](Answer answer) {
-            answers[i].emplace(std::move(answer));
-            answered.count_down();
-          }));
-  }
+  [&]() noexcept {
+    for (size_t i = 0; i < n; ++i) {
+      start(i, std::function<void(Answer)>([&answers, &answered, i](Answer answer) {
+              answers[i].emplace(std::move(answer));
+              answered.count_down();
+            }));
+    }
+  }();
   answered.wait();
   std::vector<Answer> out;
   out.reserve(n);
