@@ -499,14 +499,20 @@ Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone
   }
   OsdClient* peer = Peer(*view, other);
   if (peer == nullptr) return Status::Ok();
-  peer->ReconnectNow();  // our own channel may be backing off from its outage as well
-  Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
-  if (!ping.ok() && (ping.status().Is(StatusCode::kUnavailable) ||
-                     ping.status().Is(StatusCode::kDeadlineExceeded))) {
-    std::lock_guard lock(fence_mu_);
-    unreachable_until_[other] = std::chrono::steady_clock::now() + kUnreachableMemory;
-    return Status::Ok();
-  }
+  // Changes arriving together share one ping: against a hung peer each would wait its own
+  // deadline.
+  const bool answers = pings_.Do(other, [&] {
+    peer->ReconnectNow();  // our own channel may be backing off from its outage as well
+    Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
+    if (!ping.ok() && (ping.status().Is(StatusCode::kUnavailable) ||
+                       ping.status().Is(StatusCode::kDeadlineExceeded))) {
+      std::lock_guard lock(fence_mu_);
+      unreachable_until_[other] = std::chrono::steady_clock::now() + kUnreachableMemory;
+      return false;
+    }
+    return true;
+  });
+  if (!answers) return Status::Ok();
   ++changes_alone_refused_;
   return Status::Busy("OSD " + std::to_string(other) + " " +
                       std::string(ClusterClient::kOriginalAnswersMessage) +

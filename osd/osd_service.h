@@ -26,6 +26,7 @@
 #include "common/object_cache.h"
 #include "common/peer_role.h"
 #include "common/placement.h"
+#include "common/single_flight.h"
 #include "common/space_reserve.h"
 #include "common/stall_watch.h"
 #include "orthofs.grpc.pb.h"
@@ -391,6 +392,8 @@ class OsdService final : public wire::Osd::Service {
   // Peers a ping found unreachable, until when that answer stands (guarded by fence_mu_); a
   // peer's Repair request (it restarted) ends it at once.
   std::map<uint32_t, std::chrono::steady_clock::time_point> unreachable_until_;
+  // The pings of RefuseChangeAloneWhileOtherAnswers in flight, by peer: whether it answered.
+  SingleFlight<uint32_t, bool> pings_;
   std::mutex recovery_mu_;
   std::thread recovery_;  // guarded by recovery_mu_
   void BeginRecovery();
