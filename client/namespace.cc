@@ -930,6 +930,9 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   Result<InodeRef> new_parent = GetInode(new_dir);
   if (!new_parent.ok()) return new_parent.status();
   if (!new_parent->inode.IsDirectory()) return Status::NotADirectory("target parent");
+  // Starts the update of new_dir's times after the commit (a conditional write: a change since
+  // makes it read again).
+  std::optional<InodeRef> new_parent_start = *new_parent;
   const bool moving_dir = S_ISDIR(source->type);
   const std::string lost = "'" + std::string(old_name) + "' was renamed or removed meanwhile";
 
@@ -993,22 +996,30 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   auto unpin = [&](bool took_effect) {
     if (moving_dir) {
       if (!note) return Status::Ok();
-      Result<InodeRef> unnoted = UpdateInode(source->fno, [&](Inode* inode) {
-        std::erase(inode->renames, *note);
-        // Where it is now: moved, or where it was before (under the lease nobody else moved
-        // it between directories). A finish of this note by another client may have recorded
-        // either.
-        if (moving_across) inode->parent = took_effect ? new_dir : parent_before;
-        return Status::Ok();
-      });
+      Result<InodeRef> unnoted = UpdateInode(
+          source->fno,
+          [&](Inode* inode) {
+            std::erase(inode->renames, *note);
+            // Where it is now: moved, or where it was before (under the lease nobody else
+            // moved it between directories). A finish of this note by another client may have
+            // recorded either.
+            if (moving_across) inode->parent = took_effect ? new_dir : parent_before;
+            return Status::Ok();
+          },
+          *pinned);
       // A directory gone meanwhile (removed under its other name) holds no note.
       if (!unnoted.ok() && !unnoted.status().Is(StatusCode::kNotFound)) return unnoted.status();
       return Status::Ok();
     }
-    Result<InodeRef> dropped = UpdateInode(source->fno, [](Inode* inode) {
-      if (inode->nlink > 0) --inode->nlink;
-      return Status::Ok();
-    });
+    // From the pin's own result: a change since (a racing unlink) fails the conditional write,
+    // and the update starts again from a fresh read.
+    Result<InodeRef> dropped = UpdateInode(
+        source->fno,
+        [](Inode* inode) {
+          if (inode->nlink > 0) --inode->nlink;
+          return Status::Ok();
+        },
+        *pinned);
     if (!dropped.ok()) return dropped.status();
     if (dropped->inode.nlink == 0 && source_gone != nullptr) {
       *source_gone = Unlinked{source->fno, true};
@@ -1055,7 +1066,14 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
   for (int attempt = 0;; ++attempt) {
     unmark_target();  // a conflict: the target may be another one now
     if (attempt == kMaxAttempts) return give_up(Status::Unavailable("rename: too many conflicts"));
-    Result<Bucket> bucket = ReadBucket(new_dirent);
+    // The kernel looked the new name up right before this rename: its read of the bucket
+    // starts the first attempt when it found the name absent (the commit's conditional write
+    // catches any change since). What refuses or replaces comes from a fresh read.
+    bool recent = false;
+    Result<Bucket> bucket = attempt == 0 && !expected_target && new_dirent != old_dirent
+                                ? BucketToChange(new_dirent, &recent)
+                                : ReadBucket(new_dirent);
+    if (recent && bucket.ok() && bucket->Has(new_name)) bucket = ReadBucket(new_dirent);
     if (!bucket.ok()) return give_up(bucket.status());
     std::vector<DirEntry> entries;
     replaced.reset();
@@ -1140,7 +1158,8 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
         // within one directory: an rmdir's emptiness check lists its buckets one OSD after
         // another, and could miss both names.
         Status touched =
-            TouchDirectory(new_dir, new_dir_links, std::nullopt, nullptr, /*entry_added=*/true);
+            TouchDirectory(new_dir, new_dir_links, std::exchange(new_parent_start, std::nullopt),
+                           nullptr, /*entry_added=*/true);
         if (touched.Is(StatusCode::kNotFound)) {
           return take_back(Status::NotFound("the target directory is being removed"));
         }
