@@ -49,7 +49,8 @@ Namespace::Namespace(ClusterClient* cluster, uint32_t fnso)
     : cluster_(cluster),
       fnso_(fnso),
       recent_buckets_(kRecentBucketAge, kRecentBuckets),
-      written_inodes_(kWrittenInodeAge, kWrittenInodes) {}
+      written_inodes_(kWrittenInodeAge, kWrittenInodes),
+      looked_up_inodes_(kRecentBucketAge, kRecentBuckets) {}
 
 Status Namespace::Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner) {
   Namespace ns(cluster, fnso);
@@ -346,7 +347,17 @@ Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name, bool* na
   Result<DirEntry> entry = FindEntry(dir, name);
   if (name_absent != nullptr) *name_absent = entry.status().Is(StatusCode::kNotFound);
   if (!entry.ok()) return entry.status();
-  return GetInode(entry->fno);
+  Result<InodeRef> inode = GetInode(entry->fno);
+  if (inode.ok()) {
+    std::lock_guard lock(recent_mu_);
+    looked_up_inodes_.Put(std::to_string(entry->fno), *inode, RecentReads<InodeRef>::Clock::now());
+  }
+  return inode;
+}
+
+std::optional<InodeRef> Namespace::TakeLookedUpInode(uint64_t fno) {
+  std::lock_guard lock(recent_mu_);
+  return looked_up_inodes_.Take(std::to_string(fno), RecentReads<InodeRef>::Clock::now());
 }
 
 Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
@@ -647,6 +658,8 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
     // step; both originals are written in order.
     PendingCalls replicas;
     const Status touched = TouchDirectory(dir, 0, std::nullopt, &replicas);
+    // The count from the kernel's lookup of the name a moment ago, if it is there (the
+    // conditional write catches any change since).
     Result<InodeRef> dropped = touched.ok() ? UpdateInode(
                                                   entry.fno,
                                                   [](Inode* inode) {
@@ -654,7 +667,7 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
                                                     inode->ctime = Now();
                                                     return Status::Ok();
                                                   },
-                                                  std::nullopt, &replicas)
+                                                  TakeLookedUpInode(entry.fno), &replicas)
                                             : Result<InodeRef>(touched);
     const Status followed = replicas.Wait();
     if (!dropped.ok()) return dropped.status();
@@ -967,25 +980,32 @@ Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, 
                 RenameNote{old_dir, std::string(old_name), new_dir, std::string(new_name), Now()})
           : std::nullopt;
   uint64_t parent_before = 0;
-  Result<InodeRef> pinned = Status::Ok();
+  Result<InodeRef> pinned = Status::Internal("not pinned");
+  // A file's pin starts from the kernel's lookup of the old name a moment ago (its conditional
+  // write catches any change since; a refusal comes from a fresh read).
+  std::optional<InodeRef> looked_up = moving_dir ? std::nullopt : TakeLookedUpInode(source->fno);
   for (bool settled = false;; settled = true) {
     bool noted = false;  // another rename's note is there
-    pinned = UpdateInode(source->fno, [&](Inode* inode) {
-      if (inode->nlink == 0) return Status::NotFound(lost);
-      if (moving_dir && inode->removing()) {
-        return Status::NotFound("'" + std::string(old_name) + "' is being removed");
-      }
-      if (moving_dir && !inode->renames.empty()) {
-        noted = true;
-        return Status::Busy("'" + std::string(old_name) + "' is being renamed");
-      }
-      if (!moving_dir) ++inode->nlink;
-      if (note) inode->renames.push_back(*note);
-      parent_before = inode->parent;
-      if (moving_across) inode->parent = new_dir;
-      inode->ctime = Now();
-      return Status::Ok();
-    });
+    pinned = UpdateInode(
+        source->fno,
+        [&](Inode* inode) {
+          noted = false;  // as of this state
+          if (inode->nlink == 0) return Status::NotFound(lost);
+          if (moving_dir && inode->removing()) {
+            return Status::NotFound("'" + std::string(old_name) + "' is being removed");
+          }
+          if (moving_dir && !inode->renames.empty()) {
+            noted = true;
+            return Status::Busy("'" + std::string(old_name) + "' is being renamed");
+          }
+          if (!moving_dir) ++inode->nlink;
+          if (note) inode->renames.push_back(*note);
+          parent_before = inode->parent;
+          if (moving_across) inode->parent = new_dir;
+          inode->ctime = Now();
+          return Status::Ok();
+        },
+        std::exchange(looked_up, std::nullopt));
     if (!noted || settled) break;
     ORTHOFS_RETURN_IF_ERROR(SettleRenames(source->fno));
   }

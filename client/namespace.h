@@ -179,6 +179,8 @@ class Namespace {
       uint64_t fno);
 
  private:
+  // The INODE a lookup read a moment ago (at most once), to start a change from.
+  std::optional<InodeRef> TakeLookedUpInode(uint64_t fno);
   // The INODE `read` holds, decoded; a NotFound read names the missing inode.
   Result<InodeRef> InodeFromRead(uint64_t fno, const Result<wire::ReadResponse>& read);
   // The INODE as this client wrote it a moment ago (RecentlyWritten), else as read now: the
@@ -323,6 +325,10 @@ class Namespace {
   RecentReads<Bucket> recent_buckets_;
   // INODEs this client wrote a moment ago (RecentlyWritten), by fno.
   RecentReads<InodeRef> written_inodes_;
+  // INODEs lookups read a moment ago, by fno: an unlink or a rename of the name starts its
+  // update of the INODE from there (TakeLookedUpInode), as changes of entries do from
+  // recent_buckets_.
+  RecentReads<InodeRef> looked_up_inodes_;
 };
 
 Timespec Now();
