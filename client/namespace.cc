@@ -147,6 +147,7 @@ Status Namespace::WriteInode(uint64_t fno, const Inode& inode, uint64_t expected
     std::lock_guard lock(recent_mu_);
     const std::string key = std::to_string(fno);
     const auto now = RecentReads<InodeRef>::Clock::now();
+    looked_up_inodes_.Forget(key);  // older than this write: a change from it would conflict
     if (!meta.ok() || inode_deletes_.load(std::memory_order_acquire) != deletes_before) {
       // A failed write may have changed it anyway (a lost answer); an INODE deleted meanwhile
       // must not come back from here.
@@ -181,6 +182,7 @@ Status Namespace::DeleteInode(uint64_t fno, std::optional<uint64_t> expected_ver
   {
     std::lock_guard lock(recent_mu_);
     written_inodes_.Forget(std::to_string(fno));
+    looked_up_inodes_.Forget(std::to_string(fno));
   }
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   return deleted;
