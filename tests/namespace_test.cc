@@ -372,6 +372,35 @@ TEST_F(NamespaceTest, UnlinkFromAStaleLookupRemovesTheCurrentName) {
   EXPECT_TRUE(b_.Unlink(kRoot, "z").status().Is(StatusCode::kNotFound));
 }
 
+// A's unlink and rename start the file's link count from A's lookup of the name; B linked and
+// unlinked the file since. The count each change writes is the current one plus or minus one,
+// not the looked-up one: the conditional write refuses the stale start and the change reads
+// again.
+TEST_F(NamespaceTest, ChangesFromALookedUpInodeKeepAnotherClientsLinks) {
+  Result<InodeRef> file = CreateFile(a_, "f");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE(a_.Lookup(kRoot, "f").ok());  // nlink 1, as A read it
+  ASSERT_TRUE(b_.Link(file->fno, kRoot, "g").ok());
+  ASSERT_TRUE(b_.Link(file->fno, kRoot, "h").ok());
+  ASSERT_EQ(Nlink(file->fno), 3);
+  Result<Unlinked> gone = a_.Unlink(kRoot, "f");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(gone->last_link);
+  EXPECT_EQ(Nlink(file->fno), 2);
+
+  ASSERT_TRUE(a_.Lookup(kRoot, "g").ok());  // nlink 2, as A read it
+  ASSERT_TRUE(b_.Unlink(kRoot, "h").ok());
+  Unlinked source_gone;
+  Result<Unlinked> renamed =
+      a_.Rename(kRoot, "g", kRoot, "renamed", RenameMode::kReplace, &source_gone);
+  ASSERT_TRUE(renamed.ok()) << renamed.status().ToString();
+  EXPECT_EQ(source_gone.fno, 0u) << "the file lives on under its new name";
+  EXPECT_EQ(Nlink(file->fno), 1);
+  Result<Unlinked> last = b_.Unlink(kRoot, "renamed");
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_TRUE(last->last_link);
+}
+
 // A looked a name up and found a file; B replaced it with a directory: A's unlink refuses with
 // EISDIR only after reading afresh, and a stale lookup of a directory does not refuse an unlink
 // of the file that replaced it.
