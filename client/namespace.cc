@@ -685,8 +685,11 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
 }
 
 Status Namespace::Rmdir(uint64_t dir, std::string_view name, std::optional<uint64_t> expected) {
-  Result<DirEntry> entry = FindEntry(dir, name);
-  if (!entry.ok()) return entry.status();
+  // A fresh read, which the entry's removal below starts from (its conditional write catches
+  // a change since, such as a create landing in the same bucket).
+  Result<FoundEntry> found = FindEntryToChange(dir, name, /*allow_recent=*/false);
+  if (!found.ok()) return found.status();
+  const DirEntry* entry = &found->entry;
   if (expected && entry->fno != *expected) {
     return Status::Stale("'" + std::string(name) + "' names another directory now");
   }
@@ -694,7 +697,8 @@ Status Namespace::Rmdir(uint64_t dir, std::string_view name, std::optional<uint6
     return Status::NotADirectory("'" + std::string(name) + "' is not a directory");
   }
   ORTHOFS_RETURN_IF_ERROR(MarkForRemovalIfEmpty(entry->fno, name));
-  if (Status removed = RemoveEntry(dir, name, entry->fno); !removed.ok()) {
+  if (Status removed = RemoveEntry(dir, name, entry->fno, std::move(found->bucket));
+      !removed.ok()) {
     // A removal that failed as a transport failure may have landed with its answer lost (or
     // another client renamed the directory meanwhile). Unless the entry is still there, the
     // mark stays, so that nothing is created in a directory that may be unlinked; the inode
@@ -714,11 +718,16 @@ Status Namespace::MarkForRemovalIfEmpty(uint64_t fno, std::string_view name) {
   // rename) whose parent update comes after the mark refuses and is taken back, and one whose
   // update came before committed its entry before that, so the check below sees it. So does a
   // rename of the directory itself: one noted after the mark refuses, one noted before is seen.
-  Result<InodeRef> marked = UpdateInode(fno, [](Inode* inode) {
-    ++inode->removal_marks;
-    inode->ctime = Now();
-    return Status::Ok();
-  });
+  // From the kernel's lookup of the name a moment ago, if it is there: the mark commits only
+  // on the state it was made from (a conditional write), else it is made again from a fresh read.
+  Result<InodeRef> marked = UpdateInode(
+      fno,
+      [](Inode* inode) {
+        ++inode->removal_marks;
+        inode->ctime = Now();
+        return Status::Ok();
+      },
+      TakeLookedUpInode(fno));
   if (!marked.ok()) return marked.status();
   // A rename of it under way may give it a name after it is gone (dangling) or have given it
   // a second one: the removal waits for it, or finishes it if it was cut short.
