@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "common/byte_reader.h"
 #include "common/oid.h"
 
 namespace orthofs {
@@ -24,45 +25,16 @@ constexpr uint32_t kMaxRemovalMarks = 1 << 16;
 constexpr uint8_t kDirentFormat = 1;
 constexpr uint8_t kSuperFormat = 1;
 
-// Bounds-checked reader over an encoded object.
-class Reader {
+// The reader, with the Timespec records these objects carry.
+class Reader : public ByteReader {
  public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool U8(uint8_t* v) {
-    if (!Need(1)) return false;
-    *v = static_cast<uint8_t>(bytes_[pos_++]);
-    return true;
-  }
-  bool U32(uint32_t* v) {
-    if (!Need(4)) return false;
-    *v = ReadBigEndian32(bytes_.data() + pos_);
-    pos_ += 4;
-    return true;
-  }
-  bool U64(uint64_t* v) {
-    if (!Need(8)) return false;
-    *v = ReadBigEndian64(bytes_.data() + pos_);
-    pos_ += 8;
-    return true;
-  }
+  using ByteReader::ByteReader;
   bool Time(Timespec* t) {
     uint64_t sec = 0;
     if (!U64(&sec) || !U32(&t->nsec)) return false;
     t->sec = static_cast<int64_t>(sec);
     return t->nsec < 1000000000u;
   }
-  bool Bytes(size_t n, std::string* out) {
-    if (!Need(n)) return false;
-    out->assign(bytes_.substr(pos_, n));
-    pos_ += n;
-    return true;
-  }
-  bool done() const { return pos_ == bytes_.size(); }
-
- private:
-  bool Need(size_t n) const { return bytes_.size() - pos_ >= n; }
-  std::string_view bytes_;
-  size_t pos_ = 0;
 };
 
 void AppendTime(std::string* out, const Timespec& t) {
