@@ -9,7 +9,7 @@ namespace orthofs {
 
 bool IsValidObjectType(uint32_t value) {
   return value >= static_cast<uint32_t>(ObjectType::kData) &&
-         value <= static_cast<uint32_t>(ObjectType::kSuper);
+         value <= static_cast<uint32_t>(ObjectType::kLock);
 }
 
 std::string_view ObjectTypeName(ObjectType type) {
@@ -24,6 +24,8 @@ std::string_view ObjectTypeName(ObjectType type) {
       return "SYMLINK";
     case ObjectType::kSuper:
       return "SUPER";
+    case ObjectType::kLock:
+      return "LOCK";
   }
   return "UNKNOWN";
 }
@@ -102,7 +104,7 @@ Result<Oid> ParseOid(std::string_view text) {
     }
     if (!found) {
       return Status::InvalidArgument("OID type '" + std::string(parts[3]) +
-                                     "' is not DATA, INODE, DIRENT, SYMLINK or SUPER");
+                                     "' is not DATA, INODE, DIRENT, SYMLINK, SUPER or LOCK");
     }
   }
   if (parts.size() == 5) {

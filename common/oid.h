@@ -17,6 +17,8 @@ enum class ObjectType : uint8_t {
   kDirent = 3,   // one directory entry; offset = hash of the name
   kSymlink = 4,  // link target; offset 0
   kSuper = 5,    // per-namespace: offset 0 the counters, offset 1 the directory move lease
+  kLock = 6,     // fcntl/flock locks (common/file_locks.h): fno > 0 a file's (offset 0);
+                 // fno 0 a client's lock session, offset = the client's lock id
 };
 
 // Numbers match proto/orthofs.proto's CopyFlag.

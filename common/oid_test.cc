@@ -81,14 +81,15 @@ TEST(OidTest, EnumValuesMatchProto) {
   EXPECT_EQ(static_cast<int>(ObjectType::kDirent), 3);
   EXPECT_EQ(static_cast<int>(ObjectType::kSymlink), 4);
   EXPECT_EQ(static_cast<int>(ObjectType::kSuper), 5);
+  EXPECT_EQ(static_cast<int>(ObjectType::kLock), 6);
   EXPECT_EQ(static_cast<int>(CopyFlag::kOriginal), 0);
   EXPECT_EQ(static_cast<int>(CopyFlag::kReplica), 1);
 }
 
 TEST(OidTest, IsValidObjectType) {
   EXPECT_FALSE(IsValidObjectType(0));
-  for (uint32_t v = 1; v <= 5; ++v) EXPECT_TRUE(IsValidObjectType(v)) << v;
-  EXPECT_FALSE(IsValidObjectType(6));
+  for (uint32_t v = 1; v <= 6; ++v) EXPECT_TRUE(IsValidObjectType(v)) << v;
+  EXPECT_FALSE(IsValidObjectType(7));
   EXPECT_FALSE(IsValidObjectType(255));
   EXPECT_FALSE(IsValidObjectType(256 + 1));  // not truncated to a byte
   EXPECT_FALSE(IsValidObjectType(kMaxU32));
@@ -100,6 +101,7 @@ TEST(OidTest, Names) {
   EXPECT_EQ(ObjectTypeName(ObjectType::kDirent), "DIRENT");
   EXPECT_EQ(ObjectTypeName(ObjectType::kSymlink), "SYMLINK");
   EXPECT_EQ(ObjectTypeName(ObjectType::kSuper), "SUPER");
+  EXPECT_EQ(ObjectTypeName(ObjectType::kLock), "LOCK");
   EXPECT_EQ(CopyFlagName(CopyFlag::kOriginal), "ORIGINAL");
   EXPECT_EQ(CopyFlagName(CopyFlag::kReplica), "REPLICA");
 }
@@ -530,7 +532,7 @@ TEST(StoreKeyTest, DecodeRejectsBadFlagByte) {
 
 TEST(StoreKeyTest, DecodeRejectsBadTypeByte) {
   std::string key = EncodeStoreKey(MakeOid(1, 2, 3));
-  for (int type : {0, 6, 7, 0x80, 0xff}) {
+  for (int type : {0, 7, 8, 0x80, 0xff}) {
     std::string bad = key;
     bad[13] = static_cast<char>(type);
     ExpectDecodeCorruption(bad, "invalid flag or type");
