@@ -411,6 +411,7 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"renames_finished", r->renames_finished},
                                 {"removal_marks_cleared", r->removal_marks_cleared},
                                 {"parents_recorded", r->parents_recorded},
+                                {"lock_sessions", r->lock_sessions},
                                 {"dry_run", options.dry_run}}
                      .dump()
               << "\n";
@@ -424,6 +425,8 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                 static_cast<unsigned long long>(r->directories),
                 static_cast<unsigned long long>(r->entries),
                 static_cast<unsigned long long>(r->data_objects));
+    std::printf("clients' lock sessions: %llu\n",
+                static_cast<unsigned long long>(r->lock_sessions));
     std::printf("dangling entries: %zu\n", r->dangling.size());
     std::printf(
         "directories cut off from the root: %zu (reconnected under /lost+found: %zu), "

@@ -10,6 +10,7 @@
 #include "client/namespace.h"
 #include "client/rebalance.h"
 #include "client/wire.h"
+#include "common/file_locks.h"
 
 namespace orthofs {
 namespace {
@@ -19,6 +20,8 @@ struct Census {
   std::set<uint64_t> dirent_files;                 // directories with DIRENT objects
   std::map<uint64_t, std::vector<uint64_t>> data;  // fno -> object indexes
   std::set<uint64_t> symlinks;
+  std::set<uint64_t> lock_files;     // files with a LOCK object (their fcntl/flock locks)
+  std::set<uint64_t> lock_sessions;  // clients' lock sessions, by lock id
   uint64_t data_objects = 0;
 };
 
@@ -53,6 +56,13 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& opti
             census->symlinks.insert(oid->fno);
             break;
           case ObjectType::kSuper:
+            break;
+          case ObjectType::kLock:
+            if (IsLockSession(*oid)) {
+              census->lock_sessions.insert(oid->offset);
+            } else {
+              census->lock_files.insert(oid->fno);
+            }
             break;
         }
       }
@@ -469,6 +479,25 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     Result<bool> live = has_inode(fno);
     if (!live.ok()) return live.status();
     if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, 0, ObjectType::kSymlink}));
+  }
+  for (uint64_t fno : census.lock_files) {
+    Result<bool> live = has_inode(fno);
+    if (!live.ok()) return live.status();
+    if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(FileLocksOid(fnso, fno)));
+  }
+  // A live client's session beats every second; one silent for the grace period, and at least
+  // for kLockSessionSilence whatever the grace (a live session collected would hand its
+  // client's locks to the first waiter), is a dead client's. Its locks went to the first
+  // waiter that found it so, or go with their files.
+  report.lock_sessions = census.lock_sessions.size();
+  const int64_t silence = std::max<int64_t>(options.grace_seconds, kLockSessionSilence.count());
+  for (uint64_t client : census.lock_sessions) {
+    Result<wire::ReadResponse> read = cluster->ReadEitherCopy(LockSessionOid(fnso, client));
+    if (read.status().Is(StatusCode::kNotFound)) continue;  // its client unmounted meanwhile
+    if (!read.ok()) return read.status();
+    Result<LockSession> session = DecodeLockSession(read->data());
+    if (session.ok() && Now().sec - session->last_beat_unix_sec < silence) continue;
+    ORTHOFS_RETURN_IF_ERROR(collect(LockSessionOid(fnso, client)));
   }
   for (uint64_t dir : census.dirent_files) {
     Result<bool> live = has_inode(dir);

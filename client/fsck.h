@@ -4,6 +4,7 @@
 // or entries of a vanished inode) are collected.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,6 +26,10 @@ struct FsckOptions {
   std::function<void(uint64_t dir)> after_reading_entries;
 };
 
+// fsck collects a client's lock session only once it has been silent this long, by fsck's
+// clock against the client's (a live one beats every second at most): also with a shorter grace.
+inline constexpr std::chrono::seconds kLockSessionSilence{600};
+
 struct FsckReport {
   uint64_t inodes = 0;
   uint64_t directories = 0;
@@ -40,7 +45,9 @@ struct FsckReport {
   std::vector<std::string> reconnected;
   std::vector<std::string> named_twice;
   uint64_t orphan_inodes = 0;     // found
-  uint64_t orphan_objects = 0;    // data/dirent/symlink objects of missing inodes
+  uint64_t orphan_objects = 0;    // data/dirent/symlink/lock objects of missing inodes, and
+                                  // lock sessions silent for the grace period (dead clients')
+  uint64_t lock_sessions = 0;     // clients' lock sessions found (live or not)
   uint64_t collected = 0;         // objects deleted (both copies)
   uint64_t spared_in_grace = 0;   // orphans younger than the grace period
   uint64_t link_count_fixes = 0;  // inodes whose nlink disagreed with their entries
