@@ -29,7 +29,7 @@ struct PerOsdFamily {
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
                                bool drops_set_id_bits, const FileIoStats& io,
                                const ClusterClient& cluster, const FuseRequestCounts& requests,
-                               uint64_t metadata_conflicts) {
+                               uint64_t metadata_conflicts, const LockStats& locks) {
   const std::string fnso_text = std::to_string(fnso);
   const MetricLabels ns = {{"fnso", fnso_text}};
   const WriteBackStats& c = io.cache;
@@ -89,6 +89,15 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
        "Metadata changes retried because a conditional write found the object changed (mostly "
        "by another client; optimistic concurrency control)",
        metadata_conflicts},
+      {false, "orthofs_client_locks_granted_total",
+       "fcntl and flock locks taken through this mount (held across every client)", locks.granted},
+      {false, "orthofs_client_locks_refused_total",
+       "Lock requests answered EAGAIN: another owner holds a conflicting lock", locks.refused},
+      {false, "orthofs_client_locks_taken_from_dead_total",
+       "Files whose locks of a client silent for the lock lease this mount took away",
+       locks.taken_from_dead},
+      {true, "orthofs_client_locked_files", "Files where this mount holds locks now",
+       locks.files_held},
       {true, "orthofs_client_map_epoch", "Cluster map epoch this mount places by",
        cluster.map().epoch},
       {false, "orthofs_client_map_changes_total",

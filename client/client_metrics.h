@@ -8,6 +8,7 @@
 
 #include "client/file_io.h"
 #include "client/fuse_requests.h"
+#include "client/lock_manager.h"
 #include "client/osd_client.h"
 
 namespace orthofs {
@@ -18,6 +19,6 @@ namespace orthofs {
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
                                bool drops_set_id_bits, const FileIoStats& io,
                                const ClusterClient& cluster, const FuseRequestCounts& requests,
-                               uint64_t metadata_conflicts);
+                               uint64_t metadata_conflicts, const LockStats& locks);
 
 }  // namespace orthofs

@@ -62,6 +62,12 @@ const char* FuseOpName(FuseOp op) {
       return "fallocate";
     case FuseOp::kLseek:
       return "lseek";
+    case FuseOp::kGetlk:
+      return "getlk";
+    case FuseOp::kSetlk:
+      return "setlk";
+    case FuseOp::kFlock:
+      return "flock";
   }
   return "unknown";
 }

@@ -40,8 +40,11 @@ enum class FuseOp {
   kRemovexattr,
   kFallocate,
   kLseek,
+  kGetlk,
+  kSetlk,
+  kFlock,
 };
-inline constexpr size_t kFuseOpCount = static_cast<size_t>(FuseOp::kLseek) + 1;
+inline constexpr size_t kFuseOpCount = static_cast<size_t>(FuseOp::kFlock) + 1;
 
 // The operation's name as libfuse's fuse_lowlevel_ops calls it ("getattr").
 const char* FuseOpName(FuseOp op);

@@ -1,5 +1,7 @@
 #include "client/mount_args.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -44,18 +46,29 @@ Status ParseReadAhead(const std::string& text, MountArgs* args) {
   return Status::Ok();
 }
 
-// Seconds, decimals allowed, at most an hour: a name another client creates stays unseen that
-// long.
-Status ParseNegativeTimeout(const std::string& text, MountArgs* args) {
-  double seconds = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !(seconds >= 0) ||
-      seconds > 3600) {
-    return Status::InvalidArgument("negative timeout '" + text +
-                                   "' is not a number of seconds in 0..3600");
+// Seconds, decimals allowed, in [low, high].
+Status ParseSeconds(const char* what, const std::string& text, double low, double high,
+                    double* seconds) {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !(value >= low) ||
+      value > high) {
+    return Status::InvalidArgument(
+        fmt::format("{} '{}' is not a number of seconds in {:g}..{:g}", what, text, low, high));
   }
-  args->negative_timeout = seconds;
+  *seconds = value;
   return Status::Ok();
+}
+
+// At most an hour: a name another client creates stays unseen that long.
+Status ParseNegativeTimeout(const std::string& text, MountArgs* args) {
+  return ParseSeconds("negative timeout", text, 0, 3600, &args->negative_timeout);
+}
+
+// At least a second (five beats, each a write), at most an hour: a killed client's locks keep
+// other clients waiting that long.
+Status ParseLockLease(const std::string& text, MountArgs* args) {
+  return ParseSeconds("lock lease", text, 1, 3600, &args->lock_lease);
 }
 
 const std::set<std::string>& FstabOnlyWords() {
@@ -89,6 +102,8 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       ORTHOFS_RETURN_IF_ERROR(ParseReadAhead(opt.substr(11), args));
     } else if (opt.rfind("negative_timeout=", 0) == 0) {
       ORTHOFS_RETURN_IF_ERROR(ParseNegativeTimeout(opt.substr(17), args));
+    } else if (opt.rfind("lock_lease=", 0) == 0) {
+      ORTHOFS_RETURN_IF_ERROR(ParseLockLease(opt.substr(11), args));
     } else if (opt.rfind("metrics=", 0) == 0) {
       args->metrics = opt.substr(8);
     } else if (opt.rfind("tls_dir=", 0) == 0) {
@@ -127,8 +142,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
     };
     if (a == "--map" || a == "--fnso" || a == "--log-level" || a == "--cache-mb" ||
         a == "--flush-threads" || a == "--read-ahead" || a == "--negative-timeout" ||
-        a == "--prefetch" || a == "--metrics" || a == "--tls-dir" || a == "--tls-ca" ||
-        a == "--tls-cert" || a == "--tls-key" || a == "-o") {
+        a == "--lock-lease" || a == "--prefetch" || a == "--metrics" || a == "--tls-dir" ||
+        a == "--tls-ca" || a == "--tls-cert" || a == "--tls-key" || a == "-o") {
       Result<std::string> v = value(a);
       if (!v.ok()) return v.status();
       if (a == "--map") {
@@ -157,6 +172,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
         ORTHOFS_RETURN_IF_ERROR(ParseReadAhead(*v, &args));
       } else if (a == "--negative-timeout") {
         ORTHOFS_RETURN_IF_ERROR(ParseNegativeTimeout(*v, &args));
+      } else if (a == "--lock-lease") {
+        ORTHOFS_RETURN_IF_ERROR(ParseLockLease(*v, &args));
       } else {
         ORTHOFS_RETURN_IF_ERROR(TakeOptions(*v, &args));
       }

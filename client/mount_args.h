@@ -3,7 +3,7 @@
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
 // Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, read_ahead=,
-// negative_timeout=, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are
+// negative_timeout=, lock_lease=, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are
 // taken out;
 // fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
@@ -27,6 +27,9 @@ struct MountArgs {
   // Seconds the kernel may remember that a name does not exist (another client's new file stays
   // unseen that long); 0: it asks every time.
   double negative_timeout = 0;
+  // Seconds a client's lock session may stay silent before other clients take its fcntl and
+  // flock locks (client/lock_manager.h): how long a killed client's locks block others.
+  double lock_lease = 15;
   std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
   std::string metrics;            // serve Prometheus text at http://HOST:PORT/metrics
   TlsFlags tls;                   // identity "client" by default

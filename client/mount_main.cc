@@ -11,6 +11,7 @@
 #include <linux/capability.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
@@ -38,6 +39,7 @@
 #include "client/fuse_killpriv.h"
 #include "client/fuse_requests.h"
 #include "client/grpc_logging.h"
+#include "client/lock_manager.h"
 #include "client/map_file.h"
 #include "client/metrics_server.h"
 #include "client/mount_args.h"
@@ -112,15 +114,18 @@ struct OpenInode {
 
 class OrthoFs {
  public:
-  OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso, const FileIoOptions& io_options)
+  OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso, const FileIoOptions& io_options,
+          const LockManagerOptions& lock_options)
       : cluster_(std::move(cluster)),
         ns_(cluster_.get(), fnso),
-        io_(cluster_.get(), fnso, io_options) {}
+        io_(cluster_.get(), fnso, io_options),
+        locks_(cluster_.get(), fnso, lock_options) {}
 
   Namespace& ns() { return ns_; }
   double negative_timeout() const { return negative_timeout_; }
   void set_negative_timeout(double seconds) { negative_timeout_ = seconds; }
   FileIo& io() { return io_; }
+  LockManager& locks() { return locks_; }
   KillPrivV2& killpriv() { return killpriv_; }
   void set_session(fuse_session* session) { session_ = session; }
 
@@ -140,7 +145,7 @@ class OrthoFs {
   // orthofs-mount --metrics.
   std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
     return RenderMountMetrics(fnso, cache_bytes, tls_not_after, killpriv_.negotiated(), io_.stats(),
-                              *cluster_, requests_, ns_.conflicts());
+                              *cluster_, requests_, ns_.conflicts(), locks_.stats());
   }
   FuseRequestCounts& requests() { return requests_; }
 
@@ -306,6 +311,39 @@ class OrthoFs {
     std::lock_guard lock(mu_);
     auto it = revalidating_.find(ino);
     if (it != revalidating_.end() && --it->second == 0) revalidating_.erase(it);
+  }
+
+  // A lock was granted on an open file. As at an open, what this client and its kernel cached
+  // of the file stays only if nobody changed the file since (NFS's rule for locks): a program
+  // that reads under a lock reads what the last holder wrote before it unlocked (which
+  // SetLock writes back before it unlocks).
+  Status RevalidateUnderLock(fuse_ino_t ino) {
+    AwaitPublish(ino);
+    Result<InodeRef> r = ns_.GetInode(ino);
+    if (!r.ok()) return r.status();
+    bool stale = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(ino);
+      if (it != open_.end()) {
+        OpenInode& o = it->second;
+        const bool behind = o.publishing || (o.seen && r->version < o.seen->version);
+        if (!o.size_dirty) o.size = behind ? std::max(o.size, r->inode.size) : r->inode.size;
+        if (!behind) o.seen = *r;
+        o.attributes.reset();
+      }
+      stale = cached_versions_.Open(ino, r->version) != CachedVersions::Cached::kValid;
+      if (stale) io_.ForgetClean(ino);
+    }
+    spdlog::debug("file {}: locked at version {} (size {}): cached bytes {}", ino, r->version,
+                  r->inode.size, stale ? "dropped" : "kept");
+    if (stale && session_ != nullptr) {
+      const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+      if (rc != 0 && rc != -ENOENT) {
+        spdlog::warn("file {}: cannot invalidate the kernel's cache: {}", ino, std::strerror(-rc));
+      }
+    }
+    return Status::Ok();
   }
 
   void Wrote(uint64_t fno, uint64_t end) {
@@ -518,14 +556,18 @@ class OrthoFs {
         s.fetch_waits);
   }
 
-  // Last close: publishes, and frees an unlinked file's objects.
-  Status Closed(uint64_t fno) {
+  // Last close: publishes, and frees an unlinked file's objects. `flock_owner`: the open
+  // file's flock goes too, once what it wrote is published (the next holder reads it).
+  Status Closed(uint64_t fno, std::optional<uint64_t> flock_owner) {
     Status published = FlushFile(fno);
+    if (flock_owner) (void)locks_.ReleaseOwner(fno, *flock_owner, LockKind::kFlock);
     bool release = false;
+    bool last_close = false;
     {
       std::lock_guard lock(mu_);
       auto it = open_.find(fno);
       if (it != open_.end() && --it->second.open_count == 0) {
+        last_close = true;
         release = it->second.release_on_close;
         if (!release && it->second.size_dirty) {
           // The publish failed: the size stays (close reported the error) and is published
@@ -537,6 +579,9 @@ class OrthoFs {
         }
       }
     }
+    // No process here has the file open: none can hold a lock on it (a failed release is
+    // retried by the lock manager, and logged there).
+    if (last_close) (void)locks_.ReleaseFile(fno);
     if (release) {
       io_.Forget(fno);
       return ns_.ReleaseInode(fno);
@@ -563,6 +608,7 @@ class OrthoFs {
   std::unique_ptr<ClusterClient> cluster_;
   Namespace ns_;
   FileIo io_;
+  LockManager locks_;
   void AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock) {
     publish_done_.wait(lock, [&] {
       auto it = open_.find(fno);
@@ -720,8 +766,13 @@ void OpInit(void*, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 }
 
-// Unmount (fusermount3 -u, SIGTERM): write back before the process goes.
-void OpDestroy(void* userdata) { static_cast<OrthoFs*>(userdata)->FlushEverything(); }
+// Unmount (fusermount3 -u, SIGTERM): write back before the process goes, and hand back every
+// lock this client holds (no open file is left to hold one).
+void OpDestroy(void* userdata) {
+  auto* fs = static_cast<OrthoFs*>(userdata);
+  fs->FlushEverything();
+  fs->locks().ReleaseAll();
+}
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   bool name_absent = false;
@@ -1070,15 +1121,21 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   fuse_reply_write(req, size);
 }
 
-void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // close(2): what this client wrote becomes visible to every client that opens the file next.
   Status st = Fs(req)->FlushFile(ino);
+  // close(2) drops the process's fcntl locks on the file (POSIX), whichever descriptor they
+  // were taken through, after the write-back: the next holder reads what this one wrote. A
+  // failed release is retried by the lock manager.
+  (void)Fs(req)->locks().ReleaseOwner(ino, fi->lock_owner, LockKind::kPosix);
   if (!st.ok()) return ReplyError(req, st, "flush");
   fuse_reply_err(req, 0);
 }
 
-void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  Status st = Fs(req)->Closed(ino);
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // The open file's last descriptor went: its flock goes with it.
+  Status st = Fs(req)->Closed(
+      ino, fi->flock_release ? std::optional<uint64_t>(fi->lock_owner) : std::nullopt);
   if (!st.ok()) spdlog::warn("release {}: {}", ino, st.ToString());
   fuse_reply_err(req, 0);
 }
@@ -1090,6 +1147,104 @@ void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   if (st.ok()) st = Fs(req)->ns().cluster()->SyncAll();
   if (!st.ok()) return ReplyError(req, st, "fsync");
   fuse_reply_err(req, 0);
+}
+
+// ---- locks: fcntl and flock, held across every client of the namespace (LockManager) ----
+
+// The kernel passes a range as l_start and l_len from SEEK_SET, l_len 0 reaching any end.
+FileLock LockFromFlock(const struct flock& lock, uint64_t owner, LockKind kind) {
+  FileLock wanted;
+  wanted.owner.owner = owner;
+  wanted.kind = kind;
+  wanted.mode = lock.l_type == F_RDLCK   ? LockMode::kShared
+                : lock.l_type == F_WRLCK ? LockMode::kExclusive
+                                         : LockMode::kUnlock;
+  wanted.start = static_cast<uint64_t>(lock.l_start);
+  wanted.end = lock.l_len == 0 ? kLockToEnd : wanted.start + static_cast<uint64_t>(lock.l_len) - 1;
+  wanted.pid = static_cast<uint32_t>(lock.l_pid);
+  return wanted;
+}
+
+bool LockRangeValid(const struct flock& lock) {
+  return lock.l_start >= 0 && lock.l_len >= 0 &&
+         (lock.l_type == F_RDLCK || lock.l_type == F_WRLCK || lock.l_type == F_UNLCK);
+}
+
+void ReplyLockOutcome(fuse_req_t req, const Result<LockOutcome>& outcome, const char* op) {
+  if (!outcome.ok()) return ReplyError(req, outcome.status(), op);
+  switch (*outcome) {
+    case LockOutcome::kGranted:
+      return (void)fuse_reply_err(req, 0);
+    case LockOutcome::kConflict:
+      return (void)fuse_reply_err(req, EAGAIN);  // EWOULDBLOCK for flock: the same value
+    case LockOutcome::kInterrupted:
+      return (void)fuse_reply_err(req, EINTR);
+    case LockOutcome::kTooManyWaiters:
+      return (void)fuse_reply_err(req, ENOLCK);
+  }
+}
+
+// Unlocks write back first (and locks revalidate after, RevalidateUnderLock): lock-to-unlock
+// consistency across clients for programs that share a file under locks, as databases do.
+Result<LockOutcome> SetLock(fuse_req_t req, fuse_ino_t ino, const FileLock& wanted, bool wait) {
+  OrthoFs* fs = Fs(req);
+  if (wanted.mode == LockMode::kUnlock) ORTHOFS_RETURN_IF_ERROR(fs->FlushFile(ino));
+  Result<LockOutcome> outcome =
+      fs->locks().Set(ino, wanted, wait, [req] { return fuse_req_interrupted(req) != 0; });
+  if (outcome.ok() && *outcome == LockOutcome::kGranted && wanted.mode != LockMode::kUnlock) {
+    if (Status st = fs->RevalidateUnderLock(ino); !st.ok()) {
+      spdlog::warn("file {}: locked, but its cached bytes could not be checked: {}", ino,
+                   st.ToString());
+    }
+  }
+  return outcome;
+}
+
+void OpGetlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock) {
+  if (!LockRangeValid(*lock)) return (void)fuse_reply_err(req, EINVAL);
+  Result<std::optional<FileLock>> conflict =
+      Fs(req)->locks().Test(ino, LockFromFlock(*lock, fi->lock_owner, LockKind::kPosix));
+  if (!conflict.ok()) return ReplyError(req, conflict.status(), "getlk");
+  struct flock answer = *lock;
+  if (!*conflict) {
+    answer.l_type = F_UNLCK;
+  } else {
+    const FileLock& held = **conflict;
+    answer.l_type = held.mode == LockMode::kShared ? F_RDLCK : F_WRLCK;
+    answer.l_whence = SEEK_SET;
+    answer.l_start = static_cast<off_t>(held.start);
+    answer.l_len = held.end == kLockToEnd ? 0 : static_cast<off_t>(held.end - held.start + 1);
+    answer.l_pid = static_cast<pid_t>(held.pid);
+  }
+  fuse_reply_lock(req, &answer);
+}
+
+void OpSetlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep) {
+  if (!LockRangeValid(*lock)) return (void)fuse_reply_err(req, EINVAL);
+  ReplyLockOutcome(
+      req, SetLock(req, ino, LockFromFlock(*lock, fi->lock_owner, LockKind::kPosix), sleep != 0),
+      "setlk");
+}
+
+void OpFlock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op) {
+  FileLock wanted;
+  wanted.owner.owner = fi->lock_owner;
+  wanted.kind = LockKind::kFlock;
+  switch (op & (LOCK_SH | LOCK_EX | LOCK_UN)) {
+    case LOCK_SH:
+      wanted.mode = LockMode::kShared;
+      break;
+    case LOCK_EX:
+      wanted.mode = LockMode::kExclusive;
+      break;
+    case LOCK_UN:
+      wanted.mode = LockMode::kUnlock;
+      break;
+    default:
+      return (void)fuse_reply_err(req, EINVAL);
+  }
+  wanted.pid = static_cast<uint32_t>(fuse_req_ctx(req)->pid);
+  ReplyLockOutcome(req, SetLock(req, ino, wanted, (op & LOCK_NB) == 0), "flock");
 }
 
 // A directory handle holds a snapshot of its entries, so offsets stay stable while paging.
@@ -1430,6 +1585,9 @@ fuse_lowlevel_ops MakeOps() {
   ops.getxattr = Counted<FuseOp::kGetxattr, OpGetxattr>;
   ops.listxattr = Counted<FuseOp::kListxattr, OpListxattr>;
   ops.removexattr = Counted<FuseOp::kRemovexattr, OpRemovexattr>;
+  ops.getlk = Counted<FuseOp::kGetlk, OpGetlk>;
+  ops.setlk = Counted<FuseOp::kSetlk, OpSetlk>;
+  ops.flock = Counted<FuseOp::kFlock, OpFlock>;
   return ops;
 }
 
@@ -1499,7 +1657,8 @@ std::string NewClientId() {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--read-ahead N]\n"
-               "       [--negative-timeout S] [--log-level LEVEL] [--prefetch MODE]\n"
+               "       [--negative-timeout S] [--lock-lease S] [--log-level LEVEL]\n"
+               "       [--prefetch MODE]\n"
                "       [--metrics HOST:PORT]\n"
                "       [--tls-dir DIR | --insecure]\n"
                "       MOUNTPOINT [-f] [-d] [-o opts]\n"
@@ -1516,9 +1675,12 @@ void Usage(const char* prog) {
                "  name does not exist: repeated lookups of missing names (compilers' include\n"
                "  paths) cost nothing, but a file another client creates stays unseen that long\n"
                "  (default 0: asked every time).\n"
+               "  fcntl and flock locks hold across every client of the namespace; --lock-lease\n"
+               "  S (1..3600, default 15) is how long a client may stay silent (killed, cut\n"
+               "  off) before the others take its locks.\n"
                "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=, cache_mb=,\n"
-               "  flush_threads=, read_ahead=, negative_timeout= and log_level= may also be\n"
-               "  given there.\n"
+               "  flush_threads=, read_ahead=, negative_timeout=, lock_lease= and log_level= may\n"
+               "  also be given there.\n"
                "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
                "  --metrics HOST:PORT (-o metrics=) serves Prometheus text at /metrics.\n"
                "  Mutual TLS with --tls-dir DIR (default /etc/orthofs/tls: ca.crt, client.crt,\n"
@@ -1593,7 +1755,9 @@ int main(int argc, char** argv) {
   rpc.tls = *tls;
   auto cluster = std::make_unique<ClusterClient>(*map, rpc);
   cluster->set_client_id(NewClientId());
-  auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options);
+  LockManagerOptions lock_options;
+  lock_options.lease = std::chrono::milliseconds(static_cast<int64_t>(cli.lock_lease * 1000));
+  auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options, lock_options);
   fs->set_negative_timeout(cli.negative_timeout);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
