@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <random>
@@ -423,7 +425,45 @@ void TestMount::Unmount() {
   mounted_ = false;
 }
 
+void TestMount::Kill() {
+  if (!mounted_) return;
+  // The daemonized mount process is the one whose command line names this mount point.
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> args;
+    for (size_t start = 0; start < cmdline.size();) {
+      const size_t end = cmdline.find('\0', start);
+      args.push_back(cmdline.substr(start, end - start));
+      start = end == std::string::npos ? cmdline.size() : end + 1;
+    }
+    if (args.empty() || args[0].find("orthofs-mount") == std::string::npos) continue;
+    if (std::find(args.begin(), args.end(), path_) == args.end()) continue;
+    kill(std::stoi(pid), SIGKILL);
+  }
+  RunCommand({"/usr/bin/fusermount3", "-uz", path_});
+  mounted_ = false;
+}
+
 TestMount::~TestMount() { Unmount(); }
+
+void SuiteCluster::Start(uint32_t fnso, const std::vector<std::vector<std::string>>& mount_flags) {
+  try {
+    cluster_ = std::make_unique<TestCluster>();
+    for (const std::vector<std::string>& flags : mount_flags) {
+      mounts_.push_back(std::make_unique<TestMount>(cluster_.get(), fnso, flags));
+    }
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+void SuiteCluster::Stop() {
+  mounts_.clear();
+  cluster_.reset();
+}
 
 void ExpectTwoEqualCopies(TestCluster& cluster, uint32_t fnso, uint64_t fno, uint64_t objects) {
   for (uint64_t i = 0; i < objects; ++i) {

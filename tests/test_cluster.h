@@ -140,10 +140,32 @@ class TestMount {
   // A path inside the mount.
   std::string operator/(const std::string& relative) const { return path_ + "/" + relative; }
   void Unmount();
+  // kill -9 of the mount process (a client that dies), then a lazy unmount of what it left.
+  void Kill();
 
  private:
   std::string path_;
   bool mounted_ = false;
+};
+
+// A cluster and its mounts made once for a whole test suite (from SetUpTestSuite, Stop from
+// TearDownTestSuite). A failure to make them is kept for every test to report: a throw there
+// would end the test binary.
+class SuiteCluster {
+ public:
+  // One mount of namespace `fnso` per entry of `mount_flags`, with those extra flags.
+  void Start(uint32_t fnso, const std::vector<std::vector<std::string>>& mount_flags);
+  // Unmounts, then stops the OSDs.
+  void Stop();
+  // Empty once Start succeeded.
+  const std::string& error() const { return error_; }
+  TestCluster& cluster() { return *cluster_; }
+  TestMount& mount(size_t i) { return *mounts_.at(i); }
+
+ private:
+  std::unique_ptr<TestCluster> cluster_;
+  std::vector<std::unique_ptr<TestMount>> mounts_;
+  std::string error_;
 };
 
 }  // namespace orthofs::testing
