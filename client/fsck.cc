@@ -497,7 +497,13 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (!read.ok()) return read.status();
     Result<LockSession> session = DecodeLockSession(read->data());
     if (session.ok() && Now().sec - session->last_beat_unix_sec < silence) continue;
-    ORTHOFS_RETURN_IF_ERROR(collect(LockSessionOid(fnso, client)));
+    // Only as read: a beat since means the client lives (its clock is far behind fsck's).
+    ++report.orphan_objects;
+    if (options.dry_run) continue;
+    Status gone = cluster->DeleteBothCopies(LockSessionOid(fnso, client), read->meta().version());
+    if (gone.Is(StatusCode::kVersionMismatch)) continue;
+    ORTHOFS_RETURN_IF_ERROR(gone);
+    ++report.collected;
   }
   for (uint64_t dir : census.dirent_files) {
     Result<bool> live = has_inode(dir);

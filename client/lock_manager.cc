@@ -40,17 +40,16 @@ void PauseAfterConflict(int attempt) {
 
 }  // namespace
 
-LockManager::LockManager(ClusterClient* cluster, uint32_t fnso, LockManagerOptions options)
+LockManager::LockManager(ClusterClient* cluster, uint32_t fnso, LockManagerOptions options,
+                         std::function<bool(uint64_t fno)> file_closed)
     : cluster_(cluster),
       fnso_(fnso),
       options_(options),
       client_(NewLockClientId()),
+      file_closed_(std::move(file_closed)),
       watch_(options.lease) {}
 
-LockManager::~LockManager() {
-  beat_.request_stop();
-  if (beat_.joinable()) beat_.join();
-}
+LockManager::~LockManager() { StopThreads(); }
 
 LockStats LockManager::stats() const {
   return LockStats{granted_.load(), refused_.load(), taken_from_dead_.load(), files_held()};
@@ -78,8 +77,9 @@ Result<LockManager::Table> LockManager::ReadTable(uint64_t fno) {
 void LockManager::AfterConflict(uint64_t fno, const Table& table, int attempt) {
   if (table.from_replica) {
     const Oid original = FileLocksOid(fnso_, fno);
-    // A delete of an absent copy changes nothing and answers its tombstone's version.
-    Result<wire::DeleteResponse> probe = cluster_->DeleteCopy(original, std::nullopt, std::nullopt);
+    // A delete of an absent copy changes nothing and answers its tombstone's version; one
+    // that exists is refused (expected version 0 means absent), so a live table stays.
+    Result<wire::DeleteResponse> probe = cluster_->DeleteCopy(original, 0, std::nullopt);
     if (probe.ok() && !probe->existed() && probe->tombstone() && probe->version() > table.version) {
       Result<wire::DeleteResponse> finished =
           cluster_->DeleteCopy(original.OtherCopy(), std::nullopt, probe->version());
@@ -145,6 +145,7 @@ Result<bool> LockManager::TakeFromDeadHolder(uint64_t fno, const Table& table, u
 
 Result<std::optional<FileLock>> LockManager::Test(uint64_t fno, FileLock wanted) {
   wanted.owner.client = client_;
+  std::lock_guard file_lock(FileMutex(fno));  // a take-over's NoteHeld in order with Set's
   for (;;) {
     Result<Table> table = ReadTable(fno);
     if (!table.ok()) return table.status();
@@ -179,6 +180,21 @@ Result<LockOutcome> LockManager::Set(uint64_t fno, FileLock wanted, bool wait,
         if (!taken.ok()) return taken.status();
         if (*taken) continue;
       }
+      if (conflict && wait && wanted.kind == LockKind::kFlock) {
+        // A flock conversion that has to wait gives up the owner's lock first, as Linux does:
+        // two holders of a shared flock both asking for it exclusive would wait for each other.
+        FileLocks without = table->locks;
+        if (without.ReleaseOwner(wanted.owner, LockKind::kFlock)) {
+          Status written = WriteTable(fno, without, table->version);
+          if (written.Is(StatusCode::kVersionMismatch)) {
+            AfterConflict(fno, *table, attempt);
+            continue;
+          }
+          if (!written.ok()) return written;
+          NoteHeld(fno, without);
+          continue;
+        }
+      }
       if (!conflict) {
         FileLocks next = table->locks;
         next.Apply(wanted);
@@ -186,7 +202,20 @@ Result<LockOutcome> LockManager::Set(uint64_t fno, FileLock wanted, bool wait,
           NoteHeld(fno, next);
           return LockOutcome::kGranted;
         }
-        if (wanted.mode != LockMode::kUnlock) ORTHOFS_RETURN_IF_ERROR(EnsureSession());
+        if (next.locks().size() > kMaxLocksPerFile) {
+          spdlog::warn("file {}: more than {} locks; this one is refused (ENOLCK)", fno,
+                       kMaxLocksPerFile);
+          return LockOutcome::kTableFull;
+        }
+        if (wanted.mode != LockMode::kUnlock) {
+          ORTHOFS_RETURN_IF_ERROR(EnsureSession());
+          // Noted before the write: one whose answer is lost may have landed, and a release
+          // then still finds it here (the next NoteHeld corrects what did not land). A failed
+          // release of this owner waiting for a retry no longer applies.
+          std::lock_guard lock(mu_);
+          held_[fno].emplace(wanted.owner.owner, wanted.kind);
+          pending_releases_.erase({fno, {wanted.owner.owner, wanted.kind}});
+        }
         Status written = WriteTable(fno, next, table->version);
         if (written.Is(StatusCode::kVersionMismatch)) {
           AfterConflict(fno, *table, attempt);
@@ -217,9 +246,11 @@ Result<LockOutcome> LockManager::Set(uint64_t fno, FileLock wanted, bool wait,
   }
 }
 
-Status LockManager::ChangeTable(uint64_t fno, const std::function<bool(FileLocks*)>& change) {
+Status LockManager::ChangeTable(uint64_t fno, const std::function<bool(FileLocks*)>& change,
+                                const std::function<bool()>& still_wanted) {
   std::lock_guard file_lock(FileMutex(fno));
   for (int attempt = 0;; ++attempt) {
+    if (still_wanted && !still_wanted()) return Status::Ok();
     Result<Table> table = ReadTable(fno);
     if (!table.ok()) return table.status();
     FileLocks next = table->locks;
@@ -260,8 +291,11 @@ Status LockManager::ReleaseFile(uint64_t fno) {
     std::lock_guard lock(mu_);
     if (!held_.count(fno)) return Status::Ok();
   }
-  Status released =
-      ChangeTable(fno, [&](FileLocks* locks) { return locks->ReleaseClient(client_); });
+  // A lock taken since through a new open of the file stays (its Set holds the file mutex
+  // from its open on: the check below sees that open).
+  Status released = ChangeTable(
+      fno, [&](FileLocks* locks) { return locks->ReleaseClient(client_); },
+      [&] { return !file_closed_ || file_closed_(fno); });
   if (!released.ok()) {
     spdlog::warn("file {}: releasing this client's locks failed ({}); retried", fno,
                  released.ToString());
@@ -287,8 +321,7 @@ void LockManager::ReleaseAll() {
                     options_.lease.count(), st.ToString());
     }
   }
-  beat_.request_stop();
-  if (beat_.joinable()) beat_.join();
+  StopThreads();
   std::lock_guard lock(session_mu_);
   if (!session_made_ || !all_released) return;  // a session left behind is collected by fsck
   if (Status st = cluster_->DeleteBothCopies(LockSessionOid(fnso_, client_)); !st.ok()) {
@@ -306,6 +339,7 @@ Status LockManager::EnsureSession() {
   if (!made.ok()) return made.status();
   session_made_ = true;
   beat_ = std::jthread([this](std::stop_token stop) { BeatLoop(stop); });
+  retrier_ = std::jthread([this](std::stop_token stop) { RetryLoop(stop); });
   spdlog::debug("lock session {:016x} made; it beats every {} ms", client_,
                 options_.Beat().count());
   return Status::Ok();
@@ -352,7 +386,20 @@ void LockManager::BeatLoop(std::stop_token stop) {
         lease_lost_reported = true;
       }
     }
-    // Releases that failed before, again.
+  }
+}
+
+void LockManager::RetryLoop(std::stop_token stop) {
+  std::mutex sleep_mu;
+  std::condition_variable_any sleep;
+  for (;;) {
+    {
+      std::unique_lock lock(sleep_mu);
+      sleep.wait_for(lock, stop, options_.Beat(), [] { return false; });
+      if (stop.stop_requested()) return;
+    }
+    // Releases that failed before, again (not on the beat's thread: one that waits for an OSD
+    // must not hold up the beats that keep this client's other locks).
     std::set<std::pair<uint64_t, std::pair<uint64_t, LockKind>>> owners;
     std::set<uint64_t> files;
     {
@@ -363,6 +410,16 @@ void LockManager::BeatLoop(std::stop_token stop) {
     for (const auto& [fno, owner] : owners) (void)ReleaseOwner(fno, owner.first, owner.second);
     for (uint64_t fno : files) (void)ReleaseFile(fno);
   }
+}
+
+void LockManager::StopThreads() {
+  std::jthread beat, retrier;
+  {
+    std::lock_guard lock(session_mu_);
+    beat = std::move(beat_);
+    retrier = std::move(retrier_);
+  }
+  // Joined here, with no lock held (the retrier's releases take the file mutexes).
 }
 
 }  // namespace orthofs

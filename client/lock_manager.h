@@ -48,11 +48,15 @@ enum class LockOutcome {
   kConflict,        // held elsewhere and not to wait (EAGAIN / EWOULDBLOCK)
   kInterrupted,     // the waiting caller got a signal (EINTR)
   kTooManyWaiters,  // LockManagerOptions::max_waiters wait already (ENOLCK)
+  kTableFull,       // the file has kMaxLocksPerFile locks already (ENOLCK)
 };
 
 class LockManager {
  public:
-  LockManager(ClusterClient* cluster, uint32_t fnso, LockManagerOptions options = {});
+  // `file_closed(fno)`: no descriptor of the file is open on this client (ReleaseFile checks it
+  // again under the file's mutex, so a lock taken through a new open is not released).
+  LockManager(ClusterClient* cluster, uint32_t fnso, LockManagerOptions options = {},
+              std::function<bool(uint64_t fno)> file_closed = {});
   // Stops the session's beat. ReleaseAll first, or the locks stay until their lease runs out.
   ~LockManager();
   LockManager(const LockManager&) = delete;
@@ -101,18 +105,25 @@ class LockManager {
   // no write can match: finished here once the original's tombstone shows it newer.
   void AfterConflict(uint64_t fno, const Table& table, int attempt);
   // Read-modify-write with retries: `change` edits the table (false: nothing to change).
-  Status ChangeTable(uint64_t fno, const std::function<bool(FileLocks*)>& change);
+  // `still_wanted`, if given, is asked under the file's mutex before each try.
+  Status ChangeTable(uint64_t fno, const std::function<bool(FileLocks*)>& change,
+                     const std::function<bool()>& still_wanted = {});
   // Notes what this client holds in `fno` after a write of `locks`.
   void NoteHeld(uint64_t fno, const FileLocks& locks);
   std::mutex& FileMutex(uint64_t fno) { return file_mu_[fno % file_mu_.size()]; }
   // Makes the session object (before this client's first lock) and starts its beat.
   Status EnsureSession();
   void BeatLoop(std::stop_token stop);
+  // Retries failed releases every beat, on its own thread.
+  void RetryLoop(std::stop_token stop);
+  // Stops and joins the beat and the retrier.
+  void StopThreads();
 
   ClusterClient* const cluster_;
   const uint32_t fnso_;
   const LockManagerOptions options_;
   const uint64_t client_;
+  const std::function<bool(uint64_t)> file_closed_;
   // One change of a file's table at a time here (so what NoteHeld sees comes in order).
   std::array<std::mutex, 64> file_mu_;
 
@@ -131,6 +142,7 @@ class LockManager {
   bool session_made_ = false;
   uint64_t beats_ = 0;
   std::jthread beat_;
+  std::jthread retrier_;
 
   std::atomic<size_t> waiters_{0};
   std::atomic<uint64_t> granted_{0};

@@ -114,6 +114,8 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       args->tls.cert = opt.substr(9);
     } else if (opt.rfind("tls_key=", 0) == 0) {
       args->tls.key = opt.substr(8);
+    } else if (opt == "local_locks") {
+      args->local_locks = true;
     } else if (opt == "insecure") {
       args->tls.insecure = true;
     } else {
@@ -187,6 +189,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       args.help = true;
     } else if (a == "-f") {
       args.foreground = true;
+    } else if (a == "--local-locks") {
+      args.local_locks = true;
     } else if (a == "--insecure") {
       args.tls.insecure = true;
     } else if (a == "-d" || a == "-s") {

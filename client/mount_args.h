@@ -3,7 +3,7 @@
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
 // Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, read_ahead=,
-// negative_timeout=, lock_lease=, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are
+// negative_timeout=, lock_lease=, local_locks, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are
 // taken out;
 // fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
@@ -30,6 +30,9 @@ struct MountArgs {
   // Seconds a client's lock session may stay silent before other clients take its fcntl and
   // flock locks (client/lock_manager.h): how long a killed client's locks block others.
   double lock_lease = 15;
+  // fcntl and flock locks held by the kernel, within this mount only (NFS's local_lock=all):
+  // for a namespace one client writes, whose programs lock a lot (a lock costs no round trip).
+  bool local_locks = false;
   std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
   std::string metrics;            // serve Prometheus text at http://HOST:PORT/metrics
   TlsFlags tls;                   // identity "client" by default

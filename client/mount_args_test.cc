@@ -87,6 +87,11 @@ TEST(MountArgsTest, CacheOptions) {
         << bad;
   }
   EXPECT_EQ(defaults.lock_lease, 15.0);
+  EXPECT_FALSE(defaults.local_locks);
+  EXPECT_TRUE(Parse({"--map", "m", "--local-locks", "/x"}).local_locks);
+  const MountArgs local = Parse({"m", "/x", "-o", "local_locks,allow_other"});
+  EXPECT_TRUE(local.local_locks);
+  EXPECT_EQ(local.fuse_options, std::vector<std::string>{"allow_other"});
   EXPECT_EQ(Parse({"--map", "m", "--lock-lease", "2.5", "/x"}).lock_lease, 2.5);
   EXPECT_EQ(Parse({"m", "/x", "-o", "lock_lease=60,allow_other"}).lock_lease, 60.0);
   for (const char* bad : {"0.5", "0", "3601", "-3", "nan", "15s", ""}) {

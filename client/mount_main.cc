@@ -119,13 +119,24 @@ class OrthoFs {
       : cluster_(std::move(cluster)),
         ns_(cluster_.get(), fnso),
         io_(cluster_.get(), fnso, io_options),
-        locks_(cluster_.get(), fnso, lock_options) {}
+        locks_(cluster_.get(), fnso, lock_options,
+               [this](uint64_t fno) { return !OpenHere(fno); }) {}
 
   Namespace& ns() { return ns_; }
   double negative_timeout() const { return negative_timeout_; }
+  bool local_locks() const { return local_locks_; }
+  void set_local_locks(bool local) { local_locks_ = local; }
   void set_negative_timeout(double seconds) { negative_timeout_ = seconds; }
   FileIo& io() { return io_; }
   LockManager& locks() { return locks_; }
+  // The FUSE session is ending (unmount, SIGTERM).
+  bool Exiting() const { return session_ != nullptr && fuse_session_exited(session_) != 0; }
+  // A descriptor of the file is open on this client.
+  bool OpenHere(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && it->second.open_count > 0;
+  }
   KillPrivV2& killpriv() { return killpriv_; }
   void set_session(fuse_session* session) { session_ = session; }
 
@@ -320,7 +331,15 @@ class OrthoFs {
   Status RevalidateUnderLock(fuse_ino_t ino) {
     AwaitPublish(ino);
     Result<InodeRef> r = ns_.GetInode(ino);
-    if (!r.ok()) return r.status();
+    if (!r.ok()) {
+      // Unknown whether another client changed it: what is cached goes.
+      {
+        std::lock_guard lock(mu_);
+        ForgetCachedBytes(ino);
+      }
+      if (session_ != nullptr) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+      return r.status();
+    }
     bool stale = false;
     {
       std::lock_guard lock(mu_);
@@ -332,7 +351,10 @@ class OrthoFs {
         if (!behind) o.seen = *r;
         o.attributes.reset();
       }
-      stale = cached_versions_.Open(ino, r->version) != CachedVersions::Cached::kValid;
+      // An open that found the file changed and has not yet dropped the kernel's pages
+      // (revalidating_) recorded the new version already: those pages are stale all the same.
+      stale = cached_versions_.Open(ino, r->version) != CachedVersions::Cached::kValid ||
+              revalidating_.contains(ino);
       if (stale) io_.ForgetClean(ino);
     }
     spdlog::debug("file {}: locked at version {} (size {}): cached bytes {}", ino, r->version,
@@ -650,6 +672,7 @@ class OrthoFs {
   }
 
   double negative_timeout_ = 0;  // --negative-timeout; set before the session starts
+  bool local_locks_ = false;     // --local-locks; set before the session starts
   std::mutex mu_;
   std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
   std::map<uint64_t, OpenInode> open_;
@@ -736,7 +759,11 @@ ssize_t WriteReply(int fd, iovec* iov, int count, void* userdata) {
 
 // ---- operations ----
 
-void OpInit(void*, fuse_conn_info* conn) {
+void OpInit(void* userdata, fuse_conn_info* conn) {
+  // --local-locks: the kernel keeps fcntl and flock locks itself, within this mount.
+  if (static_cast<OrthoFs*>(userdata)->local_locks()) {
+    conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  }
   // Large requests: one FUSE write can carry several objects.
   conn->max_write = 1 << 20;
   // Sequential readers get whole windows of objects per request, read in parallel.
@@ -1171,7 +1198,16 @@ bool LockRangeValid(const struct flock& lock) {
 }
 
 void ReplyLockOutcome(fuse_req_t req, const Result<LockOutcome>& outcome, const char* op) {
-  if (!outcome.ok()) return ReplyError(req, outcome.status(), op);
+  if (!outcome.ok()) {
+    // The lock tables' failures (an OSD unreachable, a damaged table) are the lock service's:
+    // ENOLCK, as NFS answers when its lock manager cannot be reached. A write-back's error
+    // before an unlock is the file's.
+    if (outcome.status().Is(StatusCode::kStale) || outcome.status().Is(StatusCode::kNoSpace)) {
+      return ReplyError(req, outcome.status(), op);
+    }
+    spdlog::warn("{}: {}", op, outcome.status().ToString());
+    return (void)fuse_reply_err(req, ENOLCK);
+  }
   switch (*outcome) {
     case LockOutcome::kGranted:
       return (void)fuse_reply_err(req, 0);
@@ -1180,6 +1216,7 @@ void ReplyLockOutcome(fuse_req_t req, const Result<LockOutcome>& outcome, const 
     case LockOutcome::kInterrupted:
       return (void)fuse_reply_err(req, EINTR);
     case LockOutcome::kTooManyWaiters:
+    case LockOutcome::kTableFull:
       return (void)fuse_reply_err(req, ENOLCK);
   }
 }
@@ -1188,9 +1225,14 @@ void ReplyLockOutcome(fuse_req_t req, const Result<LockOutcome>& outcome, const 
 // consistency across clients for programs that share a file under locks, as databases do.
 Result<LockOutcome> SetLock(fuse_req_t req, fuse_ino_t ino, const FileLock& wanted, bool wait) {
   OrthoFs* fs = Fs(req);
-  if (wanted.mode == LockMode::kUnlock) ORTHOFS_RETURN_IF_ERROR(fs->FlushFile(ino));
-  Result<LockOutcome> outcome =
-      fs->locks().Set(ino, wanted, wait, [req] { return fuse_req_interrupted(req) != 0; });
+  // Every change writes back first, as NFS does: an unlock or a downgrade lets others read. An
+  // unlock still goes ahead when that fails (its error is reported after).
+  const Status written_back = fs->FlushFile(ino);
+  if (!written_back.ok() && wanted.mode != LockMode::kUnlock) return written_back;
+  // A wait ends at a signal, and at unmount (else the session's threads never all return).
+  Result<LockOutcome> outcome = fs->locks().Set(
+      ino, wanted, wait, [req, fs] { return fuse_req_interrupted(req) != 0 || fs->Exiting(); });
+  if (!written_back.ok() && outcome.ok()) return written_back;
   if (outcome.ok() && *outcome == LockOutcome::kGranted && wanted.mode != LockMode::kUnlock) {
     if (Status st = fs->RevalidateUnderLock(ino); !st.ok()) {
       spdlog::warn("file {}: locked, but its cached bytes could not be checked: {}", ino,
@@ -1214,7 +1256,10 @@ void OpGetlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* l
     answer.l_whence = SEEK_SET;
     answer.l_start = static_cast<off_t>(held.start);
     answer.l_len = held.end == kLockToEnd ? 0 : static_cast<off_t>(held.end - held.start + 1);
-    answer.l_pid = static_cast<pid_t>(held.pid);
+    // A process of another client is on another host: its pid means nothing here (Linux would
+    // even map it to whichever local process has that number).
+    answer.l_pid =
+        held.owner.client == Fs(req)->locks().client() ? static_cast<pid_t>(held.pid) : 0;
   }
   fuse_reply_lock(req, &answer);
 }
@@ -1657,8 +1702,8 @@ std::string NewClientId() {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--read-ahead N]\n"
-               "       [--negative-timeout S] [--lock-lease S] [--log-level LEVEL]\n"
-               "       [--prefetch MODE]\n"
+               "       [--negative-timeout S] [--lock-lease S] [--local-locks]\n"
+               "       [--log-level LEVEL] [--prefetch MODE]\n"
                "       [--metrics HOST:PORT]\n"
                "       [--tls-dir DIR | --insecure]\n"
                "       MOUNTPOINT [-f] [-d] [-o opts]\n"
@@ -1677,7 +1722,8 @@ void Usage(const char* prog) {
                "  (default 0: asked every time).\n"
                "  fcntl and flock locks hold across every client of the namespace; --lock-lease\n"
                "  S (1..3600, default 15) is how long a client may stay silent (killed, cut\n"
-               "  off) before the others take its locks.\n"
+               "  off) before the others take its locks. --local-locks (-o local_locks) keeps\n"
+               "  them in this mount's kernel instead: free, but not seen by other clients.\n"
                "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=, cache_mb=,\n"
                "  flush_threads=, read_ahead=, negative_timeout=, lock_lease= and log_level= may\n"
                "  also be given there.\n"
@@ -1759,6 +1805,7 @@ int main(int argc, char** argv) {
   lock_options.lease = std::chrono::milliseconds(static_cast<int64_t>(cli.lock_lease * 1000));
   auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options, lock_options);
   fs->set_negative_timeout(cli.negative_timeout);
+  fs->set_local_locks(cli.local_locks);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     ReportMount(&report_fd, false);

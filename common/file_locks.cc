@@ -115,30 +115,40 @@ Result<FileLocks> DecodeFileLocks(std::string_view bytes) {
   if (!r.U8(&format) || format != kFileLocksFormat || !r.U32(&count) || count > kMaxLocksPerFile) {
     return Status::Corruption("undecodable LOCK object");
   }
-  FileLocks locks;
+  std::vector<FileLock> held(count);
   for (uint32_t i = 0; i < count; ++i) {
-    FileLock held;
+    FileLock& lock = held[i];
     uint8_t kind = 0, mode = 0;
-    if (!r.U64(&held.owner.client) || !r.U64(&held.owner.owner) || !r.U8(&kind) || !r.U8(&mode) ||
-        !r.U64(&held.start) || !r.U64(&held.end) || !r.U32(&held.pid)) {
+    if (!r.U64(&lock.owner.client) || !r.U64(&lock.owner.owner) || !r.U8(&kind) || !r.U8(&mode) ||
+        !r.U64(&lock.start) || !r.U64(&lock.end) || !r.U32(&lock.pid)) {
       return Status::Corruption("LOCK object cut short at lock " + std::to_string(i));
     }
     if ((kind != static_cast<uint8_t>(LockKind::kPosix) &&
          kind != static_cast<uint8_t>(LockKind::kFlock)) ||
         (mode != static_cast<uint8_t>(LockMode::kShared) &&
          mode != static_cast<uint8_t>(LockMode::kExclusive)) ||
-        held.start > held.end) {
+        lock.start > lock.end) {
       return Status::Corruption("LOCK object holds a malformed lock " + std::to_string(i));
     }
-    held.kind = static_cast<LockKind>(kind);
-    held.mode = static_cast<LockMode>(mode);
-    // Applied one by one, so a table written by a faulty client comes out well-formed.
-    if (locks.Conflict(held)) {
-      return Status::Corruption("LOCK object holds conflicting locks");
-    }
-    locks.Apply(held);
+    lock.kind = static_cast<LockKind>(kind);
+    lock.mode = static_cast<LockMode>(mode);
   }
   if (!r.done()) return Status::Corruption("LOCK object has trailing bytes");
+  // What Apply keeps: one owner's locks apart (and apart by a byte where their modes agree),
+  // one flock per owner, and no two owners' locks in conflict.
+  std::sort(held.begin(), held.end(), Before);
+  FileLocks locks;
+  for (size_t i = 0; i < held.size(); ++i) {
+    const FileLock& lock = held[i];
+    if (i > 0 && held[i - 1].kind == lock.kind && held[i - 1].owner == lock.owner &&
+        (lock.kind == LockKind::kFlock ||
+         (Touch(held[i - 1], lock) &&
+          (held[i - 1].mode == lock.mode || Overlap(held[i - 1], lock))))) {
+      return Status::Corruption("LOCK object holds one owner's locks unmerged");
+    }
+    if (locks.Conflict(lock)) return Status::Corruption("LOCK object holds conflicting locks");
+    locks.locks_.push_back(lock);
+  }
   return locks;
 }
 

@@ -74,11 +74,12 @@ class FileLocks {
   friend bool operator==(const FileLocks&, const FileLocks&) = default;
 
  private:
+  friend Result<FileLocks> DecodeFileLocks(std::string_view bytes);
   std::vector<FileLock> locks_;  // sorted by kind, owner, start
 };
 
-// A file's table can hold at most this many locks (a damaged record otherwise).
-inline constexpr uint32_t kMaxLocksPerFile = 1 << 16;
+// A file's table holds at most this many locks (about 84 KiB); more are refused (ENOLCK).
+inline constexpr uint32_t kMaxLocksPerFile = 2048;
 
 std::string EncodeFileLocks(const FileLocks& locks);
 Result<FileLocks> DecodeFileLocks(std::string_view bytes);

@@ -63,8 +63,7 @@ TEST(FileLocksTest, UnlockingTheMiddleSplitsALock) {
   FileLocks locks;
   locks.Apply(Posix(kA, kEx, 0, 99));
   locks.Apply(Posix(kA, kUn, 40, 59));
-  EXPECT_EQ(locks.locks(),
-            (std::vector<FileLock>{Posix(kA, kEx, 0, 39), Posix(kA, kEx, 60, 99)}));
+  EXPECT_EQ(locks.locks(), (std::vector<FileLock>{Posix(kA, kEx, 0, 39), Posix(kA, kEx, 60, 99)}));
   EXPECT_FALSE(locks.Conflict(Posix(kB, kEx, 40, 59)));
 }
 
@@ -152,6 +151,20 @@ TEST(FileLocksTest, DamagedTablesAreRefused) {
   both[4] = 2;
   both += EncodeFileLocks(other).substr(5);
   EXPECT_FALSE(DecodeFileLocks(both).ok());
+  // One owner's overlapping locks, unmerged: no client writes that either.
+  FileLocks own;
+  own.Apply(Posix(kA, kSh, 6, 8));
+  std::string overlapping = EncodeFileLocks(locks);
+  overlapping[4] = 2;
+  overlapping += EncodeFileLocks(own).substr(5);
+  EXPECT_FALSE(DecodeFileLocks(overlapping).ok());
+  // More locks than a table holds.
+  std::string too_many = good;
+  too_many[1] = 0;
+  too_many[2] = 0;
+  too_many[3] = 0x08;
+  too_many[4] = 0x01;  // 2049
+  EXPECT_FALSE(DecodeFileLocks(too_many).ok());
 }
 
 TEST(FileLocksTest, RandomChangesKeepOneOwnersLocksApartAndMatchAByteMap) {
