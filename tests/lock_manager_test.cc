@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "common/placement.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {
@@ -144,6 +145,40 @@ TEST_F(LockManagerTest, ADeletionCutShortByItsClientsDeathDoesNotBlockTheNextLoc
   ASSERT_TRUE(holder.ok());
   ASSERT_TRUE(*holder);
   EXPECT_EQ((*holder)->owner.client, b_.locks->client());
+}
+
+// An OSD holding a lock table's copy dies and comes back: locks go on from the other copy (a
+// commit there alone, with a repair record), and the restarted OSD's copy catches up, so no
+// two clients ever hold conflicting locks.
+TEST_F(LockManagerTest, LocksGoOnWhileAnOsdOfTheTableIsDownAndAfterItReturns) {
+  ASSERT_EQ(*a_.locks->Set(kFile, Exclusive(1), false), LockOutcome::kGranted);
+  const uint32_t original_osd =
+      Placement(cluster_.client().map()).OsdFor(FileLocksOid(kFnso, kFile));
+  cluster_.Stop(original_osd, SIGKILL);
+  EXPECT_EQ(*b_.locks->Set(kFile, Exclusive(1), false), LockOutcome::kConflict)
+      << "the replica answers with A's lock";
+  ASSERT_EQ(*a_.locks->Set(kFile, Unlock(1), false), LockOutcome::kGranted);
+  ASSERT_EQ(*b_.locks->Set(kFile, Exclusive(1, 0, 99), false), LockOutcome::kGranted);
+  cluster_.Start(original_osd);  // waits until its repair records are replayed
+  EXPECT_EQ(*a_.locks->Set(kFile, Exclusive(1, 50, 50), false), LockOutcome::kConflict)
+      << "B's lock, taken while the OSD was down, holds on its copy too";
+  ASSERT_EQ(*a_.locks->Set(kFile, Exclusive(1, 100, 199), false), LockOutcome::kGranted);
+  // Both copies hold both locks, at once or once a repair record A's client left (if it still
+  // took the OSD for down) is replayed.
+  auto locks_in = [&](CopyFlag flag) -> size_t {
+    Result<wire::ReadResponse> copy =
+        cluster_.client().Read(FileLocksOid(kFnso, kFile).WithFlag(flag));
+    if (!copy.ok()) return 0;
+    Result<FileLocks> table = DecodeFileLocks(copy->data());
+    return table.ok() ? table->locks().size() : 0;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((locks_in(CopyFlag::kOriginal) != 2 || locks_in(CopyFlag::kReplica) != 2) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(locks_in(CopyFlag::kOriginal), 2u);
+  EXPECT_EQ(locks_in(CopyFlag::kReplica), 2u);
 }
 
 }  // namespace
