@@ -286,9 +286,24 @@ class OrthoFs {
   CachedVersions::Cached Opened(const InodeRef& ref, bool created = false) {
     std::lock_guard lock(mu_);
     OpenInode& o = open_[ref.fno];
-    // Closed with its size unpublished: this client's writes still count (published later).
-    const bool unpublished = o.open_count == 0 && o.size_dirty;
     const bool open_here = o.open_count++ > 0;
+    SawInodeLocked(o, ref, open_here);
+    const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
+    if (cached != CachedVersions::Cached::kValid) io_.ForgetClean(ref.fno);
+    if (created || cached == CachedVersions::Cached::kNothing) return cached;
+    if (cached == CachedVersions::Cached::kValid && !revalidating_.contains(ref.fno)) {
+      return cached;
+    }
+    ++revalidating_[ref.fno];
+    return CachedVersions::Cached::kStale;
+  }
+
+  // An open or a lock read the file's INODE (`ref`; `open_here`: the file was open here
+  // already): the size this client knows and the INODE it saw follow it, as close-to-open
+  // says, unless this client's own writes say more. Caller holds mu_.
+  void SawInodeLocked(OpenInode& o, const InodeRef& ref, bool open_here) {
+    // Closed with its size unpublished: this client's writes still count (published later).
+    const bool unpublished = !open_here && o.size_dirty;
     // An INODE read that raced this client's own publish (under way, or done since) is older
     // than what this client published: keep that size.
     const bool behind = open_here && (o.publishing || (o.seen && ref.version < o.seen->version));
@@ -298,15 +313,7 @@ class OrthoFs {
       o.size = behind ? std::max(o.size, ref.inode.size) : ref.inode.size;
     }
     if (!behind) o.seen = ref;
-    o.attributes.reset();  // a later getattr must see what this open saw, or newer
-    const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
-    if (cached != CachedVersions::Cached::kValid) io_.ForgetClean(ref.fno);
-    if (created || cached == CachedVersions::Cached::kNothing) return cached;
-    if (cached == CachedVersions::Cached::kValid && !revalidating_.contains(ref.fno)) {
-      return cached;
-    }
-    ++revalidating_[ref.fno];
-    return CachedVersions::Cached::kStale;
+    o.attributes.reset();  // a later getattr must see what this read saw, or newer
   }
 
   // After an open that found the file changed has replied: drops the kernel's pages (and
@@ -344,13 +351,7 @@ class OrthoFs {
     {
       std::lock_guard lock(mu_);
       auto it = open_.find(ino);
-      if (it != open_.end()) {
-        OpenInode& o = it->second;
-        const bool behind = o.publishing || (o.seen && r->version < o.seen->version);
-        if (!o.size_dirty) o.size = behind ? std::max(o.size, r->inode.size) : r->inode.size;
-        if (!behind) o.seen = *r;
-        o.attributes.reset();
-      }
+      if (it != open_.end()) SawInodeLocked(it->second, *r, it->second.open_count > 0);
       // An open that found the file changed and has not yet dropped the kernel's pages
       // (revalidating_) recorded the new version already: those pages are stale all the same.
       stale = cached_versions_.Open(ino, r->version) != CachedVersions::Cached::kValid ||
