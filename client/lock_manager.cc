@@ -103,6 +103,18 @@ Status LockManager::WriteTable(uint64_t fno, const FileLocks& locks, uint64_t ex
   return cluster_->WriteOriginalThenReplica(oid, EncodeFileLocks(locks), expected).status();
 }
 
+Result<bool> LockManager::Commit(uint64_t fno, const Table& table, const FileLocks& next,
+                                 int attempt) {
+  Status written = WriteTable(fno, next, table.version);
+  if (written.Is(StatusCode::kVersionMismatch)) {
+    AfterConflict(fno, table, attempt);
+    return false;
+  }
+  if (!written.ok()) return written;
+  NoteHeld(fno, next);
+  return true;
+}
+
 void LockManager::NoteHeld(uint64_t fno, const FileLocks& locks) {
   std::set<std::pair<uint64_t, LockKind>> mine;
   for (const FileLock& held : locks.locks()) {
@@ -185,14 +197,9 @@ Result<LockOutcome> LockManager::Set(uint64_t fno, FileLock wanted, bool wait,
         // two holders of a shared flock both asking for it exclusive would wait for each other.
         FileLocks without = table->locks;
         if (without.ReleaseOwner(wanted.owner, LockKind::kFlock)) {
-          Status written = WriteTable(fno, without, table->version);
-          if (written.Is(StatusCode::kVersionMismatch)) {
-            AfterConflict(fno, *table, attempt);
-            continue;
-          }
-          if (!written.ok()) return written;
-          NoteHeld(fno, without);
-          continue;
+          Result<bool> committed = Commit(fno, *table, without, attempt);
+          if (!committed.ok()) return committed.status();
+          continue;  // and wait without it
         }
       }
       if (!conflict) {
@@ -216,13 +223,9 @@ Result<LockOutcome> LockManager::Set(uint64_t fno, FileLock wanted, bool wait,
           held_[fno].emplace(wanted.owner.owner, wanted.kind);
           pending_releases_.erase({fno, {wanted.owner.owner, wanted.kind}});
         }
-        Status written = WriteTable(fno, next, table->version);
-        if (written.Is(StatusCode::kVersionMismatch)) {
-          AfterConflict(fno, *table, attempt);
-          continue;
-        }
-        if (!written.ok()) return written;
-        NoteHeld(fno, next);
+        Result<bool> committed = Commit(fno, *table, next, attempt);
+        if (!committed.ok()) return committed.status();
+        if (!*committed) continue;
         if (wanted.mode != LockMode::kUnlock) ++granted_;
         return LockOutcome::kGranted;
       }
@@ -258,13 +261,9 @@ Status LockManager::ChangeTable(uint64_t fno, const std::function<bool(FileLocks
       NoteHeld(fno, next);
       return Status::Ok();
     }
-    Status written = WriteTable(fno, next, table->version);
-    if (written.Is(StatusCode::kVersionMismatch)) {
-      AfterConflict(fno, *table, attempt);
-      continue;
-    }
-    if (written.ok()) NoteHeld(fno, next);
-    return written;
+    Result<bool> committed = Commit(fno, *table, next, attempt);
+    if (!committed.ok()) return committed.status();
+    if (*committed) return Status::Ok();
   }
 }
 

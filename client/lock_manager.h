@@ -104,6 +104,9 @@ class LockManager {
   // deletion its client died in the middle of (the original deleted, the replica not), which
   // no write can match: finished here once the original's tombstone shows it newer.
   void AfterConflict(uint64_t fno, const Table& table, int attempt);
+  // Writes `next` in place of `table` (WriteTable) and notes it: true; false when another
+  // change landed first (AfterConflict done: read again).
+  Result<bool> Commit(uint64_t fno, const Table& table, const FileLocks& next, int attempt);
   // Read-modify-write with retries: `change` edits the table (false: nothing to change).
   // `still_wanted`, if given, is asked under the file's mutex before each try.
   Status ChangeTable(uint64_t fno, const std::function<bool(FileLocks*)>& change,

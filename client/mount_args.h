@@ -3,9 +3,8 @@
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
 // Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, read_ahead=,
-// negative_timeout=, lock_lease=, local_locks, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=, tls_key=, insecure) are
-// taken out;
-// fstab-only words are dropped; the rest goes to libfuse.
+// negative_timeout=, lock_lease=, local_locks, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=,
+// tls_key=, insecure) are taken out; fstab-only words are dropped; the rest goes to libfuse.
 #pragma once
 
 #include <cstdint>

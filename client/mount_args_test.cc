@@ -95,9 +95,10 @@ TEST(MountArgsTest, CacheOptions) {
   EXPECT_EQ(Parse({"--map", "m", "--lock-lease", "2.5", "/x"}).lock_lease, 2.5);
   EXPECT_EQ(Parse({"m", "/x", "-o", "lock_lease=60,allow_other"}).lock_lease, 60.0);
   for (const char* bad : {"0.5", "0", "3601", "-3", "nan", "15s", ""}) {
-    EXPECT_NE(ErrorOf({"m", "/x", "-o", std::string("lock_lease=") + bad})
-                  .find("lock lease '" + std::string(bad) + "' is not a number of seconds in 1..3600"),
-              std::string::npos)
+    EXPECT_NE(
+        ErrorOf({"m", "/x", "-o", std::string("lock_lease=") + bad})
+            .find("lock lease '" + std::string(bad) + "' is not a number of seconds in 1..3600"),
+        std::string::npos)
         << bad;
   }
 }
