@@ -142,16 +142,14 @@ Result<bool> LockManager::TakeFromDeadHolder(uint64_t fno, const Table& table, u
   }
   FileLocks without = table.locks;
   without.ReleaseClient(holder);
-  Status written = WriteTable(fno, without, table.version);
-  if (written.Is(StatusCode::kVersionMismatch)) {  // read again
-    AfterConflict(fno, table, kRetriesBeforePausing);
-    return true;
+  // Read again either way: after this write, or after another client's change that came first.
+  Result<bool> committed = Commit(fno, table, without, kRetriesBeforePausing);
+  if (!committed.ok()) return committed.status();
+  if (*committed) {
+    ++taken_from_dead_;
+    spdlog::warn("file {}: took the locks of client {:016x} away: its lock session {}", fno, holder,
+                 beats ? "stopped beating" : "is gone");
   }
-  if (!written.ok()) return written;
-  ++taken_from_dead_;
-  spdlog::warn("file {}: took the locks of client {:016x} away: its lock session {}", fno, holder,
-               beats ? "stopped beating" : "is gone");
-  NoteHeld(fno, without);
   return true;
 }
 
