@@ -20,6 +20,18 @@ FileLock Flock(LockOwner owner, LockMode mode) {
   return FileLock{owner, LockKind::kFlock, mode, 0, kLockToEnd, 7};
 }
 
+// The encoding of a table holding `held` as given, whether or not Apply would keep them so.
+std::string RawTable(const std::vector<FileLock>& held) {
+  std::string out = EncodeFileLocks(FileLocks{}).substr(0, 1);  // the format byte
+  AppendBigEndian32(&out, static_cast<uint32_t>(held.size()));
+  for (const FileLock& lock : held) {
+    FileLocks one;
+    one.Apply(lock);
+    out += EncodeFileLocks(one).substr(1 + 4);
+  }
+  return out;
+}
+
 constexpr LockMode kSh = LockMode::kShared;
 constexpr LockMode kEx = LockMode::kExclusive;
 constexpr LockMode kUn = LockMode::kUnlock;
@@ -145,19 +157,11 @@ TEST(FileLocksTest, DamagedTablesAreRefused) {
   backwards[1 + 4 + 8 + 8 + 2] = 1;
   EXPECT_FALSE(DecodeFileLocks(backwards).ok());
   // Two owners' exclusive locks over one range: no client writes that.
-  FileLocks other;
-  other.Apply(Posix(kB, kEx, 5, 5));
-  std::string both = EncodeFileLocks(locks);
-  both[4] = 2;
-  both += EncodeFileLocks(other).substr(5);
-  EXPECT_FALSE(DecodeFileLocks(both).ok());
+  EXPECT_FALSE(DecodeFileLocks(RawTable({Posix(kA, kEx, 0, 9), Posix(kB, kEx, 5, 5)})).ok());
   // One owner's overlapping locks, unmerged: no client writes that either.
-  FileLocks own;
-  own.Apply(Posix(kA, kSh, 6, 8));
-  std::string overlapping = EncodeFileLocks(locks);
-  overlapping[4] = 2;
-  overlapping += EncodeFileLocks(own).substr(5);
-  EXPECT_FALSE(DecodeFileLocks(overlapping).ok());
+  EXPECT_FALSE(DecodeFileLocks(RawTable({Posix(kA, kEx, 0, 9), Posix(kA, kSh, 6, 8)})).ok());
+  // The same locks apart are fine.
+  EXPECT_TRUE(DecodeFileLocks(RawTable({Posix(kA, kEx, 0, 9), Posix(kA, kSh, 11, 12)})).ok());
   // More locks than a table holds.
   std::string too_many = good;
   too_many[1] = 0;
