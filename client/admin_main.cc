@@ -412,6 +412,7 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"removal_marks_cleared", r->removal_marks_cleared},
                                 {"parents_recorded", r->parents_recorded},
                                 {"lock_sessions", r->lock_sessions},
+                                {"deletions_finished", r->deletions_finished},
                                 {"dry_run", options.dry_run}}
                      .dump()
               << "\n";
@@ -428,6 +429,9 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
     std::printf("clients' lock sessions: %llu\n",
                 static_cast<unsigned long long>(r->lock_sessions));
     std::printf("dangling entries: %zu\n", r->dangling.size());
+    std::printf("deletions cut short between an object's copies %s: %llu\n",
+                options.dry_run ? "found" : "finished",
+                static_cast<unsigned long long>(r->deletions_finished));
     std::printf(
         "directories cut off from the root: %zu (reconnected under /lost+found: %zu), "
         "with two names: %zu\n",
@@ -532,22 +536,14 @@ int RunPlanRebalance(const CommonFlags& common, const std::string& new_map_path,
   for (const auto& osd : (*cluster)->osds()) {
     Status listed = Status::Ok();
     for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-      std::string token;
-      do {
-        wire::ListRequest request;
-        request.set_epoch(old_map.epoch);
-        request.set_flag(static_cast<wire::CopyFlag>(flag));
-        request.set_page_token(token);
-        Result<wire::ListResponse> page = osd->List(request);
-        if (!page.ok()) {
-          listed = page.status();
-          break;
-        }
-        for (const wire::ObjectMeta& meta : page->objects()) {
+      wire::ListRequest request;
+      request.set_epoch(old_map.epoch);
+      request.set_flag(static_cast<wire::CopyFlag>(flag));
+      listed = osd->ListEveryPage(request, [&](const wire::ListResponse& page) {
+        for (const wire::ObjectMeta& meta : page.objects()) {
           if (Result<Oid> oid = FromWire(meta.oid()); oid.ok()) plan.Count(*oid, osd->osd_id());
         }
-        token = page->next_page_token();
-      } while (!token.empty());
+      });
       if (!listed.ok()) break;
     }
     if (!listed.ok()) {

@@ -3,9 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "client/namespace.h"
 #include "client/rebalance.h"
@@ -23,54 +27,77 @@ struct Census {
   std::set<uint64_t> lock_files;     // files with a LOCK object (their fcntl/flock locks)
   std::set<uint64_t> lock_sessions;  // clients' lock sessions, by lock id
   uint64_t data_objects = 0;
+  // Replicas whose original was not listed (with their versions): what a deletion cut short
+  // between the copies left, an original lost and not repaired yet, or a change made while the
+  // census ran.
+  std::vector<std::pair<Oid, uint64_t>> replicas_alone;
 };
 
-// Every ORIGINAL object of the namespace, from every OSD (metadata only).
+using ObjectKey = std::tuple<uint64_t, uint64_t, ObjectType>;  // fno, offset, type
+
+// Every object the OSDs list as copy `flag` of the namespace, page by page (metadata only).
+Status ListCopies(ClusterClient* cluster, uint32_t fnso, wire::CopyFlag flag,
+                  const std::function<void(const Oid&, uint64_t version)>& take,
+                  const std::function<void(uint32_t osd_id)>& after_osd) {
+  for (const auto& osd : cluster->osds()) {
+    wire::ListRequest request;
+    request.set_epoch(cluster->map().epoch);
+    request.set_flag(flag);
+    request.set_fnso(fnso);
+    ORTHOFS_RETURN_IF_ERROR(osd->ListEveryPage(request, [&](const wire::ListResponse& page) {
+      for (const auto& meta : page.objects()) {
+        Result<Oid> oid = FromWire(meta.oid());
+        if (oid.ok()) take(*oid, meta.version());
+      }
+    }));
+    if (after_osd) after_osd(osd->osd_id());
+  }
+  return Status::Ok();
+}
+
+// Every ORIGINAL object of the namespace, from every OSD (metadata only), then the replicas
+// whose original is not among them.
 Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options,
                   Census* census) {
-  for (const auto& osd : cluster->osds()) {
-    std::string token;
-    do {
-      wire::ListRequest request;
-      request.set_epoch(cluster->map().epoch);
-      request.set_flag(wire::ORIGINAL);
-      request.set_fnso(fnso);
-      request.set_page_token(token);
-      Result<wire::ListResponse> page = osd->List(request);
-      if (!page.ok()) return page.status();
-      for (const auto& meta : page->objects()) {
-        Result<Oid> oid = FromWire(meta.oid());
-        if (!oid.ok()) continue;
-        switch (oid->type) {
+  std::set<ObjectKey> originals;
+  ORTHOFS_RETURN_IF_ERROR(ListCopies(
+      cluster, fnso, wire::ORIGINAL,
+      [&](const Oid& oid, uint64_t version) {
+        originals.emplace(oid.fno, oid.offset, oid.type);
+        switch (oid.type) {
           case ObjectType::kInode:
-            census->inodes[oid->fno] = meta.version();
+            census->inodes[oid.fno] = version;
             break;
           case ObjectType::kDirent:
-            census->dirent_files.insert(oid->fno);
+            census->dirent_files.insert(oid.fno);
             break;
           case ObjectType::kData:
-            census->data[oid->fno].push_back(oid->offset);
+            census->data[oid.fno].push_back(oid.offset);
             ++census->data_objects;
             break;
           case ObjectType::kSymlink:
-            census->symlinks.insert(oid->fno);
+            census->symlinks.insert(oid.fno);
             break;
           case ObjectType::kSuper:
             break;
           case ObjectType::kLock:
-            if (IsLockSession(*oid)) {
-              census->lock_sessions.insert(oid->offset);
+            if (IsLockSession(oid)) {
+              census->lock_sessions.insert(oid.offset);
             } else {
-              census->lock_files.insert(oid->fno);
+              census->lock_files.insert(oid.fno);
             }
             break;
         }
-      }
-      token = page->next_page_token();
-    } while (!token.empty());
-    if (options.after_listing_osd) options.after_listing_osd(osd->osd_id());
-  }
-  return Status::Ok();
+      },
+      options.after_listing_osd));
+  return ListCopies(
+      cluster, fnso, wire::REPLICA,
+      [&](const Oid& oid, uint64_t version) {
+        if (!originals.count({oid.fno, oid.offset, oid.type})) {
+          census->replicas_alone.emplace_back(oid.WithFlag(CopyFlag::kOriginal), version);
+        }
+      },
+      nullptr);
 }
 
 using DirNames = std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>;
@@ -504,6 +531,25 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (gone.Is(StatusCode::kVersionMismatch)) continue;
     ORTHOFS_RETURN_IF_ERROR(gone);
     ++report.collected;
+  }
+  // Replicas alone: a metadata deletion cut short is finished; the rest of a file with no inode
+  // goes (an original lost from a live file's is the scrub's to restore).
+  for (const auto& [original, version] : census.replicas_alone) {
+    if (original.type != ObjectType::kData) {
+      Result<bool> cut_short =
+          cluster->FinishDeletionCutShort(original, version, /*finish=*/!options.dry_run);
+      if (!cut_short.ok()) return cut_short.status();
+      if (*cut_short) {
+        ++report.orphan_objects;
+        ++report.deletions_finished;
+        if (!options.dry_run) ++report.collected;
+        continue;
+      }
+    }
+    if (original.fno == 0) continue;  // the SUPER objects and lock sessions: not a file's
+    Result<bool> live = has_inode(original.fno);
+    if (!live.ok()) return live.status();
+    if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(original));
   }
   for (uint64_t dir : census.dirent_files) {
     Result<bool> live = has_inode(dir);

@@ -44,10 +44,14 @@ struct FsckReport {
   std::vector<std::string> cut_off;
   std::vector<std::string> reconnected;
   std::vector<std::string> named_twice;
-  uint64_t orphan_inodes = 0;     // found
-  uint64_t orphan_objects = 0;    // data/dirent/symlink/lock objects of missing inodes, and
-                                  // lock sessions silent for the grace period (dead clients')
-  uint64_t lock_sessions = 0;     // clients' lock sessions found (live or not)
+  uint64_t orphan_inodes = 0;   // found
+  uint64_t orphan_objects = 0;  // data/dirent/symlink/lock objects of missing inodes, and
+                                // lock sessions silent for the grace period (dead clients')
+  uint64_t lock_sessions = 0;   // clients' lock sessions found (live or not)
+  // Metadata replicas left by a deletion cut short between the copies (the original deleted,
+  // its client dead): finished (ClusterClient::FinishDeletionCutShort), counted as orphan
+  // objects too. Replicas alone of files with no inode are orphan objects as well.
+  uint64_t deletions_finished = 0;
   uint64_t collected = 0;         // objects deleted (both copies)
   uint64_t spared_in_grace = 0;   // orphans younger than the grace period
   uint64_t link_count_fixes = 0;  // inodes whose nlink disagreed with their entries

@@ -69,29 +69,7 @@ Result<LockManager::Table> LockManager::ReadTable(uint64_t fno) {
     return Status::Corruption("locks of file " + std::to_string(fno) + ": " +
                               locks.status().message());
   }
-  Result<Oid> copy = FromWire(read->meta().oid());
-  return Table{std::move(*locks), read->meta().version(),
-               copy.ok() && copy->flag == CopyFlag::kReplica};
-}
-
-void LockManager::AfterConflict(uint64_t fno, const Table& table, int attempt) {
-  if (table.from_replica) {
-    const Oid original = FileLocksOid(fnso_, fno);
-    // A delete of an absent copy changes nothing and answers its tombstone's version; one
-    // that exists is refused (expected version 0 means absent), so a live table stays.
-    Result<wire::DeleteResponse> probe = cluster_->DeleteCopy(original, 0, std::nullopt);
-    if (probe.ok() && !probe->existed() && probe->tombstone() && probe->version() > table.version) {
-      Result<wire::DeleteResponse> finished =
-          cluster_->DeleteCopy(original.OtherCopy(), std::nullopt, probe->version());
-      spdlog::warn(
-          "file {}: finished a deletion of its locks cut short (replica at version {}, "
-          "original deleted at {}): {}",
-          fno, table.version, probe->version(),
-          finished.ok() ? "OK" : finished.status().ToString());
-      return;
-    }
-  }
-  PauseAfterConflict(attempt);
+  return Table{std::move(*locks), read->meta().version()};
 }
 
 Status LockManager::WriteTable(uint64_t fno, const FileLocks& locks, uint64_t expected) {
@@ -107,7 +85,7 @@ Result<bool> LockManager::Commit(uint64_t fno, const Table& table, const FileLoc
                                  int attempt) {
   Status written = WriteTable(fno, next, table.version);
   if (written.Is(StatusCode::kVersionMismatch)) {
-    AfterConflict(fno, table, attempt);
+    PauseAfterConflict(attempt);
     return false;
   }
   if (!written.ok()) return written;

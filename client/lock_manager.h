@@ -90,8 +90,7 @@ class LockManager {
  private:
   struct Table {
     FileLocks locks;
-    uint64_t version = 0;       // 0: no LOCK object
-    bool from_replica = false;  // the original was absent or its OSD down
+    uint64_t version = 0;  // 0: no LOCK object
   };
   Result<Table> ReadTable(uint64_t fno);
   // Writes `locks` if the object is still at `expected` (an empty table deletes it).
@@ -99,13 +98,9 @@ class LockManager {
   // `holder` holds a lock in the way: if its session says it is dead, its locks in `table`
   // go (true: the caller reads again, whether this write or another client's landed).
   Result<bool> TakeFromDeadHolder(uint64_t fno, const Table& table, uint64_t holder);
-  // A conditional write of `table` found the object changed. Usually another client's change
-  // (read again); but a table read from the replica because the original is absent may be a
-  // deletion its client died in the middle of (the original deleted, the replica not), which
-  // no write can match: finished here once the original's tombstone shows it newer.
-  void AfterConflict(uint64_t fno, const Table& table, int attempt);
   // Writes `next` in place of `table` (WriteTable) and notes it: true; false when another
-  // change landed first (AfterConflict done: read again).
+  // change landed first (paused after the conflict: read again). A table whose deletion its
+  // client died in the middle of reads as absent (ClusterClient::FinishDeletionCutShort).
   Result<bool> Commit(uint64_t fno, const Table& table, const FileLocks& next, int attempt);
   // Read-modify-write with retries: `change` edits the table (false: nothing to change).
   // `still_wanted`, if given, is asked under the file's mutex before each try.

@@ -178,6 +178,16 @@ Result<wire::TransactResponse> OsdClient::Transact(const wire::TransactRequest& 
 Result<wire::ListResponse> OsdClient::List(const wire::ListRequest& r) {
   return Call<wire::ListRequest, wire::ListResponse>(&wire::Osd::Stub::List, r);
 }
+Status OsdClient::ListEveryPage(wire::ListRequest request,
+                                const std::function<void(const wire::ListResponse&)>& take) {
+  do {
+    Result<wire::ListResponse> page = List(request);
+    if (!page.ok()) return page.status();
+    take(*page);
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return Status::Ok();
+}
 Result<wire::StatsResponse> OsdClient::Stats(const wire::StatsRequest& r) {
   return Call<wire::StatsRequest, wire::StatsResponse>(&wire::Osd::Stub::Stats, r);
 }
@@ -688,13 +698,41 @@ std::vector<Result<wire::ReadResponse>> ClusterClient::ReadManyAndWait(
   return reads;
 }
 
-Result<wire::ReadResponse> ClusterClient::EitherCopysAnswer(Result<wire::ReadResponse> first,
+Result<wire::ReadResponse> ClusterClient::EitherCopysAnswer(const Oid& first_copy,
+                                                            Result<wire::ReadResponse> first,
                                                             Result<wire::ReadResponse> other) {
   // Absent from both is absent; otherwise the other copy's answer counts.
   if (!other.ok() && first.status().Is(StatusCode::kNotFound) && IsOsdFailure(other.status())) {
     return first;
   }
+  if (other.ok() && first.status().Is(StatusCode::kNotFound) &&
+      first_copy.flag == CopyFlag::kOriginal && first_copy.type != ObjectType::kData) {
+    Result<bool> finished = FinishDeletionCutShort(first_copy, other->meta().version());
+    if (finished.ok() && *finished) return first;
+  }
   return other;
+}
+
+Result<bool> ClusterClient::FinishDeletionCutShort(const Oid& original, uint64_t replica_version,
+                                                   bool finish) {
+  const Oid original_copy = original.WithFlag(CopyFlag::kOriginal);
+  // A delete expecting version 0 changes nothing on an absent copy and answers its tombstone's
+  // version; one that exists refuses it, so a live original stays (written again meanwhile).
+  Result<wire::DeleteResponse> probe = DeleteCopy(original_copy, 0, std::nullopt);
+  if (probe.status().Is(StatusCode::kVersionMismatch)) return false;
+  if (!probe.ok()) return probe.status();
+  if (probe->existed() || !probe->tombstone() || probe->version() <= replica_version) return false;
+  if (!finish) return true;
+  // At the tombstone's version: a replica written since at a newer one (a create following its
+  // original) keeps that write.
+  Result<wire::DeleteResponse> finished =
+      DeleteCopy(original_copy.OtherCopy(), std::nullopt, probe->version());
+  // Its client died between the copies, or is about to delete the replica itself.
+  spdlog::info(
+      "{}: finished a deletion cut short (replica at version {}, original deleted at {}): {}",
+      original_copy.ToString(), replica_version, probe->version(),
+      finished.ok() ? "OK" : finished.status().ToString());
+  return true;  // deleted either way: a replica still there is finished by the next read
 }
 
 std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
@@ -720,7 +758,8 @@ std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
   }
   std::vector<Result<wire::ReadResponse>> other_reads = ReadManyAndWait(others);
   for (size_t k = 0; k < again.size(); ++k) {
-    reads[again[k]] = EitherCopysAnswer(std::move(reads[again[k]]), std::move(other_reads[k]));
+    reads[again[k]] =
+        EitherCopysAnswer(first[again[k]], std::move(reads[again[k]]), std::move(other_reads[k]));
   }
   // Both copies' OSDs recovering: asked again for a while, as ReadEitherCopy does.
   for (size_t i = 0; i < reads.size(); ++i) {
@@ -736,7 +775,7 @@ Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original
   if (CopyIsDown(first)) std::swap(first, second);
   Result<wire::ReadResponse> read = Read(first, offset, length);
   if (read.ok() || !NeedsOtherCopy(read.status())) return read;
-  return EitherCopysAnswer(std::move(read), Read(second, offset, length));
+  return EitherCopysAnswer(first, std::move(read), Read(second, offset, length));
 }
 
 namespace {

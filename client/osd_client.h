@@ -73,6 +73,9 @@ class OsdClient {
   Result<wire::StatResponse> Stat(const wire::StatRequest& request);
   Result<wire::TransactResponse> Transact(const wire::TransactRequest& request);
   Result<wire::ListResponse> List(const wire::ListRequest& request);
+  // Every page of the listing `request` starts (its page token is set here), each to `take`.
+  Status ListEveryPage(wire::ListRequest request,
+                       const std::function<void(const wire::ListResponse&)>& take);
   Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
   Result<wire::SyncResponse> Sync(const wire::SyncRequest& request);
   Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
@@ -348,9 +351,20 @@ class ClusterClient {
   Result<wire::ReadResponse> Read(const Oid& oid, uint64_t offset = 0, uint64_t length = 0);
   // Reads whichever copy of `original` answers: the original, unless its OSD is down, then
   // the other copy when the first fails at the transport, its bytes fail their checksum, or
-  // it is missing (NotFound only when both are).
+  // it is missing (NotFound only when both are, or when a metadata object's original holds a
+  // deletion newer than its replica: see FinishDeletionCutShort).
   Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
                                             uint64_t length = 0);
+  // A metadata deletion commits on the original, then the replica follows; a client that dies
+  // in between leaves the replica behind. A read of such an object would answer from the
+  // replica (a deleted name found again) and every change of it would fail (its conditional
+  // write meets the original's newer tombstone). When the original of metadata object
+  // `original` is absent with a tombstone newer than `replica_version`, answers true (the
+  // object is deleted) and deletes the replica at the tombstone's version; false when the
+  // original holds no such deletion (the replica is a copy the original lacks: not repaired
+  // yet). With !finish, only answers.
+  Result<bool> FinishDeletionCutShort(const Oid& original, uint64_t replica_version,
+                                      bool finish = true);
   // ReadEitherCopy of each of `originals`, whole objects: their first copies all at once
   // (ReadManyAsync: a call per OSD, not a round trip per object), then the other copies of
   // those that need it, together too. Results in the order of `originals`.
@@ -498,10 +512,11 @@ class ClusterClient {
 
   // ReadManyAsync, waited for: the answers in the order of `oids`.
   std::vector<Result<wire::ReadResponse>> ReadManyAndWait(const std::vector<Oid>& oids);
-  // A read of either copy, from the first copy's answer and the other copy's (asked because
+  // A read of either copy, from the answer of `first_copy` and the other copy's (asked because
   // the first NeedsOtherCopy).
-  static Result<wire::ReadResponse> EitherCopysAnswer(Result<wire::ReadResponse> first,
-                                                      Result<wire::ReadResponse> other);
+  Result<wire::ReadResponse> EitherCopysAnswer(const Oid& first_copy,
+                                               Result<wire::ReadResponse> first,
+                                               Result<wire::ReadResponse> other);
   Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
                                                 uint64_t length);
   // After the original's write committed at `version`: the replica made equal to it, or a

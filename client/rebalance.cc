@@ -82,37 +82,32 @@ struct Move {
 Status ListUnowned(OsdClient* osd, uint32_t osd_id, const Placement& placement, uint64_t epoch,
                    std::vector<Move>* out) {
   for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-    std::string token;
-    do {
-      wire::ListRequest request;
-      request.set_epoch(epoch);
-      request.set_flag(static_cast<wire::CopyFlag>(flag));
-      request.set_unowned(true);
-      request.set_page_token(token);
-      Result<wire::ListResponse> page = osd->List(request);
-      if (!page.ok()) {
-        return Status(page.status().code(),
-                      "listing " + osd->name() + ": " + page.status().message());
-      }
-      for (const wire::ObjectMeta& meta : page->objects()) {
+    wire::ListRequest request;
+    request.set_epoch(epoch);
+    request.set_flag(static_cast<wire::CopyFlag>(flag));
+    request.set_unowned(true);
+    Status listed = osd->ListEveryPage(request, [&](const wire::ListResponse& page) {
+      for (const wire::ObjectMeta& meta : page.objects()) {
         Result<Oid> copy = FromWire(meta.oid());
         if (!copy.ok()) continue;
         out->push_back(Move{*copy, osd_id, placement.OsdFor(*copy), meta.length()});
       }
       // A damaged copy moves too: its new owner takes the other copy's bytes instead.
-      for (const wire::Oid& damaged : page->corrupt()) {
+      for (const wire::Oid& damaged : page.corrupt()) {
         Result<Oid> copy = FromWire(damaged);
         if (!copy.ok() || placement.OsdFor(*copy) == osd_id) continue;
         out->push_back(Move{*copy, osd_id, placement.OsdFor(*copy), 0});
       }
-      if (page->corrupt_size() > 0) {
+      if (page.corrupt_size() > 0) {
         spdlog::warn(
             "{} holds {} damaged copies it no longer owns: they move from their other "
             "copies",
-            osd->name(), page->corrupt_size());
+            osd->name(), page.corrupt_size());
       }
-      token = page->next_page_token();
-    } while (!token.empty());
+    });
+    if (!listed.ok()) {
+      return Status(listed.code(), "listing " + osd->name() + ": " + listed.message());
+    }
   }
   return Status::Ok();
 }

@@ -43,15 +43,11 @@ Status ListCopies(ClusterClient* cluster, uint32_t fnso, std::map<ObjectKey, Cop
   const Placement& placement = cluster->placement();
   for (const auto& osd : cluster->osds()) {
     for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
-      std::string token;
-      do {
-        wire::ListRequest request;
-        request.set_epoch(cluster->map().epoch);
-        request.set_flag(static_cast<wire::CopyFlag>(flag));
-        request.set_fnso(fnso);
-        request.set_page_token(token);
-        Result<wire::ListResponse> page = osd->List(request);
-        if (!page.ok()) return page.status();
+      wire::ListRequest request;
+      request.set_epoch(cluster->map().epoch);
+      request.set_flag(static_cast<wire::CopyFlag>(flag));
+      request.set_fnso(fnso);
+      Status listed = osd->ListEveryPage(request, [&](const wire::ListResponse& page) {
         auto place = [&](const wire::Oid& wire_oid) -> ScrubCopy* {
           Result<Oid> oid = FromWire(wire_oid);
           if (!oid.ok()) return nullptr;
@@ -65,16 +61,16 @@ Status ListCopies(ClusterClient* cluster, uint32_t fnso, std::map<ObjectKey, Cop
           CopyPair& pair = (*objects)[{oid->fno, oid->type, oid->offset}];
           return &pair.copy[static_cast<int>(oid->flag)];
         };
-        for (const wire::ObjectMeta& meta : page->objects()) {
+        for (const wire::ObjectMeta& meta : page.objects()) {
           if (ScrubCopy* copy = place(meta.oid())) {
             *copy = {ScrubCopy::State::kPresent, meta.version(), meta.checksum(), meta.length()};
           }
         }
-        for (const wire::Oid& corrupt : page->corrupt()) {
+        for (const wire::Oid& corrupt : page.corrupt()) {
           if (ScrubCopy* copy = place(corrupt)) copy->state = ScrubCopy::State::kCorrupt;
         }
-        token = page->next_page_token();
-      } while (!token.empty());
+      });
+      ORTHOFS_RETURN_IF_ERROR(listed);
     }
   }
   return Status::Ok();

@@ -139,8 +139,9 @@ TEST_F(LockManagerTest, ADeletionCutShortByItsClientsDeathDoesNotBlockTheNextLoc
   ASSERT_TRUE(cluster_.client().DeleteCopy(original, std::nullopt, std::nullopt).ok());
   ASSERT_TRUE(cluster_.client().Read(original.OtherCopy()).ok()) << "the replica stays";
   a_.locks.reset();
-  // B reads the replica's table (A's lock), finds A dead after the lease, and locks.
-  ASSERT_EQ(*b_.locks->Set(kFile, Exclusive(1), true), LockOutcome::kGranted);
+  // The unlock committed on the original: B's read finds the table deleted (and finishes the
+  // deletion), and B locks.
+  ASSERT_EQ(*b_.locks->Set(kFile, Exclusive(1), false), LockOutcome::kGranted);
   Result<std::optional<FileLock>> holder = b_.locks->Test(kFile, Exclusive(9));
   ASSERT_TRUE(holder.ok());
   ASSERT_TRUE(*holder);

@@ -24,6 +24,7 @@
 
 #include "client/fsck.h"
 #include "client/osd_client.h"
+#include "osd/object_store.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {
@@ -147,6 +148,22 @@ class NamespaceTest : public ::testing::Test {
   Result<FsckReport> FixingFsck(ClusterClient* client = nullptr, FsckOptions options = {}) {
     options.grace_seconds = 0;
     return RunFsck(client != nullptr ? client : &cluster_.client(), kFnso, options);
+  }
+  // Removes copy `oid` from its OSD's store, no tombstone left (stopped for it, then started).
+  void LoseOnDisk(const Oid& oid) {
+    const uint32_t osd = cluster_.client().placement().OsdFor(oid);
+    cluster_.Stop(osd);
+    {
+      Result<std::unique_ptr<ObjectStore>> store = ObjectStore::Open(cluster_.DataDir(osd), {});
+      ASSERT_TRUE(store.ok()) << store.status().ToString();
+      const std::string key = EncodeStoreKey(oid);
+      Result<ObjectRecordSummary> stored = (*store)->GetSummary(key);
+      ASSERT_TRUE(stored.ok()) << oid.ToString() << ": " << stored.status().ToString();
+      ObjectStore::Batch batch;
+      batch.Delete(key, true, stored->length);
+      ASSERT_TRUE((*store)->Commit(&batch, true).ok());
+    }
+    cluster_.Start(osd);
   }
   // The link count as stored now (-1 when the inode is gone).
   int64_t Nlink(uint64_t fno) {
@@ -284,8 +301,11 @@ TEST_F(NamespaceTest, AReleaseFreesAFileWhoseInodeCopiesDiffer) {
   Result<Unlinked> gone = a_.Unlink(kRoot, "r");
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   ASSERT_TRUE(gone->last_link);
+  // The original's OSD lost its copy of the INODE (a damaged disk, not repaired yet): the
+  // replica answers, at a version the original's conditional delete cannot match. (An original
+  // deleted by a client would be a deletion cut short: the INODE gone.)
   const Oid inode{kFnso, file->fno, 0, ObjectType::kInode, CopyFlag::kOriginal};
-  ASSERT_TRUE(cluster_.client().Delete(inode).ok());
+  LoseOnDisk(inode);
   Status released = b_.ReleaseInode(file->fno);
   ASSERT_TRUE(released.ok()) << released.ToString();
   objects.push_back(inode);
@@ -1291,6 +1311,84 @@ TEST_F(NamespaceTest, FsckMovesNoDirectoryThatClientsMovedWhileItRan) {
 // A client that finds a file's INODE gone deletes the data it wrote (Namespace::ReleaseData):
 // only when both copies answer so. One copy absent with the other's OSD down is an outage,
 // though a read of either copy then answers NotFound.
+// A client that dies between the two deletes of an unlink's DIRENT bucket leaves the replica
+// with the name after the original (the commit point) went. The name is gone: a lookup does
+// not find it (the read finishes the deletion), and it can be made again and removed. (The
+// replica used to answer for it: a lookup found the name, which a listing did not show; an
+// unlink failed after ~1 s of conflicts with the original's tombstone; a create said EEXIST.)
+TEST_F(NamespaceTest, AnUnlinkCutShortBetweenItsCopiesLeavesTheNameFree) {
+  Result<InodeRef> file = CreateFile(a_, "x");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  const Oid bucket{kFnso, kRoot, DirentOffset("x"), ObjectType::kDirent};
+  Result<wire::ReadResponse> now = cluster_.client().Read(bucket);
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  ASSERT_TRUE(cluster_.client().DeleteCopy(bucket, now->meta().version(), std::nullopt).ok());
+  ASSERT_TRUE(cluster_.client().Read(bucket.OtherCopy()).ok()) << "the replica stays";
+
+  Namespace fresh(&cluster_.client(), kFnso);
+  EXPECT_TRUE(fresh.Lookup(kRoot, "x").status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(cluster_.client().Read(bucket.OtherCopy()).status().Is(StatusCode::kNotFound))
+      << "the lookup finished the deletion";
+  EXPECT_TRUE(fresh.Unlink(kRoot, "x").status().Is(StatusCode::kNotFound));
+  Result<InodeRef> again = fresh.Create(kRoot, "x", S_IFREG | 0644, 0, Credentials{});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Result<InodeRef> found = a_.Lookup(kRoot, "x");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->fno, again->fno);
+  Result<Unlinked> removed = a_.Unlink(kRoot, "x");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  ASSERT_TRUE(a_.ReleaseInode(again->fno).ok());
+  // The first file lost its only name when the unlink died: an orphan fsck collects.
+  Result<FsckReport> report = FixingFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+  EXPECT_EQ(report->orphan_inodes, 1u);
+  EXPECT_TRUE(fresh.GetInode(file->fno).status().Is(StatusCode::kNotFound));
+}
+
+// fsck lists the replicas too: one whose original a deletion cut short removed is finished,
+// and one of a file with no inode is collected; a live file's replica whose original is lost
+// stays (the scrub's to restore).
+TEST_F(NamespaceTest, FsckFinishesDeletionsCutShortBetweenTheCopies) {
+  // A name whose unlink died between its bucket's copies.
+  ASSERT_TRUE(CreateFile(a_, "x").ok());
+  const Oid bucket{kFnso, kRoot, DirentOffset("x"), ObjectType::kDirent};
+  ASSERT_TRUE(cluster_.client().DeleteCopy(bucket, std::nullopt, std::nullopt).ok());
+  // A released file whose data deletion died between object 0's copies.
+  Result<InodeRef> gone = CreateFile(a_, "gone");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  const Oid gone_data{kFnso, gone->fno, 0, ObjectType::kData};
+  ASSERT_TRUE(cluster_.client().WriteBothCopies(gone_data, "bytes", {.replace = true}).ok());
+  ASSERT_TRUE(a_.Unlink(kRoot, "gone").ok());
+  ASSERT_TRUE(
+      cluster_.client().DeleteBothCopies(Oid{kFnso, gone->fno, 0, ObjectType::kInode}).ok());
+  ASSERT_TRUE(cluster_.client().Delete(gone_data).ok());
+  // A live file that lost its data object's original.
+  Result<InodeRef> keep = CreateFile(a_, "keep");
+  ASSERT_TRUE(keep.ok()) << keep.status().ToString();
+  const Oid keep_data{kFnso, keep->fno, 0, ObjectType::kData};
+  ASSERT_TRUE(cluster_.client().WriteBothCopies(keep_data, "bytes", {.replace = true}).ok());
+  ASSERT_TRUE(a_.ExtendAndTouch(keep->fno, 5, Now()).ok());
+  ASSERT_TRUE(cluster_.client().Delete(keep_data).ok());
+
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->deletions_finished, 1u);
+  EXPECT_TRUE(cluster_.client().Read(bucket.OtherCopy()).ok()) << "a dry run changes nothing";
+  report = FixingFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->deletions_finished, 1u);
+  EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
+  EXPECT_TRUE(cluster_.client().Read(bucket.OtherCopy()).status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(cluster_.client().Read(gone_data.OtherCopy()).status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(cluster_.client().Read(keep_data.OtherCopy()).ok()) << "the only copy stays";
+  report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->deletions_finished, 0u);
+  EXPECT_EQ(report->orphan_objects, 0u);
+  EXPECT_EQ(report->orphan_inodes, 0u);
+}
+
 TEST_F(NamespaceTest, AnInodeIsGoneOnlyWhenBothCopiesSaySo) {
   Result<InodeRef> f = CreateFile(a_, "f");
   ASSERT_TRUE(f.ok()) << f.status().ToString();
