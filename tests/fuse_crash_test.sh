@@ -51,6 +51,8 @@ echo "$again"
 grep -q "^orphans: 0 inodes, 0 objects" <<< "$again" || fail "orphans left after collection"
 grep -q "^link counts wrong: 0; too high, held .*: 0$" <<< "$again" || fail "link counts still wrong"
 grep -q "^directory renames cut short found: 0$" <<< "$again" || fail "a directory rename left unfinished"
+grep -q "^deletions cut short between an object's copies found: 0$" <<< "$again" ||
+  fail "a deletion cut short between the copies left unfinished"
 
 "$bin/orthofs-mount" --map "$ORTHOFS_MAP" "$mnt"
 for i in $(seq 1 20); do cmp "$work/s$i" "$mnt/settled/s$i" || fail "settled file s$i"; done
@@ -59,5 +61,29 @@ cmp "$work/synced" "$mnt/synced" || fail "fsync'd file lost bytes in the client 
 find "$mnt" -mindepth 1 > "$work/names"
 while read -r name; do stat "$name" > /dev/null || fail "cannot stat $name"; done < "$work/names"
 echo "$(wc -l < "$work/names") names resolve after remount"
+# And no name the churn may have made resolves unless its directory lists it (an unlink cut
+# short between its bucket's two copies used to leave such a name).
+python3 - "$mnt" << 'EOF' || fail "a name resolves that its directory does not list"
+import os, re, sys
+mnt = sys.argv[1]
+for c in range(1, 5):
+    dirs = [os.path.join(mnt, f"churn{c}", s) for s in ("a", "b")]
+    listed = {d: set(os.listdir(d)) if os.path.isdir(d) else set() for d in dirs}
+    numbers = [int(m.group(1)) for names in listed.values() for n in names
+               if (m := re.fullmatch(r"[fdh](\d+)", n))]
+    for d in dirs:
+        if not os.path.isdir(d):
+            continue
+        for i in range(1, max(numbers, default=0) + 2):
+            for name in (f"f{i}", f"d{i}", f"h{i}"):
+                if name in listed[d]:
+                    continue
+                try:
+                    os.lstat(os.path.join(d, name))
+                except FileNotFoundError:
+                    continue
+                sys.exit(f"{d}/{name} resolves but its directory does not list it")
+print("no name resolves that its directory does not list")
+EOF
 echo "$mnt" > "$cluster/mountpoint"
 echo "fuse_crash_test: all checks passed"
