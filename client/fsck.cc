@@ -1,5 +1,6 @@
 #include "client/fsck.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -44,6 +45,7 @@ Status ListCopies(ClusterClient* cluster, uint32_t fnso, wire::CopyFlag flag,
     request.set_epoch(cluster->map().epoch);
     request.set_flag(flag);
     request.set_fnso(fnso);
+    request.set_summaries_only(true);  // versions are all it needs; no object's bytes read
     ORTHOFS_RETURN_IF_ERROR(osd->ListEveryPage(request, [&](const wire::ListResponse& page) {
       for (const auto& meta : page.objects()) {
         Result<Oid> oid = FromWire(meta.oid());
@@ -59,11 +61,11 @@ Status ListCopies(ClusterClient* cluster, uint32_t fnso, wire::CopyFlag flag,
 // whose original is not among them.
 Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options,
                   Census* census) {
-  std::set<ObjectKey> originals;
+  std::set<ObjectKey> metadata;  // the originals besides DATA (those are in census->data)
   ORTHOFS_RETURN_IF_ERROR(ListCopies(
       cluster, fnso, wire::ORIGINAL,
       [&](const Oid& oid, uint64_t version) {
-        originals.emplace(oid.fno, oid.offset, oid.type);
+        if (oid.type != ObjectType::kData) metadata.emplace(oid.fno, oid.offset, oid.type);
         switch (oid.type) {
           case ObjectType::kInode:
             census->inodes[oid.fno] = version;
@@ -90,10 +92,17 @@ Status TakeCensus(ClusterClient* cluster, uint32_t fnso, const FsckOptions& opti
         }
       },
       options.after_listing_osd));
+  for (auto& [fno, indexes] : census->data) std::sort(indexes.begin(), indexes.end());
+  auto has_original = [&](const Oid& oid) {
+    if (oid.type != ObjectType::kData) return metadata.count({oid.fno, oid.offset, oid.type}) > 0;
+    auto file = census->data.find(oid.fno);
+    return file != census->data.end() &&
+           std::binary_search(file->second.begin(), file->second.end(), oid.offset);
+  };
   return ListCopies(
       cluster, fnso, wire::REPLICA,
       [&](const Oid& oid, uint64_t version) {
-        if (!originals.count({oid.fno, oid.offset, oid.type})) {
+        if (!has_original(oid)) {
           census->replicas_alone.emplace_back(oid.WithFlag(CopyFlag::kOriginal), version);
         }
       },
@@ -306,6 +315,12 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options) {
   ORTHOFS_RETURN_IF_ERROR(RequireSettledCluster(cluster, "fsck"));
+  // A dry run's reads take a deletion cut short for done without finishing it.
+  struct FinishOnRead {
+    ClusterClient* cluster;
+    ~FinishOnRead() { cluster->set_finish_deletions_on_read(true); }
+  } restore{cluster};
+  cluster->set_finish_deletions_on_read(!options.dry_run);
   Census census;
   ORTHOFS_RETURN_IF_ERROR(TakeCensus(cluster, fnso, options, &census));
   Namespace ns(cluster, fnso);
@@ -538,7 +553,14 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
     if (original.type != ObjectType::kData) {
       Result<bool> cut_short =
           cluster->FinishDeletionCutShort(original, version, /*finish=*/!options.dry_run);
-      if (!cut_short.ok()) return cut_short.status();
+      if (!cut_short.ok() && ClusterClient::IsOsdFailure(cut_short.status())) {
+        return cut_short.status();
+      }
+      if (!cut_short.ok()) {  // a damaged original, say: the scrub's to judge
+        spdlog::warn("fsck: {} has a replica alone, and its original answers {}",
+                     original.ToString(), cut_short.status().ToString());
+        continue;
+      }
       if (*cut_short) {
         ++report.orphan_objects;
         ++report.deletions_finished;

@@ -707,7 +707,8 @@ Result<wire::ReadResponse> ClusterClient::EitherCopysAnswer(const Oid& first_cop
   }
   if (other.ok() && first.status().Is(StatusCode::kNotFound) &&
       first_copy.flag == CopyFlag::kOriginal && first_copy.type != ObjectType::kData) {
-    Result<bool> finished = FinishDeletionCutShort(first_copy, other->meta().version());
+    Result<bool> finished = FinishDeletionCutShort(first_copy, other->meta().version(),
+                                                   finish_deletions_on_read_.load());
     if (finished.ok() && *finished) return first;
   }
   return other;

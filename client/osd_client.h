@@ -365,6 +365,9 @@ class ClusterClient {
   // yet). With !finish, only answers.
   Result<bool> FinishDeletionCutShort(const Oid& original, uint64_t replica_version,
                                       bool finish = true);
+  // Whether reads finish the deletions cut short they meet (default); off, they only answer
+  // NotFound for them, so that a dry run (fsck --dry-run) changes nothing.
+  void set_finish_deletions_on_read(bool on) { finish_deletions_on_read_.store(on); }
   // ReadEitherCopy of each of `originals`, whole objects: their first copies all at once
   // (ReadManyAsync: a call per OSD, not a round trip per object), then the other copies of
   // those that need it, together too. Results in the order of `originals`.
@@ -559,6 +562,7 @@ class ClusterClient {
   const RpcOptions options_;
   OsdHealth health_;
   mutable std::atomic<uint64_t> degraded_writes_{0};
+  std::atomic<bool> finish_deletions_on_read_{true};
   std::atomic<uint64_t> map_changes_{0};
   std::string client_id_;
   std::mutex map_mu_;

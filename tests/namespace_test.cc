@@ -1354,14 +1354,14 @@ TEST_F(NamespaceTest, FsckFinishesDeletionsCutShortBetweenTheCopies) {
   ASSERT_TRUE(CreateFile(a_, "x").ok());
   const Oid bucket{kFnso, kRoot, DirentOffset("x"), ObjectType::kDirent};
   ASSERT_TRUE(cluster_.client().DeleteCopy(bucket, std::nullopt, std::nullopt).ok());
-  // A released file whose data deletion died between object 0's copies.
+  // A released file whose release died between its INODE's copies, after object 0's original.
   Result<InodeRef> gone = CreateFile(a_, "gone");
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   const Oid gone_data{kFnso, gone->fno, 0, ObjectType::kData};
   ASSERT_TRUE(cluster_.client().WriteBothCopies(gone_data, "bytes", {.replace = true}).ok());
   ASSERT_TRUE(a_.Unlink(kRoot, "gone").ok());
-  ASSERT_TRUE(
-      cluster_.client().DeleteBothCopies(Oid{kFnso, gone->fno, 0, ObjectType::kInode}).ok());
+  const Oid gone_inode{kFnso, gone->fno, 0, ObjectType::kInode};
+  ASSERT_TRUE(cluster_.client().Delete(gone_inode).ok());
   ASSERT_TRUE(cluster_.client().Delete(gone_data).ok());
   // A live file that lost its data object's original.
   Result<InodeRef> keep = CreateFile(a_, "keep");
@@ -1373,14 +1373,19 @@ TEST_F(NamespaceTest, FsckFinishesDeletionsCutShortBetweenTheCopies) {
 
   Result<FsckReport> report = DryRunFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->deletions_finished, 1u);
-  EXPECT_TRUE(cluster_.client().Read(bucket.OtherCopy()).ok()) << "a dry run changes nothing";
+  EXPECT_EQ(report->deletions_finished, 2u);
+  for (const Oid& oid : {bucket, gone_inode, gone_data}) {
+    EXPECT_TRUE(cluster_.client().Read(oid.OtherCopy()).ok())
+        << oid.ToString() << ": a dry run changes nothing, also where it reads";
+  }
   report = FixingFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->deletions_finished, 1u);
+  EXPECT_EQ(report->deletions_finished, 2u);
   EXPECT_TRUE(report->dangling.empty()) << report->dangling.front();
-  EXPECT_TRUE(cluster_.client().Read(bucket.OtherCopy()).status().Is(StatusCode::kNotFound));
-  EXPECT_TRUE(cluster_.client().Read(gone_data.OtherCopy()).status().Is(StatusCode::kNotFound));
+  for (const Oid& oid : {bucket, gone_inode, gone_data}) {
+    EXPECT_TRUE(cluster_.client().Read(oid.OtherCopy()).status().Is(StatusCode::kNotFound))
+        << oid.ToString();
+  }
   EXPECT_TRUE(cluster_.client().Read(keep_data.OtherCopy()).ok()) << "the only copy stays";
   report = DryRunFsck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
