@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "client/wire.h"
 #include "common/boot_clock.h"
+#include "rpc/wire.h"
 
 namespace orthofs {
 namespace {

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/osd_client.h"
+#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -1,5 +1,5 @@
 // Protobuf's wire format, for the few messages whose bytes fields are encoded and parsed by
-// hand so that object bytes are never copied into a message (client/write_many_encoding.h,
+// hand so that object bytes are never copied into a message (rpc/write_many_encoding.h,
 // osd/read_reply.h, osd/write_many_request.h). The rules are protobuf's
 // (https://protobuf.dev/programming-guides/encoding/), including its parser's limits.
 #pragma once

@@ -1,6 +1,6 @@
 // orthofs scrub's judgement of one object from what the OSDs holding its two copies listed:
 // which copy (if any) must be rewritten from the other, and why. Pure logic; the walk over the
-// OSDs and the rewriting live in client/scrub.h.
+// OSDs and the rewriting live in tools/scrub.h.
 #pragma once
 
 #include <cstdint>

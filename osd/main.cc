@@ -13,17 +13,17 @@
 #include <filesystem>
 #include <iostream>
 
-#include "client/grpc_logging.h"
-#include "client/map_file.h"
-#include "client/metrics_server.h"
-#include "client/osd_client.h"
-#include "client/process_tuning.h"
-#include "client/tcp_congestion.h"
-#include "client/tls.h"
-#include "client/tls_flags_cli.h"
 #include "common/peer_role.h"
 #include "osd/object_store.h"
 #include "osd/osd_service.h"
+#include "rpc/grpc_logging.h"
+#include "rpc/map_file.h"
+#include "rpc/metrics_server.h"
+#include "rpc/osd_client.h"
+#include "rpc/process_tuning.h"
+#include "rpc/tcp_congestion.h"
+#include "rpc/tls.h"
+#include "rpc/tls_flags_cli.h"
 
 namespace {
 

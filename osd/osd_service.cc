@@ -14,14 +14,14 @@
 #include <set>
 #include <thread>
 
-#include "client/tls.h"
-#include "client/wire.h"
 #include "common/checksum.h"
 #include "common/object_record.h"
 #include "common/object_version.h"
 #include "common/prometheus_text.h"
 #include "osd/read_reply.h"
 #include "osd/write_many_request.h"
+#include "rpc/tls.h"
+#include "rpc/wire.h"
 
 #ifndef ORTHOFS_VERSION
 #define ORTHOFS_VERSION "unknown"

@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "client/call_canceller.h"
 #include "common/byte_pieces.h"
 #include "common/latency_histogram.h"
 #include "common/limits.h"
@@ -37,6 +36,7 @@
 #include "osd/read_reply.h"
 #include "osd/repair_worker.h"
 #include "osd/write_many_request.h"
+#include "rpc/call_canceller.h"
 
 namespace orthofs {
 

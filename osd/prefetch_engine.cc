@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "client/wire.h"
+#include "rpc/wire.h"
 
 namespace orthofs {
 

@@ -30,8 +30,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "client/call_canceller.h"
-#include "client/osd_client.h"
 #include "common/object_cache.h"
 #include "common/placement.h"
 #include "common/prefetch_window.h"
@@ -41,6 +39,8 @@
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
+#include "rpc/call_canceller.h"
+#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "client/owned_slice.h"
-#include "client/wire.h"
 #include "common/proto_wire.h"
+#include "rpc/owned_slice.h"
+#include "rpc/wire.h"
 
 namespace orthofs {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <set>
 
-#include "client/wire.h"
 #include "common/oid.h"
+#include "rpc/wire.h"
 
 namespace orthofs {
 namespace {

@@ -16,12 +16,12 @@
 #include <set>
 #include <thread>
 
-#include "client/osd_client.h"
 #include "common/placement.h"
 #include "orthofs.pb.h"
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
+#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "client/osd_client.h"
-#include "client/wire.h"
+#include "rpc/osd_client.h"
+#include "rpc/wire.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {

@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "client/map_file.h"
-#include "client/wire.h"
 #include "common/placement.h"
+#include "rpc/map_file.h"
+#include "rpc/wire.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {

@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "client/file_io.h"
-#include "client/mount_args.h"
 #include "client/namespace.h"
-#include "client/process_tuning.h"
 #include "common/oid.h"
+#include "mount/mount_args.h"
+#include "rpc/process_tuning.h"
 #include "tests/metrics_scrape.h"
 #include "tests/posix_files.h"
 #include "tests/test_cluster.h"

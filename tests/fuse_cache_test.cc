@@ -620,7 +620,7 @@ TEST_F(FuseCacheTest, ReadModifyWriteLoopIsServedByThePageCache) {
   EXPECT_LT(requests("getattr") - getattrs_before, kBlocks / 4) << "getattrs during the loop";
   EXPECT_LT(requests("read") - reads_before, kBlocks / 4) << "reads the page cache did not serve";
   // Nor for security.capability before each write: the mount drops set-ID bits itself
-  // (client/fuse_killpriv.h; Linux 5.11 and later).
+  // (mount/fuse_killpriv.h; Linux 5.11 and later).
   EXPECT_EQ(metric("orthofs_client_drops_set_id_bits{fnso=\"1\"}"), 1)
       << "FUSE_HANDLE_KILLPRIV_V2 negotiated";
   EXPECT_LT(requests("getxattr") - getxattrs_before, kBlocks / 4) << "getxattrs during the loop";

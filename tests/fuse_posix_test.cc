@@ -1166,7 +1166,7 @@ TEST_F(FusePosixTest, PermissionDeniedForOtherUser) {
 // set-user-ID program could change it and keep its privilege. A truncation, a truncating open
 // and an append clear them too. An appending descriptor bypasses the page cache (direct I/O),
 // where Linux never clears them itself: the mount does, from the request's flag
-// (client/fuse_killpriv.h).
+// (mount/fuse_killpriv.h).
 TEST_F(FusePosixTest, ModificationByAnotherUserClearsSetIdBits) {
   struct Modification {
     const char* what;

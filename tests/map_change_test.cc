@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "client/osd_client.h"
-#include "client/rebalance.h"
-#include "client/scrub.h"
-#include "client/wire.h"
 #include "common/checksum.h"
+#include "rpc/osd_client.h"
+#include "rpc/wire.h"
 #include "tests/test_cluster.h"
+#include "tools/rebalance.h"
+#include "tools/scrub.h"
 
 namespace orthofs {
 namespace {

@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
-#include "client/fsck.h"
-#include "client/osd_client.h"
 #include "osd/object_store.h"
+#include "rpc/osd_client.h"
 #include "tests/test_cluster.h"
+#include "tools/fsck.h"
 
 namespace orthofs::testing {
 namespace {

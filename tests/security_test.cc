@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "client/osd_client.h"
-#include "client/tls.h"
-#include "client/wire.h"
 #include "common/peer_role.h"
+#include "rpc/osd_client.h"
+#include "rpc/tls.h"
+#include "rpc/wire.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs::testing {

@@ -25,14 +25,14 @@
 #include <type_traits>
 #include <unordered_set>
 
-#include "client/osd_client.h"
-#include "client/wire.h"
 #include "common/checksum.h"
 #include "common/cluster_map.h"
 #include "common/placement.h"
 #include "osd/object_store.h"
 #include "osd/osd_service.h"
 #include "osd/write_many_request.h"
+#include "rpc/osd_client.h"
+#include "rpc/wire.h"
 
 namespace orthofs {
 namespace {

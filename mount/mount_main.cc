@@ -1,0 +1,1863 @@
+// orthofs-mount (also installed as mount.orthofs): the OrthoFS FUSE file system, on the
+// low-level libfuse3 API (structured after libfuse's passthrough_ll.c). Inode number = fno.
+//
+// Consistency across clients is close-to-open, as NFS: open re-reads the inode and drops
+// cached bytes of files another client changed; writes go to the client's write-back cache
+// (client/file_io.h); close (flush) writes them back to both copies and publishes the new size
+// and mtime; fsync also makes them durable on the OSDs.
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <linux/capability.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <stop_token>
+#include <thread>
+
+#include "client/file_io.h"
+#include "client/lock_manager.h"
+#include "client/namespace.h"
+#include "common/await_all.h"
+#include "common/cached_versions.h"
+#include "common/kernel_dentries.h"
+#include "common/kernel_sizes.h"
+#include "common/shared_bytes.h"
+#include "mount/fuse_killpriv.h"
+#include "mount/fuse_requests.h"
+#include "mount/mount_args.h"
+#include "mount/mount_metrics.h"
+#include "rpc/grpc_logging.h"
+#include "rpc/map_file.h"
+#include "rpc/metrics_server.h"
+#include "rpc/process_tuning.h"
+#include "rpc/tcp_congestion.h"
+#include "rpc/tls.h"
+
+namespace orthofs {
+namespace {
+
+constexpr double kAttrTimeout = 1.0;  // seconds the kernel may trust attributes and entries
+
+int ErrnoFor(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kOk:
+      return 0;
+    case StatusCode::kNotFound:
+      return ENOENT;
+    case StatusCode::kAlreadyExists:
+      return EEXIST;
+    case StatusCode::kNotADirectory:
+      return ENOTDIR;
+    case StatusCode::kIsADirectory:
+      return EISDIR;
+    case StatusCode::kNotEmpty:
+      return ENOTEMPTY;
+    case StatusCode::kNameTooLong:
+      return ENAMETOOLONG;
+    case StatusCode::kInvalidArgument:
+      return EINVAL;
+    case StatusCode::kPermissionDenied:
+      return EACCES;
+    case StatusCode::kNoAttribute:
+      return ENODATA;
+    case StatusCode::kTooBig:
+      return E2BIG;
+    case StatusCode::kBusy:
+      return EBUSY;
+    case StatusCode::kStale:
+      return ESTALE;
+    case StatusCode::kNoSpace:
+      return ENOSPC;
+    case StatusCode::kDeadlineExceeded:
+      return ETIMEDOUT;
+    default:
+      return EIO;
+  }
+}
+
+// Per-inode state of files this client has open.
+// An entry with open_count 0 is a file closed with its size unpublished (both INODE copies
+// were unreachable): the size stays here and is published in the background.
+struct OpenInode {
+  int open_count = 0;
+  uint64_t size = 0;               // the size this client knows, including its own writes
+  bool size_dirty = false;         // writes not yet published to the INODE object
+  bool publishing = false;         // a Publish is under way (it took the writes off size_dirty)
+  bool release_on_close = false;   // unlinked while open: free its objects at the last close
+  bool removed_elsewhere = false;  // another client freed it: every flush and close says so
+  std::optional<InodeRef> seen;    // the INODE as of the last open or publish
+  // The last INODE read for the kernel's getattr since the open (OrthoFs::RecentAttributes).
+  std::optional<InodeRef> attributes;
+  std::chrono::steady_clock::time_point attributes_read_at;
+  uint64_t attributes_changes = 0;  // Namespace::inode_changes() before that read
+};
+
+class OrthoFs {
+ public:
+  OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso, const FileIoOptions& io_options,
+          const LockManagerOptions& lock_options)
+      : cluster_(std::move(cluster)),
+        ns_(cluster_.get(), fnso),
+        io_(cluster_.get(), fnso, io_options),
+        locks_(cluster_.get(), fnso, lock_options,
+               [this](uint64_t fno) { return !OpenHere(fno); }) {}
+
+  Namespace& ns() { return ns_; }
+  double negative_timeout() const { return negative_timeout_; }
+  bool local_locks() const { return local_locks_; }
+  void set_local_locks(bool local) { local_locks_ = local; }
+  void set_negative_timeout(double seconds) { negative_timeout_ = seconds; }
+  FileIo& io() { return io_; }
+  LockManager& locks() { return locks_; }
+  // The FUSE session is ending (unmount, SIGTERM).
+  bool Exiting() const { return session_ != nullptr && fuse_session_exited(session_) != 0; }
+  // A descriptor of the file is open on this client.
+  bool OpenHere(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && it->second.open_count > 0;
+  }
+  KillPrivV2& killpriv() { return killpriv_; }
+  void set_session(fuse_session* session) { session_ = session; }
+
+  // The kernel trusts a file's attributes for kAttrTimeout; after an open found the file
+  // changed, its next stat, and a read past the size it holds, ask again (close-to-open: the
+  // new size, not the one it saw a moment ago; a smaller one is handled at the open,
+  // KernelMayHoldLargerSize). Attributes only: invalidating pages here could wait on writes
+  // the open holds up.
+  void ForgetKernelAttributes(fuse_ino_t ino) {
+    if (session_ == nullptr) return;
+    const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
+    if (rc != 0 && rc != -ENOENT) {
+      spdlog::warn("file {}: cannot invalidate the kernel's attributes: {}", ino,
+                   std::strerror(-rc));
+    }
+  }
+  // orthofs-mount --metrics.
+  std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
+    return RenderMountMetrics(fnso, cache_bytes, tls_not_after, killpriv_.negotiated(), io_.stats(),
+                              *cluster_, requests_, ns_.conflicts(), locks_.stats());
+  }
+  FuseRequestCounts& requests() { return requests_; }
+
+  void FillStat(const InodeRef& ref, struct stat* st) {
+    std::memset(st, 0, sizeof *st);
+    st->st_ino = ref.fno;
+    st->st_mode = ref.inode.mode;
+    st->st_nlink = ref.inode.nlink;
+    st->st_uid = ref.inode.uid;
+    st->st_gid = ref.inode.gid;
+    st->st_size = static_cast<off_t>(SizeToTell(ref));
+    st->st_rdev = ref.inode.rdev;
+    st->st_blksize = ns_.object_size();
+    st->st_blocks = static_cast<blkcnt_t>((st->st_size + 511) / 512);
+    st->st_atim = {ref.inode.atime.sec, ref.inode.atime.nsec};
+    st->st_mtim = {ref.inode.mtime.sec, ref.inode.mtime.nsec};
+    st->st_ctim = {ref.inode.ctime.sec, ref.inode.ctime.nsec};
+  }
+
+  // An entry for `name` in `parent` (lookup, mkdir...): the kernel caches the name.
+  void ReplyEntry(fuse_req_t req, uint64_t parent, std::string_view name, const InodeRef& ref) {
+    ToldName(parent, name, ref.fno, ref.inode.mode);
+    ReplyEntry(req, ref);
+  }
+  void ReplyEntry(fuse_req_t req, const InodeRef& ref) {
+    fuse_entry_param e{};
+    e.ino = ref.fno;
+    e.attr_timeout = kAttrTimeout;
+    e.entry_timeout = kAttrTimeout;
+    FillStat(ref, &e.attr);
+    fuse_reply_entry(req, &e);
+  }
+
+  // Which directory the kernel holds under a name (KernelDentries): kept for directories only,
+  // whose rmdir or rename through a stale name would leave the kernel a live one marked dead.
+  void ToldName(uint64_t parent, std::string_view name, uint64_t fno, uint32_t mode) {
+    std::lock_guard lock(dentries_mu_);
+    if (S_ISDIR(mode)) {
+      kernel_dentries_.Told(parent, name, fno);
+    } else {
+      kernel_dentries_.Forget(parent, name);
+    }
+  }
+  std::optional<uint64_t> HeldName(uint64_t parent, std::string_view name) {
+    std::lock_guard lock(dentries_mu_);
+    return kernel_dentries_.Held(parent, name);
+  }
+  // The kernel holds no directory under the name any more (removed, moved, or a file's now).
+  void NameGone(uint64_t parent, std::string_view name) {
+    std::lock_guard lock(dentries_mu_);
+    kernel_dentries_.Forget(parent, name);
+  }
+
+  // The size of a file this client has open (close-to-open: as of open, plus own writes).
+  std::optional<uint64_t> OpenSize(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    if (it == open_.end()) return std::nullopt;
+    return it->second.size;
+  }
+
+  // This mount unlinked the file while it was open here (it frees it at the last close): a
+  // descriptor's /proc/<pid>/fd link, not a name, can open it again.
+  bool UnlinkedHereWhileOpen(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && it->second.open_count > 0 && it->second.release_on_close;
+  }
+
+  // An open file's INODE as this client last saw it (at open, or its own last publish).
+  std::optional<InodeRef> SeenWhileOpen(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() ? it->second.seen : std::nullopt;
+  }
+
+  // Attributes of an open file for the kernel's getattr without an INODE read: the last ones
+  // read for it, if younger than kAttrTimeout and this client changed no INODE since, with
+  // the rest of that timeout. That is what the kernel's own attribute cache would hold had it
+  // not dropped it: Linux forgets a file's attributes at every write (a stat of a file being
+  // written would cost an INODE read per write).
+  std::optional<InodeRef> RecentAttributes(uint64_t fno, double* timeout) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    if (it == open_.end() || !it->second.attributes) return std::nullopt;
+    const OpenInode& o = it->second;
+    const double age =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - o.attributes_read_at)
+            .count();
+    if (o.attributes_changes != ns_.inode_changes() || age >= kAttrTimeout) return std::nullopt;
+    *timeout = kAttrTimeout - age;
+    return o.attributes;
+  }
+
+  // Keeps attributes of an open file read for getattr: `changes` and `read_at` are
+  // Namespace::inode_changes() and the time from before the read.
+  void AttributesRead(const InodeRef& ref, uint64_t changes,
+                      std::chrono::steady_clock::time_point read_at) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(ref.fno);
+    if (it == open_.end()) return;
+    // Read before an open that saw a newer INODE (two opens of one file): not worth keeping.
+    if (it->second.seen && ref.version < it->second.seen->version) return;
+    it->second.attributes = ref;
+    it->second.attributes_read_at = read_at;
+    it->second.attributes_changes = changes;
+  }
+
+  // True if the kernel may hold a larger size for the open file than the one this client knows
+  // (common/kernel_sizes.h).
+  bool KernelMayHoldLargerSize(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && kernel_sizes_.MayExceed(fno, it->second.size);
+  }
+
+  // The size, counting this client's unpublished writes.
+  uint64_t SizeOf(const InodeRef& ref) {
+    std::lock_guard lock(mu_);
+    return SizeOfLocked(ref);
+  }
+
+  // Returns what this client and its kernel cached of the file: valid when nobody else changed
+  // its INODE since (every change of a file's bytes publishes a new mtime there). When stale,
+  // the open must call Revalidated once the kernel's pages are gone; until then other opens of
+  // the file are not told their pages are valid either. A file just created has no pages.
+  CachedVersions::Cached Opened(const InodeRef& ref, bool created = false) {
+    std::lock_guard lock(mu_);
+    OpenInode& o = open_[ref.fno];
+    const bool open_here = o.open_count++ > 0;
+    SawInodeLocked(o, ref, open_here);
+    const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
+    if (cached != CachedVersions::Cached::kValid) io_.ForgetClean(ref.fno);
+    if (created || cached == CachedVersions::Cached::kNothing) return cached;
+    if (cached == CachedVersions::Cached::kValid && !revalidating_.contains(ref.fno)) {
+      return cached;
+    }
+    ++revalidating_[ref.fno];
+    return CachedVersions::Cached::kStale;
+  }
+
+  // An open or a lock read the file's INODE (`ref`; `open_here`: the file was open here
+  // already): the size this client knows and the INODE it saw follow it, as close-to-open
+  // says, unless this client's own writes say more. Caller holds mu_.
+  void SawInodeLocked(OpenInode& o, const InodeRef& ref, bool open_here) {
+    // Closed with its size unpublished: this client's writes still count (published later).
+    const bool unpublished = !open_here && o.size_dirty;
+    // An INODE read that raced this client's own publish (under way, or done since) is older
+    // than what this client published: keep that size.
+    const bool behind = open_here && (o.publishing || (o.seen && ref.version < o.seen->version));
+    if (unpublished) {
+      o.size = std::max(o.size, ref.inode.size);
+    } else if (!open_here || !o.size_dirty) {  // close-to-open
+      o.size = behind ? std::max(o.size, ref.inode.size) : ref.inode.size;
+    }
+    if (!behind) o.seen = ref;
+    o.attributes.reset();  // a later getattr must see what this read saw, or newer
+  }
+
+  // After an open that found the file changed has replied: drops the kernel's pages (and
+  // attributes) of the file now, synchronously, so that no later open keeps stale pages that
+  // the kernel would have dropped only when the opener ran again.
+  void Revalidated(fuse_ino_t ino) {
+    if (session_ != nullptr) {
+      const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+      if (rc != 0 && rc != -ENOENT) {
+        spdlog::warn("file {}: cannot invalidate the kernel's cache: {}", ino, std::strerror(-rc));
+      }
+    }
+    std::lock_guard lock(mu_);
+    auto it = revalidating_.find(ino);
+    if (it != revalidating_.end() && --it->second == 0) revalidating_.erase(it);
+  }
+
+  // A lock was granted on an open file. As at an open, what this client and its kernel cached
+  // of the file stays only if nobody changed the file since (NFS's rule for locks): a program
+  // that reads under a lock reads what the last holder wrote before it unlocked (which
+  // SetLock writes back before it unlocks).
+  Status RevalidateUnderLock(fuse_ino_t ino) {
+    AwaitPublish(ino);
+    Result<InodeRef> r = ns_.GetInode(ino);
+    if (!r.ok()) {
+      // Unknown whether another client changed it: what is cached goes.
+      {
+        std::lock_guard lock(mu_);
+        ForgetCachedBytes(ino);
+      }
+      if (session_ != nullptr) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+      return r.status();
+    }
+    bool stale = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(ino);
+      if (it != open_.end()) SawInodeLocked(it->second, *r, it->second.open_count > 0);
+      // An open that found the file changed and has not yet dropped the kernel's pages
+      // (revalidating_) recorded the new version already: those pages are stale all the same.
+      stale = cached_versions_.Open(ino, r->version) != CachedVersions::Cached::kValid ||
+              revalidating_.contains(ino);
+      if (stale) io_.ForgetClean(ino);
+    }
+    spdlog::debug("file {}: locked at version {} (size {}): cached bytes {}", ino, r->version,
+                  r->inode.size, stale ? "dropped" : "kept");
+    if (stale && session_ != nullptr) {
+      const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+      if (rc != 0 && rc != -ENOENT) {
+        spdlog::warn("file {}: cannot invalidate the kernel's cache: {}", ino, std::strerror(-rc));
+      }
+    }
+    return Status::Ok();
+  }
+
+  void Wrote(uint64_t fno, uint64_t end) {
+    std::lock_guard lock(mu_);
+    kernel_sizes_.Grew(fno, end);
+    OpenInode& o = open_[fno];
+    if (end > o.size) o.size = end;
+    o.size_dirty = true;
+  }
+
+  void Truncated(uint64_t fno, uint64_t size) {
+    io().Truncated(fno, size);
+    std::lock_guard lock(mu_);
+    kernel_sizes_.Told(fno, size);  // the kernel truncates its own size too
+    auto it = open_.find(fno);
+    if (it != open_.end()) {
+      it->second.size = size;
+      it->second.size_dirty = false;
+    }
+  }
+
+  // Publishes this client's writes (size, mtime) to the INODE object.
+  // One at a time per file: a close that finds another publish under way waits for it, since
+  // that one may carry this close's writes, and the close must not return before they are
+  // published (a second close's flush, or the release of another descriptor, took them).
+  Status Publish(uint64_t fno) {
+    uint64_t size;
+    {
+      std::unique_lock lock(mu_);
+      AwaitPublishLocked(fno, lock);
+      auto it = open_.find(fno);
+      if (it == open_.end() || !it->second.size_dirty) return Status::Ok();
+      size = it->second.size;
+      it->second.size_dirty = false;
+      it->second.publishing = true;
+    }
+    Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
+    if (r.status().Is(StatusCode::kNotFound)) {
+      // Only when both copies say so: one copy absent and the other's OSD down is an outage.
+      Result<bool> gone = ns_.InodeGoneFromBothCopies(fno);
+      if (gone.ok() && *gone) return DroppedElsewhere(fno, size);
+    }
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);  // still there: the caller's descriptor is not released yet
+    if (it != open_.end()) it->second.publishing = false;
+    publish_done_.notify_all();
+    if (!r.ok()) {
+      if (it != open_.end()) it->second.size_dirty = true;  // try again at the next flush
+      return r.status();
+    }
+    KeptOwnChangeLocked(*r);
+    return Status::Ok();
+  }
+
+  // The file's INODE is gone: another client removed its last name and freed it, by the size
+  // it knew, while this client wrote more. What this client wrote is deleted too (it would
+  // stay, unreachable, until fsck), and its close answers ESTALE (as NFS does for a file
+  // removed by another client).
+  Status DroppedElsewhere(uint64_t fno, uint64_t size) {
+    io_.Forget(fno);
+    const Status freed = ns_.ReleaseData(fno, size);
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end()) {
+        it->second.publishing = false;
+        it->second.removed_elsewhere = true;
+        if (it->second.open_count == 0) open_.erase(it);  // closed: nothing left to publish
+      }
+      publish_done_.notify_all();
+    }
+    if (!freed.ok()) {
+      spdlog::warn("file {}, removed by another client: its objects stay (fsck collects them): {}",
+                   fno, freed.ToString());
+    }
+    return Status::Stale("file " + std::to_string(fno) +
+                         " was removed by another client; what this one wrote is dropped");
+  }
+
+  // Waits for this client's publish of the file under way, if any: an open then reads the size
+  // this client's closes published (close-to-open between its own descriptors).
+  void AwaitPublish(uint64_t fno) {
+    std::unique_lock lock(mu_);
+    AwaitPublishLocked(fno, lock);
+  }
+
+  // An INODE this client just wrote (a publish, a setattr): what it last saw of an open file,
+  // unless a newer one was seen meanwhile.
+  void SawOwnChange(const InodeRef& ref) {
+    std::lock_guard lock(mu_);
+    SawOwnChangeLocked(ref);
+  }
+
+  // Before a write by someone without CAP_FSETID (KillPrivV2): drops the file's privileges if
+  // it has any as this client last saw it (at open, or its own change since), so only such
+  // files cost an INODE update, once. Another client's chmod after this open is not seen
+  // (close-to-open). Linux flags every such write, so the common case is one map lookup.
+  Status DropPrivilegesBeforeWrite(uint64_t fno) {
+    if (!MayHavePrivilegesToDrop(fno)) return Status::Ok();
+    SetAttrRequest drop;
+    drop.drop_privileges = true;
+    Result<InodeRef> r = ns_.SetAttr(fno, drop);
+    if (!r.ok()) return r.status();
+    {
+      std::lock_guard lock(mu_);
+      KeptOwnChangeLocked(*r);
+    }
+    // The kernel holds the old mode. Attributes only (offset -1): that takes none of the
+    // inode's locks, which the write being served holds.
+    ForgetKernelAttributes(fno);
+    return Status::Ok();
+  }
+
+  // False when the file had no set-ID bits as this client last saw it (at open, or its own
+  // change since).
+  bool MayHavePrivilegesToDrop(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it == open_.end() || !it->second.seen || it->second.seen->inode.HasPrivilegesToDrop();
+  }
+
+  // The file's bytes on the OSDs may differ from what this client and its kernel cached (a
+  // change that failed part-way): nothing cached of it is trusted again.
+  void DistrustCachedBytes(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    ForgetCachedBytes(fno);
+  }
+
+  // The file's written bytes on both copies, and its size published. `reports`: as for
+  // FileIo::Flush (an lseek or fallocate that fails leaves the error for fsync and close).
+  Status FlushFile(uint64_t fno, bool reports = true) {
+    Status written = io_.Flush(fno, reports);
+    if (!written.ok()) {
+      // A refused write-back (a full OSD) left bytes in the kernel's pages that no OSD has.
+      std::lock_guard lock(mu_);
+      ForgetCachedBytes(fno);
+    }
+    Status published = Publish(fno);
+    if (!written.ok()) return written;
+    if (published.ok() && RemovedElsewhere(fno)) {
+      // An earlier publish (another descriptor's) found the file gone and dropped every byte
+      // this client wrote to it, this descriptor's too.
+      return Status::Stale("file " + std::to_string(fno) + " was removed by another client");
+    }
+    return published;
+  }
+
+  // This client wrote the file past what its INODE says, or is publishing that now.
+  bool WritesUnpublished(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && (it->second.size_dirty || it->second.publishing);
+  }
+
+  bool RemovedElsewhere(uint64_t fno) {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    return it != open_.end() && it->second.removed_elsewhere;
+  }
+
+  // Publishes the sizes of files closed with their size unpublished, every second until each
+  // one succeeds (or the file is opened again, whose close publishes it).
+  void RetryUnpublished(std::stop_token stop) {
+    std::unique_lock lock(mu_);
+    while (!stop.stop_requested()) {
+      retry_wakeup_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
+      std::vector<uint64_t> closed;
+      for (const auto& [fno, o] : open_) {
+        if (o.open_count == 0 && o.size_dirty) closed.push_back(fno);
+      }
+      for (uint64_t fno : closed) {
+        lock.unlock();
+        const Status st = Publish(fno);
+        lock.lock();
+        auto it = open_.find(fno);
+        if (!st.ok() || it == open_.end() || it->second.open_count > 0) continue;
+        if (!it->second.size_dirty && !it->second.publishing) {
+          spdlog::info("file {}: size {} published after its close", fno, it->second.size);
+          open_.erase(it);
+        }
+      }
+    }
+  }
+
+  // At unmount: everything this client wrote reaches the OSDs.
+  void FlushEverything() {
+    std::vector<uint64_t> open_files;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [fno, o] : open_) open_files.push_back(fno);
+    }
+    for (uint64_t fno : open_files) {
+      if (Status st = FlushFile(fno); !st.ok()) {
+        spdlog::error("file {}: unwritten data at unmount: {}", fno, st.ToString());
+      }
+    }
+    if (Status st = io_.FlushAll(); !st.ok()) {
+      spdlog::error("unwritten data at unmount: {}", st.ToString());
+    }
+    const FileIoStats s = io_.stats();
+    spdlog::info(
+        "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "
+        "{} synchronous write-backs in {} pressure episodes, {} writer waits, {} evictions; "
+        "objects read from originals {}, from replicas {} ({} failed over), {} reads failed "
+        "over to the other copy, {} objects read ahead, {} filled, {} reads waited for a fetch",
+        s.cache.read_hits, s.cache.read_misses, s.cache.flushes, s.cache.flushed_bytes,
+        s.cache.flush_failures, s.synchronous_write_backs, s.cache.pressure_episodes,
+        s.writer_waits, s.cache.evictions, s.original_reads, s.replica_reads,
+        s.replica_read_failures, s.failover_reads, s.read_ahead_objects, s.filled_objects,
+        s.fetch_waits);
+  }
+
+  // Last close: publishes, and frees an unlinked file's objects. `flock_owner`: the open
+  // file's flock goes too, once what it wrote is published (the next holder reads it).
+  Status Closed(uint64_t fno, std::optional<uint64_t> flock_owner) {
+    Status published = FlushFile(fno);
+    if (flock_owner) (void)locks_.ReleaseOwner(fno, *flock_owner, LockKind::kFlock);
+    bool release = false;
+    bool last_close = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end() && --it->second.open_count == 0) {
+        last_close = true;
+        release = it->second.release_on_close;
+        if (!release && it->second.size_dirty) {
+          // The publish failed: the size stays (close reported the error) and is published
+          // when the INODE's OSDs answer again (RetryUnpublished).
+          spdlog::warn("file {}: closed with its size ({} bytes) unpublished ({}); retried", fno,
+                       it->second.size, published.ToString());
+        } else {
+          open_.erase(it);
+        }
+      }
+    }
+    // No process here has the file open: none can hold a lock on it (a failed release is
+    // retried by the lock manager, and logged there).
+    if (last_close) (void)locks_.ReleaseFile(fno);
+    if (release) {
+      io_.Forget(fno);
+      return ns_.ReleaseInode(fno);
+    }
+    return published;
+  }
+
+  // A file lost its last link: free it now, or at its last close if it is open.
+  Status LastLinkGone(uint64_t fno) {
+    {
+      std::lock_guard lock(mu_);
+      auto it = open_.find(fno);
+      if (it != open_.end() && it->second.open_count > 0) {
+        it->second.release_on_close = true;
+        return Status::Ok();
+      }
+      if (it != open_.end()) open_.erase(it);  // an unpublished size no longer matters
+    }
+    io_.Forget(fno);  // e.g. bytes whose write-back failed at close and is being retried
+    return ns_.ReleaseInode(fno);
+  }
+
+ private:
+  std::unique_ptr<ClusterClient> cluster_;
+  Namespace ns_;
+  FileIo io_;
+  LockManager locks_;
+  void AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock) {
+    publish_done_.wait(lock, [&] {
+      auto it = open_.find(fno);
+      return it == open_.end() || !it->second.publishing;
+    });
+  }
+  // The size for attributes answered to the kernel, which now holds it.
+  uint64_t SizeToTell(const InodeRef& ref) {
+    std::lock_guard lock(mu_);  // one step: a write in between must not be undone
+    const uint64_t size = SizeOfLocked(ref);
+    if (ref.inode.IsRegular()) kernel_sizes_.Told(ref.fno, size);
+    return size;
+  }
+
+  uint64_t SizeOfLocked(const InodeRef& ref) {
+    auto it = open_.find(ref.fno);
+    return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
+  }
+
+  void SawOwnChangeLocked(const InodeRef& ref) {
+    auto it = open_.find(ref.fno);
+    if (it == open_.end()) return;
+    if (!it->second.seen || it->second.seen->version < ref.version) it->second.seen = ref;
+  }
+
+  // An INODE change of this client's that leaves the file's bytes as they were (a publish of
+  // its own writes, dropped privileges): seen, and the cached bytes stay valid unless someone
+  // else changed the file in between.
+  void KeptOwnChangeLocked(const InodeRef& ref) {
+    SawOwnChangeLocked(ref);
+    if (!cached_versions_.OwnChange(ref.fno, ref.version)) ForgetCachedBytes(ref.fno);
+  }
+
+  // What this client and its kernel cached of the file may be stale: the next open drops it
+  // (without a known version it cannot keep the kernel's pages). Caller holds mu_.
+  void ForgetCachedBytes(uint64_t fno) {
+    io_.ForgetClean(fno);
+    cached_versions_.Forget(fno);
+  }
+
+  double negative_timeout_ = 0;  // --negative-timeout; set before the session starts
+  bool local_locks_ = false;     // --local-locks; set before the session starts
+  std::mutex mu_;
+  std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
+  std::map<uint64_t, OpenInode> open_;
+  CachedVersions cached_versions_;        // close-to-open: which cached bytes are still valid
+  std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
+  fuse_session* session_ = nullptr;       // for notifications to the kernel
+  FuseRequestCounts requests_;            // --metrics
+  KillPrivV2 killpriv_;                   // who drops set-ID bits: the kernel or the mount
+  KernelSizes kernel_sizes_;              // the sizes the kernel may hold
+  std::mutex dentries_mu_;
+  KernelDentries kernel_dentries_;            // the directories the kernel holds by name
+  std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
+  // Last member: stopped (and joined) before the rest goes.
+  std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
+};
+
+OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }
+
+Credentials CallerOf(fuse_req_t req) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  return Credentials{ctx->uid, ctx->gid};
+}
+
+// Whether the process that made the request has `capability` (from /proc), as Linux's
+// capable() would judge: in its effective set, in the initial user namespace. A process already
+// gone has none.
+bool CallerHas(fuse_req_t req, int capability) {
+  const pid_t pid = fuse_req_ctx(req)->pid;
+  if (pid <= 0) return false;
+  auto read_proc = [pid](const char* file) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  return IsInitialUserNamespace(read_proc("uid_map")) &&
+         HasEffectiveCapability(read_proc("status"), capability);
+}
+
+void ReplyError(fuse_req_t req, const Status& st, const char* op) {
+  const int err = ErrnoFor(st);
+  if (err == EIO) {
+    spdlog::warn("{}: {}", op, st.ToString());
+  } else {
+    spdlog::debug("{}: {}", op, st.ToString());  // expected errors: ENOENT, EEXIST, ...
+  }
+  fuse_reply_err(req, err);
+}
+
+// For requests on an inode the kernel knows: one another client removed (its INODE object is
+// gone) is ESTALE, not ENOENT. The kernel then walks the path again with fresh lookups
+// (LOOKUP_REVAL) and opens or stats what the name refers to now, say a file another client
+// made under the same name; a name that is gone becomes ENOENT there.
+// (Calls on an open descriptor get ESTALE too, as on NFS: there is no path to walk again.) A
+// missing root is a broken namespace: EIO.
+int InodeErrno(fuse_ino_t ino, const Status& st) {
+  if (!st.Is(StatusCode::kNotFound)) return ErrnoFor(st);
+  return ino == kRootFno ? EIO : ESTALE;
+}
+
+void ReplyInodeError(fuse_req_t req, fuse_ino_t ino, const Status& st, const char* op) {
+  const int err = InodeErrno(ino, st);
+  if (err != ESTALE) return ReplyError(req, st, op);
+  spdlog::debug("{} {}: {}; the inode is gone (ESTALE)", op, ino, st.ToString());
+  fuse_reply_err(req, ESTALE);
+}
+
+// ---- the raw traffic with the kernel (KillPrivV2) ----
+
+ssize_t ReadRequest(int fd, void* buf, size_t size, void* userdata) {
+  const ssize_t n = ::read(fd, buf, size);
+  if (n > 0) static_cast<OrthoFs*>(userdata)->killpriv().RequestRead(buf, static_cast<size_t>(n));
+  return n;
+}
+
+ssize_t WriteReply(int fd, iovec* iov, int count, void* userdata) {
+  KillPrivV2& killpriv = static_cast<OrthoFs*>(userdata)->killpriv();
+  if (!killpriv.negotiated()) {
+    killpriv.ReplyWriting(iov, count);
+    if (killpriv.negotiated()) {
+      spdlog::debug("the kernel leaves dropping set-ID bits to the mount (HANDLE_KILLPRIV_V2)");
+    }
+  }
+  return ::writev(fd, iov, count);
+}
+
+// ---- operations ----
+
+void OpInit(void* userdata, fuse_conn_info* conn) {
+  // --local-locks: the kernel keeps fcntl and flock locks itself, within this mount.
+  if (static_cast<OrthoFs*>(userdata)->local_locks()) {
+    conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  }
+  // Large requests: one FUSE write can carry several objects.
+  conn->max_write = 1 << 20;
+  // Sequential readers get whole windows of objects per request, read in parallel.
+  conn->max_readahead = 1 << 20;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  // The kernel switches between readdir and readdirplus by itself (plus after a lookup burst).
+  if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+  if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  // No kernel writeback cache: with it Linux trusts its own cached size of a regular file
+  // forever and ignores the size another client published, which breaks close-to-open.
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // No automatic invalidation (libfuse's default): with it Linux asks for the attributes
+  // before every read that follows a write of the file (it forgets them at each write), so a
+  // read-modify-write loop paid a getattr round trip per block (bonnie++'s rewrite, database
+  // pages). Close-to-open does not need it: an open of a file another client changed drops the
+  // kernel's pages and attributes (OpOpen), and a read reaching past the size the kernel knows
+  // still asks for the attributes, which is how it learns a size another client published.
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  // One request at a time for a direct write larger than a request: the pieces of an
+  // asynchronous O_APPEND write would otherwise reach the mount's threads at once, each placed
+  // at the end as it finds it (OpWrite), in any order.
+  conn->want &= ~FUSE_CAP_ASYNC_DIO;
+  // No atomic O_TRUNC (libfuse's default): with it Linux sends the truncating open without
+  // holding the inode's lock, so `: > log` ran beside another descriptor's writes, dropped
+  // the bytes they had just put in the cache and then saw the size raised past them again
+  // (zeros in the file). Without it the kernel truncates with a setattr, under the lock.
+  conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+}
+
+// Unmount (fusermount3 -u, SIGTERM): write back before the process goes, and hand back every
+// lock this client holds (no open file is left to hold one).
+void OpDestroy(void* userdata) {
+  auto* fs = static_cast<OrthoFs*>(userdata);
+  fs->FlushEverything();
+  fs->locks().ReleaseAll();
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  bool name_absent = false;
+  Result<InodeRef> r = Fs(req)->ns().Lookup(parent, name, &name_absent);
+  if (name_absent) Fs(req)->NameGone(parent, name);
+  if (name_absent && Fs(req)->negative_timeout() > 0) {
+    // --negative-timeout: the kernel remembers the name's absence (inode 0) and asks again
+    // only after that long; this client's own create, link or rename of it replaces that.
+    fuse_entry_param e{};
+    e.entry_timeout = Fs(req)->negative_timeout();
+    return (void)fuse_reply_entry(req, &e);
+  }
+  if (!r.ok()) return ReplyError(req, r.status(), "lookup");
+  Fs(req)->ReplyEntry(req, parent, name, *r);
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  OrthoFs* fs = Fs(req);
+  struct stat st;
+  double timeout = kAttrTimeout;
+  if (std::optional<InodeRef> recent = fs->RecentAttributes(ino, &timeout)) {
+    fs->FillStat(*recent, &st);
+    return (void)fuse_reply_attr(req, &st, timeout);
+  }
+  // An INODE this client wrote less than kAttrTimeout ago (a directory it just made an entry in,
+  // attributes it just set; the Namespace keeps them 1 s): what the kernel would have cached,
+  // had it not dropped it. Not when an open since saw a newer version (another client's
+  // change; a newer read drops it in the Namespace).
+  if (auto written = fs->ns().RecentlyWritten(ino)) {
+    const double age =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - written->second).count();
+    const std::optional<InodeRef> seen = fs->SeenWhileOpen(ino);
+    if (age < kAttrTimeout && (!seen || seen->version <= written->first.version)) {
+      fs->FillStat(written->first, &st);
+      return (void)fuse_reply_attr(req, &st, kAttrTimeout - age);
+    }
+  }
+  const uint64_t changes = fs->ns().inode_changes();
+  const auto read_at = std::chrono::steady_clock::now();
+  Result<InodeRef> r = fs->ns().GetInode(ino);
+  if (r.ok()) fs->AttributesRead(*r, changes, read_at);
+  if (!r.ok() && ClusterClient::IsOsdFailure(r.status())) {
+    // Both OSDs of the INODE are down: an open file keeps the attributes it was opened with
+    // (plus this client's writes), so fstat and reads past the size the kernel holds (which
+    // ask for attributes) go on.
+    if (std::optional<InodeRef> seen = fs->SeenWhileOpen(ino)) {
+      spdlog::debug("getattr {}: {}; answering as of open", ino, r.status().ToString());
+      r = std::move(*seen);
+    }
+  }
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "getattr");
+  fs->FillStat(*r, &st);
+  fuse_reply_attr(req, &st, kAttrTimeout);
+}
+
+Timespec ToTimespec(const struct timespec& t) {
+  return Timespec{t.tv_sec, static_cast<uint32_t>(t.tv_nsec)};
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  OrthoFs* fs = Fs(req);
+  SetAttrRequest changes;
+  if (to_set & FUSE_SET_ATTR_MODE) changes.mode = attr->st_mode;
+  if (to_set & FUSE_SET_ATTR_UID) changes.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) changes.gid = attr->st_gid;
+  // A truncation by someone without CAP_FSETID, or any chown of a file (KillPrivV2).
+  changes.drop_privileges = (to_set & FUSE_SET_ATTR_KILL_SUID) != 0;
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    // Written bytes reach the OSDs before the truncation (none lands after it), and the size
+    // is published so the truncation sees the real old size.
+    const uint64_t size = static_cast<uint64_t>(attr->st_size);
+    Status st = fs->io().PrepareTruncate(ino);
+    if (st.ok()) st = fs->Publish(ino);
+    if (!st.ok()) return ReplyError(req, st, "setattr");
+    changes.size = size;
+  }
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+    changes.atime = Now();
+  } else if (to_set & FUSE_SET_ATTR_ATIME) {
+    changes.atime = ToTimespec(attr->st_atim);
+  }
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+    changes.mtime = Now();
+  } else if (to_set & FUSE_SET_ATTR_MTIME) {
+    changes.mtime = ToTimespec(attr->st_mtim);
+  }
+  if (changes.mtime && !changes.size) {
+    // Writes not yet published would stamp their own mtime over this one at close (cp -p sets
+    // the times through the descriptor before it closes it): they are published first.
+    if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
+  }
+  if (!changes.mode && !changes.uid && !changes.gid && !changes.size && !changes.atime &&
+      !changes.mtime && !changes.drop_privileges) {
+    return OpGetattr(req, ino, fi);  // nothing OrthoFS keeps (ctime alone): no INODE update
+  }
+  Result<InodeRef> r = fs->ns().SetAttr(ino, changes);
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "setattr");
+  fs->SawOwnChange(*r);
+  if (changes.size) fs->Truncated(ino, *changes.size);
+  struct stat st;
+  fs->FillStat(*r, &st);
+  fuse_reply_attr(req, &st, kAttrTimeout);
+}
+
+void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  Result<std::string> r = Fs(req)->ns().ReadLink(ino);
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "readlink");
+  fuse_reply_readlink(req, r->c_str());
+}
+
+void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  Result<InodeRef> r = Fs(req)->ns().Create(parent, name, mode, rdev, CallerOf(req));
+  if (!r.ok()) return ReplyError(req, r.status(), "mknod");
+  Fs(req)->ReplyEntry(req, parent, name, *r);
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISCHR(mode) && !S_ISBLK(mode) && !S_ISSOCK(mode)) {
+    return (void)fuse_reply_err(req, EINVAL);
+  }
+  MakeNode(req, parent, name, mode, rdev);
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0);
+}
+
+void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  Result<InodeRef> r = Fs(req)->ns().Symlink(parent, name, target, CallerOf(req));
+  if (!r.ok()) return ReplyError(req, r.status(), "symlink");
+  Fs(req)->ReplyEntry(req, parent, name, *r);
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name) {
+  Result<InodeRef> r = Fs(req)->ns().Link(ino, parent, name);
+  if (!r.ok()) return ReplyError(req, r.status(), "link");
+  Fs(req)->ReplyEntry(req, parent, name, *r);
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Result<Unlinked> r = Fs(req)->ns().Unlink(parent, name);
+  if (!r.ok()) return ReplyError(req, r.status(), "unlink");
+  if (r->last_link) {
+    if (Status st = Fs(req)->LastLinkGone(r->fno); !st.ok()) {
+      spdlog::warn("unlink: freeing inode {}: {}", r->fno, st.ToString());
+    }
+  }
+  fuse_reply_err(req, 0);
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  OrthoFs* fs = Fs(req);
+  // ESTALE when the name names another directory than the kernel holds under it (renamed
+  // away and made anew by another client): the kernel looks it up again and retries.
+  Status st = fs->ns().Rmdir(parent, name, fs->HeldName(parent, name));
+  if (st.ok() || st.Is(StatusCode::kStale)) fs->NameGone(parent, name);
+  fuse_reply_err(req, ErrnoFor(st));
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+              const char* newname, unsigned int flags) {
+  if (flags & ~RENAME_NOREPLACE) return (void)fuse_reply_err(req, EINVAL);  // no EXCHANGE
+  OrthoFs* fs = Fs(req);
+  Unlinked source_gone;
+  // A directory the kernel holds under the old name must be the one renamed (see OpRmdir).
+  const std::optional<uint64_t> held = fs->HeldName(parent, name);
+  // So must a directory it holds under the new name be the one replaced, which it marks dead.
+  // Linux looks a rename's target up afresh, but another client may move that directory away
+  // between that lookup and this rename.
+  const std::optional<uint64_t> held_target = fs->HeldName(newparent, newname);
+  Result<Unlinked> r =
+      fs->ns().Rename(parent, name, newparent, newname,
+                      (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace,
+                      &source_gone, held, held_target);
+  if (source_gone.last_link) (void)Fs(req)->LastLinkGone(source_gone.fno);
+  if (r.ok() || r.status().Is(StatusCode::kStale)) {
+    fs->NameGone(parent, name);
+    fs->NameGone(newparent, newname);
+  }
+  if (r.ok() && held) fs->ToldName(newparent, newname, *held, S_IFDIR);
+  if (!r.ok()) return ReplyError(req, r.status(), "rename");
+  if (r->last_link) (void)Fs(req)->LastLinkGone(r->fno);
+  fuse_reply_err(req, 0);
+}
+
+// Marks a file descriptor whose bytes do not go through the kernel's page cache (fi->fh, as the
+// mount decided at open; a write's flags alone could come from a later fcntl).
+constexpr uint64_t kBypassesPageCache = 1;
+
+void BypassPageCache(fuse_file_info* fi) {
+  fi->direct_io = 1;
+  fi->fh |= kBypassesPageCache;
+}
+
+// O_APPEND writes go where this client knows the end of the file is (OpWrite). Linux would
+// put them at the size it cached, which can be older than the open: another client's appends
+// published at its close, which this open read from the INODE, while the kernel learns a size
+// only when it asks for attributes (its write path does not). So the kernel must not cache
+// what it believes it wrote, at an offset that may be wrong: such descriptors bypass the page
+// cache (each write is a request to the mount either way).
+void BypassPageCacheForAppends(fuse_file_info* fi) {
+  if (fi->flags & O_APPEND) BypassPageCache(fi);
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // Close-to-open: the size comes from the INODE object, not from what we cached; a publish of
+  // this client's writes under way (a release's) is waited for first.
+  Fs(req)->AwaitPublish(ino);
+  Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
+  if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
+  if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
+  if (r->inode.nlink == 0 && !Fs(req)->UnlinkedHereWhileOpen(ino)) {
+    // Unlinked or replaced by another client, which frees it now or at its own last close: the
+    // kernel opened a name it cached before that (this mount may hold the file open too).
+    // ESTALE makes it look the name up again (LOOKUP_REVAL) and open what the name is now, or
+    // answer ENOENT.
+    spdlog::debug("open {}: unlinked by another client; the kernel looks again", ino);
+    return (void)fuse_reply_err(req, ESTALE);
+  }
+  const InodeRef opened = *r;  // O_TRUNC comes as a setattr (OpInit: no atomic O_TRUNC)
+  // Close-to-open: the kernel's page cache of the file survives the open only if nobody
+  // changed the file since this client last looked; then a re-read costs no request at all.
+  // A file never opened here has no pages to drop, and dropping them after the reply would
+  // race the reader filling them.
+  const CachedVersions::Cached cached = Fs(req)->Opened(opened);
+  const bool unchanged = cached == CachedVersions::Cached::kValid;
+  if (!unchanged) Fs(req)->ForgetKernelAttributes(ino);
+  fi->keep_cache = unchanged ? 1 : 0;
+  // Shrunk since the kernel last heard its size: read without the page cache, whose
+  // read-ahead could leave the kernel a size past the real end (common/kernel_sizes.h).
+  if (Fs(req)->KernelMayHoldLargerSize(ino)) {
+    spdlog::debug("open {}: shrunk by another client; bypassing the page cache", ino);
+    BypassPageCache(fi);
+  }
+  BypassPageCacheForAppends(fi);
+  OrthoFs* fs = Fs(req);
+  fuse_reply_open(req, fi);  // req is gone after this
+  if (cached == CachedVersions::Cached::kStale) fs->Revalidated(ino);
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+              fuse_file_info* fi) {
+  Result<InodeRef> r =
+      Fs(req)->ns().Create(parent, name, S_IFREG | (mode & 07777), 0, CallerOf(req));
+  if (r.status().Is(StatusCode::kAlreadyExists) && (fi->flags & O_EXCL) == 0) {
+    // Without O_EXCL an existing file is opened, not refused. Linux sent a create because it
+    // took the name for missing: a negative entry (--negative-timeout), or another client
+    // created it since the lookup. ESTALE makes Linux walk the path again with a fresh lookup
+    // (LOOKUP_REVAL) and open what it finds, checking permissions as for any open.
+    spdlog::debug("create {} in {}: made meanwhile elsewhere; the kernel looks again", name,
+                  parent);
+    return (void)fuse_reply_err(req, ESTALE);
+  }
+  if (!r.ok()) return ReplyError(req, r.status(), "create");
+  Fs(req)->NameGone(parent, name);  // a file's now, in the kernel too
+  Fs(req)->Opened(*r, /*created=*/true);
+  BypassPageCacheForAppends(fi);
+  fuse_entry_param e{};
+  e.ino = r->fno;
+  e.attr_timeout = kAttrTimeout;
+  e.entry_timeout = kAttrTimeout;
+  Fs(req)->FillStat(*r, &e.attr);
+  fuse_reply_create(req, &e, fi);
+}
+
+// A read's bytes handed to the kernel from where they are (the client cache's objects, zeros):
+// its one copy of them is the only one. (Copying them into one reply buffer first cost the
+// mount a zero fill and a copy of every byte read.)
+void ReplyWithPieces(fuse_req_t req, const SharedBytes& bytes) {
+  const std::vector<std::string_view>& pieces = bytes.pieces().pieces();
+  // writev takes at most UIO_MAXIOV (1024) pieces, libfuse's header among them; a read of many
+  // small objects' pieces is joined first.
+  constexpr size_t kMaxPieces = 1000;
+  if (pieces.empty() || pieces.size() > kMaxPieces) {
+    const std::string joined = bytes.Join();
+    return (void)fuse_reply_buf(req, joined.data(), joined.size());
+  }
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  for (std::string_view piece : pieces) {
+    iov.push_back(iovec{const_cast<char*>(piece.data()), piece.size()});
+  }
+  fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  OrthoFs* fs = Fs(req);
+  // An open file's size is known without asking its INODE object (close-to-open).
+  std::optional<uint64_t> file_size = fs->OpenSize(ino);
+  if (!file_size) {
+    Result<InodeRef> inode = fs->ns().GetInode(ino);
+    if (!inode.ok()) return ReplyError(req, inode.status(), "read");
+    file_size = fs->SizeOf(*inode);
+  }
+  const bool for_page_cache = (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
+  bool holes = false;
+  Result<SharedBytes> data =
+      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache, &holes);
+  if (!data.ok()) return ReplyError(req, data.status(), "read");
+  // Zeros no object holds: a hole, or the objects of a file another client removed or cut
+  // short since this one opened it, which the INODE tells (ReleaseInode deletes it before the
+  // objects; a truncation publishes the new size before deleting them).
+  if (holes) {
+    Result<InodeRef> now = fs->ns().GetInode(ino);
+    if (now.status().Is(StatusCode::kNotFound)) {
+      Result<bool> gone = fs->ns().InodeGoneFromBothCopies(ino);
+      if (gone.ok() && *gone) {
+        // Its bytes are gone: ESTALE, as NFS answers, not a file of zeros.
+        spdlog::debug("read {}: removed by another client under the reader", ino);
+        return (void)fuse_reply_err(req, ESTALE);
+      }
+    } else if (now.ok() && now->inode.size < off + data->size() && !fs->WritesUnpublished(ino)) {
+      // Shorter now (a truncating rewrite by another client under way): the read ends at the
+      // new end, as on a local file system, rather than going on in zeros. (This client's own
+      // writes past the INODE's size are published first, or they would be cut off here.)
+      data->TruncateTo(now->inode.size > static_cast<uint64_t>(off) ? now->inode.size - off : 0);
+    }
+  }
+  ReplyWithPieces(req, *data);
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+             fuse_file_info* fi) {
+  OrthoFs* fs = Fs(req);
+  uint64_t offset = static_cast<uint64_t>(off);
+  // At the end as of the open plus this client's writes (BypassPageCacheForAppends). Linux
+  // holds the inode's lock across an appending write, so this client's appends come one at a
+  // time.
+  if ((fi->flags & O_APPEND) && (fi->fh & kBypassesPageCache)) {
+    offset = fs->OpenSize(ino).value_or(offset);
+  }
+  if (FlagsOfRequestBeingServed().drop_privileges) {
+    if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
+      return ReplyInodeError(req, ino, st, "write");  // gone: removed by another client
+    }
+  }
+  Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
+  if (!st.ok()) return ReplyError(req, st, "write");
+  fs->Wrote(ino, offset + size);
+  if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {
+    // Synchronous I/O: durable on both copies before the write returns.
+    st = fs->FlushFile(ino);
+    if (st.ok()) st = fs->ns().cluster()->SyncAll();
+    if (!st.ok()) return ReplyError(req, st, "write");
+  }
+  fuse_reply_write(req, size);
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // close(2): what this client wrote becomes visible to every client that opens the file next.
+  Status st = Fs(req)->FlushFile(ino);
+  // close(2) drops the process's fcntl locks on the file (POSIX), whichever descriptor they
+  // were taken through, after the write-back: the next holder reads what this one wrote. A
+  // failed release is retried by the lock manager.
+  (void)Fs(req)->locks().ReleaseOwner(ino, fi->lock_owner, LockKind::kPosix);
+  if (!st.ok()) return ReplyError(req, st, "flush");
+  fuse_reply_err(req, 0);
+}
+
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // The open file's last descriptor went: its flock goes with it.
+  Status st = Fs(req)->Closed(
+      ino, fi->flock_release ? std::optional<uint64_t>(fi->lock_owner) : std::nullopt);
+  if (!st.ok()) spdlog::warn("release {}: {}", ino, st.ToString());
+  fuse_reply_err(req, 0);
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  // Write back the file's dirty objects (both copies) and publish the size, then make every
+  // OSD's WAL durable, so both copies survive a power loss.
+  Status st = Fs(req)->FlushFile(ino);
+  if (st.ok()) st = Fs(req)->ns().cluster()->SyncAll();
+  if (!st.ok()) return ReplyError(req, st, "fsync");
+  fuse_reply_err(req, 0);
+}
+
+// ---- locks: fcntl and flock, held across every client of the namespace (LockManager) ----
+
+// The kernel passes a range as l_start and l_len from SEEK_SET, l_len 0 reaching any end.
+FileLock LockFromFlock(const struct flock& lock, uint64_t owner, LockKind kind) {
+  FileLock wanted;
+  wanted.owner.owner = owner;
+  wanted.kind = kind;
+  wanted.mode = lock.l_type == F_RDLCK   ? LockMode::kShared
+                : lock.l_type == F_WRLCK ? LockMode::kExclusive
+                                         : LockMode::kUnlock;
+  wanted.start = static_cast<uint64_t>(lock.l_start);
+  wanted.end = lock.l_len == 0 ? kLockToEnd : wanted.start + static_cast<uint64_t>(lock.l_len) - 1;
+  wanted.pid = static_cast<uint32_t>(lock.l_pid);
+  return wanted;
+}
+
+bool LockRangeValid(const struct flock& lock) {
+  return lock.l_start >= 0 && lock.l_len >= 0 &&
+         (lock.l_type == F_RDLCK || lock.l_type == F_WRLCK || lock.l_type == F_UNLCK);
+}
+
+void ReplyLockOutcome(fuse_req_t req, const Result<LockOutcome>& outcome, const char* op) {
+  if (!outcome.ok()) {
+    // The lock tables' failures (an OSD unreachable, a damaged table) are the lock service's:
+    // ENOLCK, as NFS answers when its lock manager cannot be reached. A write-back's error
+    // before an unlock is the file's.
+    if (outcome.status().Is(StatusCode::kStale) || outcome.status().Is(StatusCode::kNoSpace)) {
+      return ReplyError(req, outcome.status(), op);
+    }
+    spdlog::warn("{}: {}", op, outcome.status().ToString());
+    return (void)fuse_reply_err(req, ENOLCK);
+  }
+  switch (*outcome) {
+    case LockOutcome::kGranted:
+      return (void)fuse_reply_err(req, 0);
+    case LockOutcome::kConflict:
+      return (void)fuse_reply_err(req, EAGAIN);  // EWOULDBLOCK for flock: the same value
+    case LockOutcome::kInterrupted:
+      return (void)fuse_reply_err(req, EINTR);
+    case LockOutcome::kTooManyWaiters:
+    case LockOutcome::kTableFull:
+      return (void)fuse_reply_err(req, ENOLCK);
+  }
+}
+
+// Unlocks write back first (and locks revalidate after, RevalidateUnderLock): lock-to-unlock
+// consistency across clients for programs that share a file under locks, as databases do.
+Result<LockOutcome> SetLock(fuse_req_t req, fuse_ino_t ino, const FileLock& wanted, bool wait) {
+  OrthoFs* fs = Fs(req);
+  // Every change writes back first, as NFS does: an unlock or a downgrade lets others read. An
+  // unlock still goes ahead when that fails (its error is reported after).
+  const Status written_back = fs->FlushFile(ino);
+  if (!written_back.ok() && wanted.mode != LockMode::kUnlock) return written_back;
+  // A wait ends at a signal, and at unmount (else the session's threads never all return).
+  Result<LockOutcome> outcome = fs->locks().Set(
+      ino, wanted, wait, [req, fs] { return fuse_req_interrupted(req) != 0 || fs->Exiting(); });
+  if (!written_back.ok() && outcome.ok()) return written_back;
+  if (outcome.ok() && *outcome == LockOutcome::kGranted && wanted.mode != LockMode::kUnlock) {
+    if (Status st = fs->RevalidateUnderLock(ino); !st.ok()) {
+      spdlog::warn("file {}: locked, but its cached bytes could not be checked: {}", ino,
+                   st.ToString());
+    }
+  }
+  return outcome;
+}
+
+void OpGetlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock) {
+  if (!LockRangeValid(*lock)) return (void)fuse_reply_err(req, EINVAL);
+  Result<std::optional<FileLock>> conflict =
+      Fs(req)->locks().Test(ino, LockFromFlock(*lock, fi->lock_owner, LockKind::kPosix));
+  if (!conflict.ok()) return ReplyError(req, conflict.status(), "getlk");
+  struct flock answer = *lock;
+  if (!*conflict) {
+    answer.l_type = F_UNLCK;
+  } else {
+    const FileLock& held = **conflict;
+    answer.l_type = held.mode == LockMode::kShared ? F_RDLCK : F_WRLCK;
+    answer.l_whence = SEEK_SET;
+    answer.l_start = static_cast<off_t>(held.start);
+    answer.l_len = held.end == kLockToEnd ? 0 : static_cast<off_t>(held.end - held.start + 1);
+    // A process of another client is on another host: its pid means nothing here (Linux would
+    // even map it to whichever local process has that number).
+    answer.l_pid =
+        held.owner.client == Fs(req)->locks().client() ? static_cast<pid_t>(held.pid) : 0;
+  }
+  fuse_reply_lock(req, &answer);
+}
+
+void OpSetlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep) {
+  if (!LockRangeValid(*lock)) return (void)fuse_reply_err(req, EINVAL);
+  ReplyLockOutcome(
+      req, SetLock(req, ino, LockFromFlock(*lock, fi->lock_owner, LockKind::kPosix), sleep != 0),
+      "setlk");
+}
+
+void OpFlock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op) {
+  FileLock wanted;
+  wanted.owner.owner = fi->lock_owner;
+  wanted.kind = LockKind::kFlock;
+  switch (op & (LOCK_SH | LOCK_EX | LOCK_UN)) {
+    case LOCK_SH:
+      wanted.mode = LockMode::kShared;
+      break;
+    case LOCK_EX:
+      wanted.mode = LockMode::kExclusive;
+      break;
+    case LOCK_UN:
+      wanted.mode = LockMode::kUnlock;
+      break;
+    default:
+      return (void)fuse_reply_err(req, EINVAL);
+  }
+  wanted.pid = static_cast<uint32_t>(fuse_req_ctx(req)->pid);
+  ReplyLockOutcome(req, SetLock(req, ino, wanted, (op & LOCK_NB) == 0), "flock");
+}
+
+// A directory handle holds a snapshot of its entries, so offsets stay stable while paging.
+struct DirHandle {
+  std::vector<DirEntry> entries;
+  bool listed = false;  // a readdir went out: one from offset 0 again is a rewind
+};
+
+// The directory's entries as a handle lists them: "." and ".." first. ".." gets the root's
+// number: readdir callers skip d_ino 0, and the kernel resolves ".." itself, so the value only
+// needs to be a valid inode.
+Result<std::vector<DirEntry>> Listing(OrthoFs* fs, fuse_ino_t dir) {
+  Result<std::vector<DirEntry>> entries = fs->ns().ReadDir(dir);
+  if (!entries.ok()) return entries.status();
+  entries->insert(entries->begin(),
+                  {DirEntry{".", dir, S_IFDIR}, DirEntry{"..", kRootFno, S_IFDIR}});
+  return entries;
+}
+
+// rewinddir, or a seek to 0, after a listing: POSIX wants the entries as they are now, so the
+// snapshot is read again. False when that failed (the error is answered).
+bool RereadOnRewind(fuse_req_t req, fuse_ino_t dir, off_t off, DirHandle* handle) {
+  if (off != 0 || !std::exchange(handle->listed, true)) return true;
+  Result<std::vector<DirEntry>> entries = Listing(Fs(req), dir);
+  if (!entries.ok()) {
+    ReplyInodeError(req, dir, entries.status(), "readdir");
+    return false;
+  }
+  handle->entries = std::move(*entries);
+  return true;
+}
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Result<InodeRef> dir = Fs(req)->ns().GetInode(ino);
+  if (!dir.ok()) return ReplyInodeError(req, ino, dir.status(), "opendir");
+  if (!dir->inode.IsDirectory()) return (void)fuse_reply_err(req, ENOTDIR);
+  Result<std::vector<DirEntry>> entries = Listing(Fs(req), ino);
+  if (!entries.ok()) return ReplyError(req, entries.status(), "opendir");
+  fi->fh = reinterpret_cast<uint64_t>(new DirHandle{std::move(*entries)});
+  fuse_reply_open(req, fi);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t dir, size_t size, off_t off, fuse_file_info* fi) {
+  auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  if (!RereadOnRewind(req, dir, off, handle)) return;
+  std::string buf(size, '\0');
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < handle->entries.size(); ++i) {
+    const DirEntry& e = handle->entries[i];
+    struct stat st {};
+    st.st_ino = e.fno;
+    st.st_mode = e.type;
+    size_t need = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st,
+                                    static_cast<off_t>(i + 1));
+    if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+// readdir with attributes (the kernel asks for it, e.g. for ls -l), saving a lookup per entry.
+void OpReaddirplus(fuse_req_t req, fuse_ino_t dir, size_t size, off_t off, fuse_file_info* fi) {
+  auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  if (!RereadOnRewind(req, dir, off, handle)) return;
+  OrthoFs* fs = Fs(req);
+  // The entries this reply has room for, then their attributes read together: a call per OSD
+  // instead of a round trip per entry.
+  const size_t begin = std::min(static_cast<size_t>(off), handle->entries.size());
+  size_t end = begin;
+  std::vector<uint64_t> fnos;
+  for (size_t room = size; end < handle->entries.size(); ++end) {
+    const DirEntry& e = handle->entries[end];
+    const size_t need = fuse_add_direntry_plus(req, nullptr, 0, e.name.c_str(), nullptr, 0);
+    if (need > room) break;
+    room -= need;
+    if (e.name != "." && e.name != "..") fnos.push_back(e.fno);
+  }
+  std::vector<Result<InodeRef>> inodes = fs->ns().GetInodes(fnos);
+  std::string buf(size, '\0');
+  size_t used = 0;
+  for (size_t i = begin, next_inode = 0; i < end; ++i) {
+    const DirEntry& e = handle->entries[i];
+    fuse_entry_param entry{};
+    entry.attr.st_ino = e.fno;
+    entry.attr.st_mode = e.type;
+    if (e.name != "." && e.name != "..") {
+      // An entry removed since opendir goes out without attributes (ino 0: no lookup).
+      const Result<InodeRef>& inode = inodes[next_inode++];
+      if (inode.ok()) {
+        fs->ToldName(dir, e.name, e.fno, inode->inode.mode);
+        entry.ino = e.fno;
+        entry.attr_timeout = kAttrTimeout;
+        entry.entry_timeout = kAttrTimeout;
+        fs->FillStat(*inode, &entry.attr);
+      }
+    }
+    used += fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &entry,
+                                   static_cast<off_t>(i + 1));
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete reinterpret_cast<DirHandle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+// The OSDs' space as users see it: every byte is stored twice, so each counts half. A down OSD
+// contributes nothing.
+struct ClusterSpace {
+  uint64_t capacity_bytes = 0;
+  uint64_t available_bytes = 0;
+  uint64_t objects = 0;
+  int answered = 0;  // OSDs that answered
+};
+
+ClusterSpace SpaceOf(ClusterClient* cluster) {
+  ClusterSpace space;
+  // OSDs believed down are asked only when no other answers: one that hangs would hold df for
+  // the call's deadline. The others all at once: one after the other, df would cost a round
+  // trip per OSD.
+  std::set<uint32_t> asked;
+  const auto request = std::make_shared<const wire::StatsRequest>();
+  for (bool ask_down : {false, true}) {
+    std::vector<OsdClient*> asking;
+    for (OsdClient* osd : cluster->osds()) {
+      if (osd->down() == ask_down && asked.insert(osd->osd_id()).second) asking.push_back(osd);
+    }
+    const std::vector<Result<wire::StatsResponse>> answers = AwaitAll<Result<wire::StatsResponse>>(
+        asking.size(),
+        [&](size_t i, auto done) { asking[i]->StatsAsync(request, std::move(done)); });
+    for (const Result<wire::StatsResponse>& stats : answers) {
+      if (!stats.ok()) continue;
+      space.capacity_bytes += stats->capacity_bytes() / 2;
+      space.available_bytes += stats->available_bytes() / 2;
+      space.objects += stats->objects() / 2;
+      ++space.answered;
+    }
+    if (space.answered > 0) break;
+  }
+  return space;
+}
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  OrthoFs* fs = Fs(req);
+  const ClusterSpace space = SpaceOf(fs->ns().cluster());
+  const uint64_t block = fs->ns().object_size();
+  struct statvfs sv {};
+  sv.f_bsize = block;
+  sv.f_frsize = block;
+  sv.f_blocks = space.capacity_bytes / block;
+  sv.f_bfree = space.available_bytes / block;
+  sv.f_bavail = sv.f_bfree;
+  sv.f_files = space.objects + sv.f_bfree;
+  sv.f_ffree = sv.f_bfree;
+  sv.f_favail = sv.f_bfree;
+  sv.f_namemax = kMaxNameLength;
+  fuse_reply_statfs(req, &sv);
+}
+
+// fallocate(2). Plain allocation cannot reserve space on the OSDs (nothing central to reserve
+// it with, and unwritten objects are never stored): it refuses with ENOSPC what the OSDs cannot
+// hold now and otherwise only raises the size, like ftruncate. PUNCH_HOLE and ZERO_RANGE zero
+// the range on the OSDs (Namespace::ZeroData): objects inside it are deleted, so a punched
+// hole frees its space. Moving bytes (COLLAPSE_RANGE, INSERT_RANGE) would rewrite every object
+// behind the range: EOPNOTSUPP, as on most network file systems.
+void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, fuse_file_info*) {
+  constexpr int kSupported = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+  constexpr int kZeroing = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+  // Linux checks these before asking (and answers EOPNOTSUPP for the modes itself); a
+  // malformed request still gets no further.
+  if ((mode & ~kSupported) != 0) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  if ((mode & kZeroing) == kZeroing || off < 0 || len <= 0) {
+    return (void)fuse_reply_err(req, EINVAL);
+  }
+  if (len > std::numeric_limits<off_t>::max() - off) return (void)fuse_reply_err(req, EFBIG);
+  OrthoFs* fs = Fs(req);
+  // Linux clears set-ID bits at every fallocate, as at a write, but does not flag the request.
+  if (fs->MayHavePrivilegesToDrop(ino) && !CallerHas(req, CAP_FSETID)) {
+    if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
+      return ReplyError(req, st, "fallocate");
+    }
+  }
+  const uint64_t offset = static_cast<uint64_t>(off);
+  const uint64_t end = offset + static_cast<uint64_t>(len);
+  const bool keep_size = (mode & FALLOC_FL_KEEP_SIZE) != 0;
+  if ((mode & kZeroing) != 0) {
+    // This client's writes reach the OSDs first, so none lands after the zeroing (a refused
+    // write-back fails the fallocate, as it fails a close); what it cached of the file goes
+    // after (the generation bump also stops fetches under way).
+    if (Status st = fs->FlushFile(ino, /*reports=*/false); !st.ok()) {
+      return ReplyError(req, st, "fallocate");
+    }
+    Status st = fs->ns().ZeroData(ino, offset, end);
+    fs->io().ForgetClean(ino);
+    // A new mtime (and the size, unless kept) on the INODE, also after a failure part-way:
+    // other clients' next open sees the change and drops what they cached (close-to-open).
+    fs->Wrote(ino, st.ok() && !keep_size ? end : 0);
+    if (Status published = fs->Publish(ino); st.ok()) st = published;
+    if (!st.ok()) {
+      fs->DistrustCachedBytes(ino);  // the kernel's pages of the range too
+      return ReplyError(req, st, "fallocate");
+    }
+    return (void)fuse_reply_err(req, 0);
+  }
+  // Only bytes past the end are new: a range inside the file (preallocating a database's file
+  // in place) asks the OSDs nothing, however full they are.
+  const uint64_t size = fs->OpenSize(ino).value_or(0);
+  if (end <= size) return (void)fuse_reply_err(req, 0);
+  const ClusterSpace space = SpaceOf(fs->ns().cluster());
+  if (space.answered == 0) {
+    return ReplyError(req, Status::Unavailable("no OSD reports its free space"), "fallocate");
+  }
+  if (end - std::max(offset, size) > space.available_bytes) {
+    return (void)fuse_reply_err(req, ENOSPC);
+  }
+  if (keep_size) return (void)fuse_reply_err(req, 0);
+  fs->Wrote(ino, end);
+  if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "fallocate");
+  fuse_reply_err(req, 0);
+}
+
+// lseek(2)'s SEEK_DATA and SEEK_HOLE (Linux handles the other whences itself): holes are the
+// objects no OSD stores, so cp --sparse, tar -S and qemu-img skip them instead of reading zeros.
+// This client's unwritten bytes go to the OSDs first, as at a flush, so the listing sees them.
+void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
+  if (off < 0) return (void)fuse_reply_err(req, ENXIO);
+  OrthoFs* fs = Fs(req);
+  if (Status st = fs->FlushFile(ino, /*reports=*/false); !st.ok()) {
+    return ReplyError(req, st, "lseek");
+  }
+  std::optional<uint64_t> size = fs->OpenSize(ino);
+  if (!size) {
+    Result<InodeRef> inode = fs->ns().GetInode(ino);
+    if (!inode.ok()) return ReplyError(req, inode.status(), "lseek");
+    size = fs->SizeOf(*inode);
+  }
+  Result<std::optional<uint64_t>> found =
+      fs->ns().Seek(ino, *size, static_cast<uint64_t>(off),
+                    whence == SEEK_DATA ? SeekTarget::kData : SeekTarget::kHole);
+  if (!found.ok()) return ReplyError(req, found.status(), "lseek");
+  if (!*found) return (void)fuse_reply_err(req, ENXIO);
+  fuse_reply_lseek(req, static_cast<off_t>(**found));
+}
+
+// File capabilities. libfuse mounts nosuid by default, so the kernel ignores them on exec. OrthoFS
+// does not store them, and answers at once when Linux asks before a write (to strip them; it asks
+// before every write(2) unless the mount drops privileges itself, KillPrivV2).
+constexpr std::string_view kCapabilityXattr = "security.capability";
+
+// POSIX ACLs (system.posix_acl_access, system.posix_acl_default): the mount does not enforce
+// them (no FUSE_CAP_POSIX_ACL), so it does not store them either, as a file system mounted
+// noacl answers: cp -a and tar --acls then keep the mode bits only, instead of leaving an
+// ACL that getfacl would show and nothing checks.
+bool IsPosixAcl(std::string_view name) { return name.starts_with("system.posix_acl_"); }
+
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                int flags) {
+  if (name == kCapabilityXattr || IsPosixAcl(name)) {
+    return (void)fuse_reply_err(req, EOPNOTSUPP);
+  }
+  Namespace::XattrMode mode = Namespace::XattrMode::kAny;
+  if (flags & XATTR_CREATE) mode = Namespace::XattrMode::kCreate;
+  if (flags & XATTR_REPLACE) mode = Namespace::XattrMode::kReplace;
+  Status st = Fs(req)->ns().SetXattr(ino, name, std::string(value, size), mode);
+  fuse_reply_err(req, InodeErrno(ino, st));
+}
+
+// getxattr/listxattr protocol: size 0 asks for the length; a short buffer is ERANGE.
+void ReplyXattrBytes(fuse_req_t req, const std::string& bytes, size_t size) {
+  if (size == 0) return (void)fuse_reply_xattr(req, bytes.size());
+  if (bytes.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, bytes.data(), bytes.size());
+}
+
+void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  if (name == kCapabilityXattr) return (void)fuse_reply_err(req, ENODATA);
+  if (IsPosixAcl(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  Result<std::string> value = Fs(req)->ns().GetXattr(ino, name);
+  if (!value.ok()) return ReplyInodeError(req, ino, value.status(), "getxattr");
+  ReplyXattrBytes(req, *value, size);
+}
+
+void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Result<std::vector<std::string>> names = Fs(req)->ns().ListXattrs(ino);
+  if (!names.ok()) return ReplyInodeError(req, ino, names.status(), "listxattr");
+  std::string list;
+  for (const auto& n : *names) list += n + '\0';
+  ReplyXattrBytes(req, list, size);
+}
+
+void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  fuse_reply_err(req, InodeErrno(ino, Fs(req)->ns().RemoveXattr(ino, name)));
+}
+
+// Handler counted in --metrics' FUSE requests before it runs (the rest of the signature is
+// deduced from the fuse_lowlevel_ops member it is assigned to).
+template <FuseOp kOp, auto kHandler, typename... Args>
+void Counted(fuse_req_t req, Args... args) {
+  Fs(req)->requests().Count(kOp);
+  kHandler(req, args...);
+}
+
+// No copy_file_range: with FUSE_HANDLE_KILLPRIV_V2 Linux would leave dropping set-ID bits to
+// that handler without flagging the request (KillPrivV2). Without it Linux falls back to plain
+// writes, which are flagged.
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops{};
+  ops.init = OpInit;
+  ops.destroy = OpDestroy;
+  ops.lookup = Counted<FuseOp::kLookup, OpLookup>;
+  ops.getattr = Counted<FuseOp::kGetattr, OpGetattr>;
+  ops.setattr = Counted<FuseOp::kSetattr, OpSetattr>;
+  ops.readlink = Counted<FuseOp::kReadlink, OpReadlink>;
+  ops.mknod = Counted<FuseOp::kMknod, OpMknod>;
+  ops.mkdir = Counted<FuseOp::kMkdir, OpMkdir>;
+  ops.symlink = Counted<FuseOp::kSymlink, OpSymlink>;
+  ops.link = Counted<FuseOp::kLink, OpLink>;
+  ops.unlink = Counted<FuseOp::kUnlink, OpUnlink>;
+  ops.rmdir = Counted<FuseOp::kRmdir, OpRmdir>;
+  ops.rename = Counted<FuseOp::kRename, OpRename>;
+  ops.open = Counted<FuseOp::kOpen, OpOpen>;
+  ops.create = Counted<FuseOp::kCreate, OpCreate>;
+  ops.read = Counted<FuseOp::kRead, OpRead>;
+  ops.write = Counted<FuseOp::kWrite, OpWrite>;
+  ops.flush = Counted<FuseOp::kFlush, OpFlush>;
+  ops.release = Counted<FuseOp::kRelease, OpRelease>;
+  ops.fsync = Counted<FuseOp::kFsync, OpFsync>;
+  ops.fallocate = Counted<FuseOp::kFallocate, OpFallocate>;
+  ops.lseek = Counted<FuseOp::kLseek, OpLseek>;
+  ops.opendir = Counted<FuseOp::kOpendir, OpOpendir>;
+  ops.readdir = Counted<FuseOp::kReaddir, OpReaddir>;
+  ops.readdirplus = Counted<FuseOp::kReaddirplus, OpReaddirplus>;
+  ops.releasedir = Counted<FuseOp::kReleasedir, OpReleasedir>;
+  ops.statfs = Counted<FuseOp::kStatfs, OpStatfs>;
+  ops.setxattr = Counted<FuseOp::kSetxattr, OpSetxattr>;
+  ops.getxattr = Counted<FuseOp::kGetxattr, OpGetxattr>;
+  ops.listxattr = Counted<FuseOp::kListxattr, OpListxattr>;
+  ops.removexattr = Counted<FuseOp::kRemovexattr, OpRemovexattr>;
+  ops.getlk = Counted<FuseOp::kGetlk, OpGetlk>;
+  ops.setlk = Counted<FuseOp::kSetlk, OpSetlk>;
+  ops.flock = Counted<FuseOp::kFlock, OpFlock>;
+  return ops;
+}
+
+// Forks before any gRPC state exists (gRPC does not survive fork). The parent waits until the
+// child reports the mount ready (exit 0) or failed (exit 1); the child carries on detached.
+// Returns the write end of the report pipe in the child, -1 in the foreground.
+int DetachBeforeMount() {
+  int report[2];
+  if (pipe(report) != 0) {
+    std::perror("orthofs-mount: pipe");
+    std::exit(1);
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("orthofs-mount: fork");
+    std::exit(1);
+  }
+  if (pid > 0) {
+    close(report[1]);
+    char status = 1;
+    if (read(report[0], &status, 1) != 1) status = 1;  // the child died before reporting
+    std::_Exit(status == 0 ? 0 : 1);
+  }
+  close(report[0]);
+  setsid();
+  return report[1];
+}
+
+// Tells the waiting parent how the mount went; on success the child lets go of the terminal.
+void ReportMount(int* report_fd, bool ok) {
+  if (*report_fd < 0) return;
+  char status = ok ? 0 : 1;
+  if (write(*report_fd, &status, 1) != 1) {
+    // The parent is gone; nothing else to tell.
+  }
+  close(*report_fd);
+  *report_fd = -1;
+  if (ok) {
+    int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      // Output sent to a file stays there (`2>> mount.log`: the warnings of a daemon nobody
+      // watches are its only trace); a terminal or a pipe is let go (a pipe's reader may
+      // leave, and a write then would kill the mount).
+      auto to_file = [](int fd) {
+        struct stat st;
+        return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+      };
+      dup2(null_fd, 0);
+      if (!to_file(1)) dup2(null_fd, 1);
+      if (!to_file(2)) dup2(null_fd, 2);
+      if (null_fd > 2) close(null_fd);
+    }
+    if (chdir("/") != 0) {
+      // Staying in the old directory only pins it; not fatal.
+    }
+  }
+}
+
+// A random id for this mount: the OSDs keep their prefetch windows per client.
+std::string NewClientId() {
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", random());
+  return id;
+}
+
+void Usage(const char* prog) {
+  std::cout << "usage: " << prog
+            << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--read-ahead N]\n"
+               "       [--negative-timeout S] [--lock-lease S] [--local-locks]\n"
+               "       [--log-level LEVEL] [--prefetch MODE]\n"
+               "       [--metrics HOST:PORT]\n"
+               "       [--tls-dir DIR | --insecure]\n"
+               "       MOUNTPOINT [-f] [-d] [-o opts]\n"
+               "       "
+            << prog
+            << " FILE MOUNTPOINT -o fnso=N[,opts]   (mount(8), fstab)\n"
+               "  Mounts OrthoFS namespace N (default 1) of the cluster whose map is FILE.\n"
+               "  -f stays in the foreground, -d also prints every FUSE request;\n"
+               "  --cache-mb sizes the client object cache (default 1/16 of memory, 256..4096;\n"
+               "  written bytes wait there for write-back at most 5 s), --flush-threads the\n"
+               "  write-back threads (default 4), --read-ahead how many objects a sequential\n"
+               "  reader gets fetched ahead at most (default 16, 0: none).\n"
+               "  --negative-timeout S lets the kernel remember for S seconds (up to 3600) that a\n"
+               "  name does not exist: repeated lookups of missing names (compilers' include\n"
+               "  paths) cost nothing, but a file another client creates stays unseen that long\n"
+               "  (default 0: asked every time).\n"
+               "  fcntl and flock locks hold across every client of the namespace; --lock-lease\n"
+               "  S (1..3600, default 15) is how long a client may stay silent (killed, cut\n"
+               "  off) before the others take its locks. --local-locks (-o local_locks) keeps\n"
+               "  them in this mount's kernel instead: free, but not seen by other clients.\n"
+               "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=, cache_mb=,\n"
+               "  flush_threads=, read_ahead=, negative_timeout=, lock_lease= and log_level= may\n"
+               "  also be given there.\n"
+               "  --prefetch none|spa|cor (-o prefetch=) refuses a map that prefetches otherwise.\n"
+               "  --metrics HOST:PORT (-o metrics=) serves Prometheus text at /metrics.\n"
+               "  Mutual TLS with --tls-dir DIR (default /etc/orthofs/tls: ca.crt, client.crt,\n"
+               "  client.key), or --tls-ca/--tls-cert/--tls-key FILE (-o tls_dir=, tls_ca=,\n"
+               "  tls_cert=, tls_key=); --insecure (-o insecure) for plaintext.\n"
+               "  fstab: /etc/orthofs/cluster.yaml /mnt/orthofs fuse.orthofs fnso=1,_netdev 0 0\n";
+}
+
+}  // namespace
+}  // namespace orthofs
+
+int main(int argc, char** argv) {
+  using namespace orthofs;
+  Result<MountArgs> parsed = ParseMountArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed.ok()) {
+    std::cerr << "orthofs-mount: " << parsed.status().message() << " (see --help)\n";
+    return 2;
+  }
+  const MountArgs& cli = *parsed;
+  if (cli.help) {
+    Usage(argv[0]);
+    return 0;
+  }
+  const std::string map_path = cli.map_path;
+  const uint32_t fnso = cli.fnso;
+  const std::string log_level = cli.log_level;
+  if (spdlog::level::from_str(log_level) == spdlog::level::off && log_level != "off") {
+    std::cerr << "orthofs-mount: unknown log level '" << log_level << "'\n";
+    return 2;
+  }
+  Result<ClusterMap> map = LoadClusterMapFile(map_path);
+  if (!map.ok()) {
+    std::cerr << "orthofs-mount: " << map.status().message() << "\n";
+    return 1;
+  }
+  if (Status st = CheckExpectedPrefetchMode(map->prefetch, cli.expected_prefetch); !st.ok()) {
+    std::cerr << "orthofs-mount: " << st.message() << "\n";
+    return 1;
+  }
+  Result<std::shared_ptr<const TlsIdentity>> tls = LoadTlsIdentity(cli.tls, "client");
+  if (!tls.ok()) {
+    std::cerr << "orthofs-mount: " << tls.status().message() << "\n";
+    return 1;
+  }
+  // libfuse gets its own arguments; the kernel enforces permissions from our attributes.
+  std::vector<std::string> fuse_argv = {argv[0]};
+  fuse_argv.insert(fuse_argv.end(), cli.fuse_flags.begin(), cli.fuse_flags.end());
+  std::string options = "default_permissions,fsname=orthofs,subtype=orthofs";
+  for (const auto& o : cli.fuse_options) options += "," + o;
+  fuse_argv.push_back("-o" + options);
+  std::vector<char*> fuse_argv_ptrs;
+  for (auto& a : fuse_argv) fuse_argv_ptrs.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fuse_argv_ptrs.size()), fuse_argv_ptrs.data());
+  int report_fd = cli.foreground ? -1 : DetachBeforeMount();
+
+  auto logger = spdlog::stderr_color_mt("mount");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ mount %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  RouteGrpcLogsToSpdlog();
+  TuneProcessForDataPath();
+
+  FileIoOptions io_options;
+  const uint64_t cache_mb =
+      cli.cache_mb != 0 ? cli.cache_mb : DefaultCacheMb(PhysicalMemoryBytes());
+  spdlog::debug("client cache {} MiB{}", cache_mb, cli.cache_mb != 0 ? "" : " (1/16 of memory)");
+  io_options.cache_bytes = cache_mb << 20;
+  io_options.flush_threads = static_cast<int>(cli.flush_threads);
+  io_options.read_ahead.max_objects = cli.read_ahead;
+  UseClusterTcpCongestion(*map);
+  RpcOptions rpc;
+  rpc.tls = *tls;
+  auto cluster = std::make_unique<ClusterClient>(*map, rpc);
+  cluster->set_client_id(NewClientId());
+  LockManagerOptions lock_options;
+  lock_options.lease = std::chrono::milliseconds(static_cast<int64_t>(cli.lock_lease * 1000));
+  auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options, lock_options);
+  fs->set_negative_timeout(cli.negative_timeout);
+  fs->set_local_locks(cli.local_locks);
+  if (Status st = fs->ns().CheckExists(); !st.ok()) {
+    std::cerr << "orthofs-mount: " << st.message() << "\n";
+    ReportMount(&report_fd, false);
+    return 1;
+  }
+  std::unique_ptr<MetricsServer> metrics;
+  if (!cli.metrics.empty()) {
+    auto started =
+        MetricsServer::Start(cli.metrics, [&fs, fnso, cache_bytes = io_options.cache_bytes,
+                                           not_after = *tls ? (*tls)->not_after : 0] {
+          return fs->RenderMetrics(fnso, cache_bytes, not_after);
+        });
+    if (!started.ok()) {
+      std::cerr << "orthofs-mount: --metrics: " << started.status().message() << "\n";
+      ReportMount(&report_fd, false);
+      return 1;
+    }
+    metrics = std::move(*started);
+    spdlog::info("metrics at {}", metrics->url());
+  }
+  fuse_lowlevel_ops ops = MakeOps();
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());
+  int rc = 1;
+  if (se != nullptr) {
+    fs->set_session(se);
+    if (fuse_set_signal_handlers(se) == 0) {
+      if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
+        // Sees the raw requests and replies (KillPrivV2); libfuse keeps doing the rest. Without
+        // splice functions here libfuse splices nothing (it did not before either: it splices
+        // only when asked to, or for a write_buf handler).
+        static const fuse_custom_io kRawTraffic{WriteReply, ReadRequest, nullptr, nullptr};
+        if (int rc = fuse_session_custom_io(se, &kRawTraffic, fuse_session_fd(se)); rc != 0) {
+          spdlog::warn(
+              "cannot see the raw FUSE traffic ({}): Linux keeps asking for "
+              "security.capability before every write",
+              std::strerror(-rc));
+        }
+        spdlog::debug("mounted namespace {} of {} at {}", fnso, map_path, cli.mountpoint);
+        ReportMount(&report_fd, true);
+        fuse_loop_config* config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(config, 32);
+        rc = fuse_session_loop_mt(se, config) == 0 ? 0 : 1;
+        fuse_loop_cfg_destroy(config);
+        fuse_session_unmount(se);
+      }
+      fuse_remove_signal_handlers(se);
+    }
+    fuse_session_destroy(se);
+  }
+  if (rc != 0) ReportMount(&report_fd, false);  // no-op once reported
+  metrics.reset();                              // it renders from fs
+  fuse_opt_free_args(&args);
+  return rc;
+}

@@ -1,0 +1,25 @@
+#include "rpc/map_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace orthofs {
+
+Result<ClusterMap> LoadClusterMapFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return Status::InvalidArgument("cluster map " + path +
+                                   ": cannot read: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  Result<ClusterMap> map = ParseClusterMap(text.str());
+  if (!map.ok()) {
+    return Status(map.status().code(), "cluster map " + path + ": " + map.status().message());
+  }
+  return map;
+}
+
+}  // namespace orthofs

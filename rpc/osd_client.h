@@ -1,0 +1,579 @@
+// Connections to OSDs: OsdClient speaks to one OSD; ClusterClient routes whole-object
+// operations by placement and stamps every request with the map's epoch.
+#pragma once
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/cluster_map.h"
+#include "common/osd_health.h"
+#include "common/placement.h"
+#include "common/status.h"
+#include "orthofs.grpc.pb.h"
+#include "rpc/call_canceller.h"
+#include "rpc/tls.h"
+#include "rpc/write_many_encoding.h"
+
+namespace orthofs {
+
+struct RpcOptions {
+  std::chrono::milliseconds deadline{10000};  // every RPC has one; nothing waits forever
+  // Wait (within the deadline) for an OSD that is reconnecting instead of failing at once:
+  // for background work that must reach an OSD just back (repair), not for the data path.
+  bool wait_for_ready = false;
+  // Mutual TLS with this identity; plaintext when null (--insecure). An OSD's server must
+  // present the certificate name OsdCertificateName(id).
+  std::shared_ptr<const TlsIdentity> tls;
+  // Calls register here while they run and fail at once (UNAVAILABLE) once it has cancelled
+  // them; null: not cancellable. Shared by every client of one owner (an OSD's peers).
+  std::shared_ptr<CallCanceller> canceller;
+  // How long an OSD that refused a batched call as unknown (an older version) gets single
+  // calls instead before it is asked again (OsdClient::MayCall).
+  std::chrono::milliseconds old_osd_recheck{60000};
+};
+
+// Channel arguments every OrthoFS channel uses (message sizes fit the largest object).
+grpc::ChannelArguments OrthoChannelArguments();
+
+// Socket read sizes for both ends of a connection (channel arguments, name and value): objects
+// are 128 KiB, and gRPC's first reads of 8 KiB made a TLS connection decrypt and hand over an
+// object in many small pieces.
+std::vector<std::pair<std::string, int>> SocketReadArguments();
+
+class OsdClient {
+ public:
+  OsdClient(const OsdInfo& osd, const RpcOptions& options);
+  ~OsdClient();  // cancels its probe
+
+  // How a call queued while the OSD was believed down fails without being sent.
+  static constexpr std::string_view kNotSentMessage = " is down: the call was not sent";
+
+  // The OSD is known to be up again (it called us): the channel reconnects at once instead of
+  // at the end of its reconnect backoff (up to seconds after a restart).
+  void ReconnectNow();
+
+  Result<wire::ReadResponse> Read(const wire::ReadRequest& request);
+  Result<wire::WriteResponse> Write(const wire::WriteRequest& request);
+  Result<wire::DeleteResponse> Delete(const wire::DeleteRequest& request);
+  Result<wire::StatResponse> Stat(const wire::StatRequest& request);
+  Result<wire::TransactResponse> Transact(const wire::TransactRequest& request);
+  Result<wire::ListResponse> List(const wire::ListRequest& request);
+  // Every page of the listing `request` starts (its page token is set here), each to `take`.
+  Status ListEveryPage(wire::ListRequest request,
+                       const std::function<void(const wire::ListResponse&)>& take);
+  Result<wire::StatsResponse> Stats(const wire::StatsRequest& request);
+  Result<wire::SyncResponse> Sync(const wire::SyncRequest& request);
+  Result<wire::HealthResponse> Health(const wire::HealthRequest& request);
+  // Health within `deadline`, failing at once when the OSD refuses connections (no waiting
+  // for a channel to become ready): is it there at all, now?
+  Result<wire::HealthResponse> Ping(std::chrono::milliseconds deadline);
+  Result<wire::RepairResponse> Repair(const wire::RepairRequest& request);
+  Result<wire::LogLevelResponse> SetLogLevel(const wire::LogLevelRequest& request);
+  Result<wire::DropCachesResponse> DropCaches(const wire::DropCachesRequest& request);
+  Result<wire::PrefetchNotifyResponse> PrefetchNotify(const wire::PrefetchNotifyRequest& request);
+  Result<wire::MapResponse> GetMap(const wire::GetMapRequest& request);
+  Result<wire::SetMapResponse> SetMap(const wire::SetMapRequest& request);
+  Result<wire::FetchResponse> Fetch(const wire::FetchRequest& request);
+  Result<wire::DiscardResponse> Discard(const wire::DiscardRequest& request);
+  Result<wire::MigrateResponse> Migrate(const wire::MigrateRequest& request);
+
+  // Start a call and return at once; `done` runs on a gRPC thread when it completes. Requests
+  // are shared, not copied: a write carries a whole object, and its sender keeps it for a
+  // resend after a map change.
+  void ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
+                 std::function<void(Result<wire::ReadResponse>)> done);
+  void WriteAsync(std::shared_ptr<const wire::WriteRequest> request,
+                  std::function<void(Result<wire::WriteResponse>)> done);
+  void WriteManyAsync(std::shared_ptr<const wire::WriteManyRequest> request,
+                      std::function<void(Result<wire::WriteManyResponse>)> done);
+  // The same call with the request already in its wire form (EncodeWriteMany).
+  void WriteManyEncodedAsync(std::shared_ptr<const grpc::ByteBuffer> request,
+                             std::function<void(Result<wire::WriteManyResponse>)> done);
+  void ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> request,
+                     std::function<void(Result<wire::ReadManyResponse>)> done);
+  void ListAsync(std::shared_ptr<const wire::ListRequest> request,
+                 std::function<void(Result<wire::ListResponse>)> done);
+  void StatsAsync(std::shared_ptr<const wire::StatsRequest> request,
+                  std::function<void(Result<wire::StatsResponse>)> done);
+  // OSD to OSD prefetch traffic (fire and forget for the sender; `done` reports).
+  void PrefetchNotifyAsync(wire::PrefetchNotifyRequest request,
+                           std::function<void(Result<wire::PrefetchNotifyResponse>)> done);
+  void PrefetchAsync(wire::PrefetchRequest request,
+                     std::function<void(Result<wire::PrefetchResponse>)> done);
+  // The stream of COR window changes; the caller owns the context (and cancels it to stop).
+  std::unique_ptr<grpc::ClientReader<wire::WindowUpdate>> Subscribe(
+      grpc::ClientContext* context, const wire::SubscribeRequest& request);
+
+  // Every call's outcome is reported here (ClusterClient's view of which OSDs are down).
+  void set_health(OsdHealth* health) { health_ = health; }
+  // Calls that failed at the transport, the times this OSD was marked down, and its failed
+  // probes (metrics).
+  uint64_t transport_failures() const { return transport_failures_.load(); }
+  uint64_t marked_down() const { return marked_down_.load(); }
+  uint64_t failed_probes() const { return failed_probes_.load(); }
+  // Down after a transport failure until a call to it succeeds: the other copy serves
+  // instead. Asking sends the probe that brings it back when one is due (OsdHealth): a Health
+  // call with kProbeDeadline, so that an OSD that hangs holds no request for its deadline.
+  bool down();
+  static constexpr std::chrono::milliseconds kProbeDeadline{2000};
+
+  // The batched calls. An OSD from before one (a rolling upgrade) refuses it as UNIMPLEMENTED;
+  // that is remembered for RpcOptions::old_osd_recheck, so that batches meanwhile go out as
+  // single calls at once instead of each paying a refused call first. Asked again after that:
+  // the OSD may have been upgraded since.
+  enum class BatchedCall { kReadMany, kWriteMany };
+  bool MayCall(BatchedCall call) const;
+  void NoteUnknown(BatchedCall call);
+  // A batched call that reached the OSD reports its health once, from its items (a call's
+  // own success would reset the failure count that decides the next backoff): down when an
+  // item was refused because the OSD is recovering (`recovering` holds that refusal's message;
+  // a refused single Read's status marks the OSD down the same way), else a success.
+  void ObserveBatch(const std::optional<std::string>& recovering);
+  // True for a refusal because another OSD recovers (a fenced peer's): this one answered.
+  bool RefusedForAnothersRecovery(std::string_view message) const;
+
+  uint32_t osd_id() const { return osd_id_; }
+  const std::string& address() const { return address_; }
+  // "OSD 3 (127.0.0.1:7003)", for messages.
+  const std::string& name() const { return name_; }
+
+ private:
+  template <typename Request, typename Response, typename Method>
+  // With `fail_fast_within`: that deadline, and no waiting for a channel to become ready.
+  Result<Response> Call(Method method, const Request& request,
+                        std::optional<std::chrono::milliseconds> fail_fast_within = std::nullopt);
+  // `start(context, request, response, on_done)` issues the callback-API call. A batched
+  // call's success is observed by ObserveBatch instead.
+  template <typename Request, typename Response, typename Start>
+  void CallAsync(Start start, std::shared_ptr<const Request> request,
+                 std::function<void(Result<Response>)> done, bool batched = false);
+
+  // An OSD serves a bounded number of calls at once and refuses more (RESOURCE_EXHAUSTED):
+  // asynchronous calls beyond kMaxAsyncInFlight wait here, in order, for a free slot.
+  static constexpr int kMaxAsyncInFlight = 32;
+  // `start` sends the call, or gets the status to fail it with unsent (queued while the OSD
+  // went down, or the canceller ran).
+  void StartOrQueue(std::function<void(const Status* refused)> start);
+  // The outcome of a call its canceller refused or cancelled.
+  Status Cancelled() const;
+  // A failed call's status: Cancelled() once the canceller ran, else the OSD's answer.
+  Status FailureOf(const grpc::Status& status) const;
+  void CallFinished();
+  void Observe(const grpc::Status& status);
+  void ObserveFailure(const std::string& why, OsdHealth::Cause cause);
+  // A call's deadline: options_.deadline, or kProbeDeadline for an OSD believed down.
+  std::chrono::milliseconds Deadline();
+  struct ProbeCall;
+  void Probe(uint64_t outage);
+  void ProbeFinished(ProbeCall* call, const grpc::Status& status);
+
+  uint32_t osd_id_;
+  std::string address_;
+  std::string name_;
+  std::string own_recovery_prefix_;  // how this OSD's refusals while it recovers begin
+  RpcOptions options_;
+  OsdHealth* health_ = nullptr;
+  std::atomic<uint64_t> transport_failures_{0};
+  std::atomic<uint64_t> marked_down_{0};
+  std::atomic<uint64_t> failed_probes_{0};
+  std::mutex probe_mu_;
+  std::condition_variable probe_done_;
+  bool probing_ = false;                       // guarded by probe_mu_
+  grpc::ClientContext* probe_call_ = nullptr;  // guarded by probe_mu_: cancellable while set
+  // Per BatchedCall: when the OSD last refused it as unknown (steady clock ticks; 0: never).
+  std::atomic<int64_t> unknown_since_[2] = {0, 0};
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<wire::Osd::Stub> stub_;
+  // Calls whose request is sent as encoded (WriteManyEncodedAsync).
+  grpc::TemplatedGenericStub<grpc::ByteBuffer, wire::WriteManyResponse> encoded_write_many_;
+  std::mutex queue_mu_;
+  int in_flight_ = 0;
+  std::deque<std::function<void(const Status*)>> waiting_;
+};
+
+// Writes of single copies collected to go out together: ClusterClient::SendWrites sends one
+// WriteMany call per OSD (a client's write-back of many objects), so the per-call cost is paid
+// once per OSD instead of once per copy.
+class CopyWriteBatch {
+ public:
+  // The write's bytes go out as they are (no copy), held by their owner until sent.
+  void Add(const Oid& oid, SharedWrite write,
+           std::function<void(Result<wire::WriteResponse>)> done) {
+    items_.push_back(Item{oid, std::move(write), std::move(done)});
+  }
+  bool empty() const { return items_.empty(); }
+
+ private:
+  friend class ClusterClient;
+  struct Item {
+    Oid oid;
+    SharedWrite write;
+    std::function<void(Result<wire::WriteResponse>)> done;
+  };
+  std::vector<Item> items_;
+};
+
+// Waits for a set of asynchronous calls; the first failure is the result.
+class PendingCalls {
+ public:
+  void Add(int n = 1);
+  void Done(const Status& status);
+  Status Wait();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int pending_ = 0;
+  Status first_error_;
+};
+
+struct ObjectWrite {
+  uint64_t offset = 0;  // within the object
+  bool replace = false;
+  std::optional<uint64_t> expected_version;
+  bool sync = false;
+  bool record_repair = false;     // the other copy's OSD is down (proto WriteRequest)
+  bool other_recovering = false;  // ... it refused this change as recovering (proto)
+};
+
+// The map can change while a client runs (orthofs rebalance): an OSD that runs a later epoch
+// refuses a request with STALE_EPOCH, and the client fetches that map from it, switches to it
+// and sends the request again to the OSD the new map names, so callers see no failure.
+class ClusterClient {
+ public:
+  explicit ClusterClient(const ClusterMap& map, const RpcOptions& options = {});
+  // Waits for resends after a map change that are still under way (they use this client).
+  ~ClusterClient();
+
+  // The current map. References stay valid for the client's life (every map it ran is kept;
+  // a client sees a handful), but a later call may return a newer one.
+  const ClusterMap& map() const { return state()->placement.map(); }
+  const Placement& placement() const { return state()->placement; }
+  // Stamped into every read: the OSDs keep prefetch windows per reader (COR).
+  void set_client_id(std::string id) { client_id_ = std::move(id); }
+  const std::string& client_id() const { return client_id_; }
+  // nullptr when the current map has no OSD with this id.
+  OsdClient* Osd(uint32_t osd_id) { return state()->Osd(osd_id); }
+  // The OSD holding this copy is inside its backoff after a transport failure.
+  bool CopyIsDown(const Oid& oid) {
+    const MapState* s = state();
+    return s->Osd(s->placement.OsdFor(oid))->down();
+  }
+  // After `from` refused a request placed with `seen_epoch` as stale: switch to its map if it
+  // is later, or wait a moment for it to catch up if it is behind. Safe to call concurrently.
+  void FollowMapChange(OsdClient* from, uint64_t seen_epoch);
+  // How often a request refused as stale is sent again (FollowMapChange in between): 10 s for
+  // an OSD to catch up.
+  static constexpr int kMaxMapRetries = 200;
+  // Faults between the calls of one operation, for tests: each hook, when set, runs on the
+  // calling thread at its point. Set before the client is used.
+  struct TestHooks {
+    // MatchDataTombstones is about to give the copy `behind` the other copy's tombstone.
+    std::function<void(const Oid& behind)> before_matching_tombstone;
+    // WriteBothCopiesAsync is about to send a write of `original`'s copies.
+    std::function<void(const Oid& original)> before_writing_both_copies;
+    // WriteOriginalThenReplica is about to write `original` (a metadata change's commit).
+    std::function<void(const Oid& original)> before_writing_original_then_replica;
+    // WriteOriginalThenReplica is about to answer `answer` for `original`; the hook may replace
+    // it (the answer of a commit that landed, lost on its way back).
+    std::function<void(const Oid& original, Status* answer)> before_answering_original_then_replica;
+    // Read, ReadAsync or ReadManyAsync has `copy`'s answer and is about to hand it over.
+    std::function<void(const Oid& copy)> after_reading;
+    // DeleteBothCopies is about to delete `original`'s copies.
+    std::function<void(const Oid& original)> before_deleting_both_copies;
+    // A metadata change's commit (WriteOriginalThenReplica, DeleteBothCopies) of `original` is
+    // about to be sent: an error answers it unsent, as a client that died there leaves it.
+    std::function<Status(const Oid& original)> instead_of_committing;
+  };
+  void SetTestHooks(TestHooks hooks) { test_hooks_ = std::move(hooks); }
+  // Switches to the latest map the OSDs run, when it is later than ours: for tools that call
+  // every OSD with their map's epoch, started from a map file written before a change. Returns
+  // the answer naming that map (Unavailable when no OSD answers).
+  Result<wire::MapResponse> CatchUpWithCluster();
+  const RpcOptions& rpc_options() const { return options_; }
+  // Called (holding the client's map lock: it must not call back into map changes) after
+  // every switch to a new map; nullptr clears it.
+  void set_map_change_callback(std::function<void()> callback) {
+    std::lock_guard lock(map_mu_);
+    on_map_change_ = std::move(callback);
+  }
+  // Maps switched to since start.
+  uint64_t map_changes() const { return map_changes_.load(); }
+  // A transport failure (unreachable, deadline, shutting down) rather than a refusal.
+  static bool IsOsdFailure(const Status& status) {
+    return status.Is(StatusCode::kUnavailable) || status.Is(StatusCode::kDeadlineExceeded);
+  }
+  // A read of one copy that the other copy should answer instead: its OSD failed, its bytes
+  // are corrupt, or it is missing (a copy not yet repaired after a degraded write).
+  static bool NeedsOtherCopy(const Status& status) {
+    return IsOsdFailure(status) || status.Is(StatusCode::kCorruption) ||
+           status.Is(StatusCode::kNotFound);
+  }
+  // The OSD restarted and waits for the others to replay its repair records (brief).
+  static bool IsRecovering(const Status& status) {
+    return status.Is(StatusCode::kUnavailable) &&
+           status.message().find(kRecoveringMessage) != std::string::npos;
+  }
+  static constexpr std::string_view kRecoveringMessage = "is recovering";
+  // A replica's refusal (BUSY) of a namespace change the client would commit on it alone while
+  // the original's OSD answers the replica's OSD: only the client's connection failed (still
+  // reconnecting after an outage, say), and committing on the replica would fork the object.
+  static constexpr std::string_view kOriginalAnswersMessage = "answers: change the original";
+  static bool OriginalAnswers(const Status& status) {
+    return status.Is(StatusCode::kBusy) &&
+           status.message().find(kOriginalAnswersMessage) != std::string::npos;
+  }
+  // A metadata change both copies refused as recovering is sent again, this often (5 s).
+  static constexpr int kRecoveringRetries = 100;
+  static constexpr std::chrono::milliseconds kRecoveringRetryDelay{50};
+  std::vector<uint32_t> DownOsds() const { return health_.DownOsds(); }
+  // Writes that reached one copy only and left a repair record for the other.
+  uint64_t degraded_writes() const { return degraded_writes_.load(); }
+  // The current map's OSDs, in map order.
+  const std::vector<OsdClient*>& osds() const { return state()->osds; }
+
+  // Each operates on the copy oid.flag names, at the OSD placement says holds it.
+  Result<wire::ReadResponse> Read(const Oid& oid, uint64_t offset = 0, uint64_t length = 0);
+  // Reads whichever copy of `original` answers: the original, unless its OSD is down, then
+  // the other copy when the first fails at the transport, its bytes fail their checksum, or
+  // it is missing (NotFound only when both are, or when a metadata object's original holds a
+  // deletion newer than its replica: see FinishDeletionCutShort).
+  Result<wire::ReadResponse> ReadEitherCopy(const Oid& original, uint64_t offset = 0,
+                                            uint64_t length = 0);
+  // A metadata deletion commits on the original, then the replica follows; a client that dies
+  // in between leaves the replica behind. A read of such an object would answer from the
+  // replica (a deleted name found again) and every change of it would fail (its conditional
+  // write meets the original's newer tombstone). When the original of metadata object
+  // `original` is absent with a tombstone newer than `replica_version`, answers true (the
+  // object is deleted) and deletes the replica at the tombstone's version; false when the
+  // original holds no such deletion (the replica is a copy the original lacks: not repaired
+  // yet). With !finish, only answers.
+  Result<bool> FinishDeletionCutShort(const Oid& original, uint64_t replica_version,
+                                      bool finish = true);
+  // Whether reads finish the deletions cut short they meet (default); off, they only answer
+  // NotFound for them, so that a dry run (fsck --dry-run) changes nothing.
+  void set_finish_deletions_on_read(bool on) { finish_deletions_on_read_.store(on); }
+  // ReadEitherCopy of each of `originals`, whole objects: their first copies all at once
+  // (ReadManyAsync: a call per OSD, not a round trip per object), then the other copies of
+  // those that need it, together too. Results in the order of `originals`.
+  std::vector<Result<wire::ReadResponse>> ReadEitherCopyMany(const std::vector<Oid>& originals);
+  Result<wire::ObjectMeta> Write(const Oid& oid, std::string_view data,
+                                 const ObjectWrite& how = {});
+  Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
+  // `version_floor`: the change's floor where it needs one (common/object_version.h); one
+  // deletion of both copies passes one. Default: this client's clock now.
+  Result<wire::DeleteResponse> DeleteCopy(const Oid& oid, std::optional<uint64_t> expected_version,
+                                          std::optional<uint64_t> set_version,
+                                          bool record_repair = false,
+                                          std::optional<uint64_t> version_floor = std::nullopt,
+                                          bool other_recovering = false);
+  Result<wire::ObjectMeta> Stat(const Oid& oid);
+
+  // Writes the original and the replica of `original` in parallel (the data path). When one
+  // copy's OSD is down (known, or failing now) the other is written with a repair record
+  // (proto WriteRequest.record_repair); fails only when neither copy could be written.
+  Status WriteBothCopies(const Oid& original, std::string_view data, const ObjectWrite& how = {});
+  // The same without waiting: `pending` counts both writes and collects the first failure.
+  void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
+                            PendingCalls* pending);
+  // The same reporting to `done` (on a gRPC thread). With a `batch`, the two copy writes wait
+  // there for SendWrites (follow-ups such as repair records go out at once); with a
+  // `data_owner` too, they refer to `data` instead of copying it, and keep the owner until
+  // sent.
+  void WriteBothCopiesAsync(const Oid& original, std::string_view data, const ObjectWrite& how,
+                            std::function<void(Status)> done, CopyWriteBatch* batch = nullptr,
+                            std::shared_ptr<const void> data_owner = nullptr);
+  // Sends the batch's writes: one WriteMany call per OSD of the current map (at most
+  // kMaxWriteManyBytes of data and kMaxWriteManyWrites writes each, well inside an OSD's
+  // message limit of twice the object size plus 1 MiB), a lone write as a plain Write. A write
+  // refused for a stale epoch goes again alone and follows the map change.
+  void SendWrites(CopyWriteBatch batch);
+  static constexpr uint64_t kMaxWriteManyBytes = 1 << 20;
+  static constexpr size_t kMaxWriteManyWrites = 64;
+  void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
+                 std::function<void(Result<wire::ReadResponse>)> done);
+  // Whole-object reads of many copies: one ReadMany call per OSD of the current map for up to
+  // kReadManyBytes of data objects (a file's read-ahead: its replica OSD holds all of them) or
+  // as many metadata objects as an OSD takes in one call (kMaxReadManyBytes), a lone
+  // read as a plain Read. `done(i, result)` reports oids[i] as ReadAsync would, on a gRPC
+  // thread, once per oid; a read refused for a stale epoch goes again alone and follows the
+  // map change, and an OSD from before ReadMany gets plain Reads.
+  void ReadManyAsync(const std::vector<Oid>& oids,
+                     std::function<void(size_t, Result<wire::ReadResponse>)> done);
+  static constexpr uint64_t kReadManyBytes = 1 << 20;
+  void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
+                  std::function<void(Status)> done);
+  // Metadata objects: a conditional write of the original (the commit point), then the
+  // replica made equal to it, version included. With the original's OSD down the replica
+  // (same version) is the commit point, with a repair record; when the replica cannot follow
+  // (its OSD down or full, its record damaged) the original keeps a repair record. With
+  // `replica_pending`, the replica's write (and a repair record it may need) goes on after this
+  // returns and reports there (Add/Done): the caller overlaps it with its next step and waits
+  // before it answers.
+  Result<wire::ObjectMeta> WriteOriginalThenReplica(const Oid& original, std::string_view data,
+                                                    std::optional<uint64_t> expected_version,
+                                                    PendingCalls* replica_pending = nullptr);
+  // WriteOriginalThenReplica for a change no two clients may both take from one state, even
+  // across a double outage (the SUPER object's increments, common/fno_batch.h): durable on
+  // each copy's disk before it returns (sync), and `on_both_copies` says whether it committed
+  // on the original and the replica followed (false: it committed on the replica alone, or
+  // the replica could not follow and a repair record stands in).
+  Result<wire::ObjectMeta> WriteOriginalThenReplicaDurably(const Oid& original,
+                                                           std::string_view data,
+                                                           uint64_t expected_version,
+                                                           bool* on_both_copies);
+  // A metadata object that cannot exist yet (a newly reserved file number's INODE or SYMLINK:
+  // no other client can race its creation): both copies are written at once, each only if
+  // absent, in one round trip. Whenever that does not end in two equal copies (an OSD failing
+  // now, one known down, a copy already there), it ends as WriteOriginalThenReplica would: the
+  // original's write is the commit point and the replica follows it, or a repair record stands
+  // in for a copy that could not be written.
+  Result<wire::ObjectMeta> CreateBothCopies(const Oid& original, std::string_view data);
+  // Makes every acknowledged write durable on every OSD (WAL fsync), all OSDs at once.
+  // OSDs known down are skipped: their copies' other halves carry repair records.
+  Status SyncAll();
+  // Deletes both copies (missing copies are fine): the original, conditionally if asked (the
+  // commit point), then the replica, which keeps the original's tombstone version (metadata;
+  // data copies keep tombstones only as MatchDataTombstones says).
+  Status DeleteBothCopies(const Oid& original,
+                          std::optional<uint64_t> expected_version = std::nullopt);
+  // DeleteBothCopies for each object, unconditionally, `in_flight` objects at a time (a file's
+  // data objects: each delete is two round trips, and one after the other they left the
+  // machine idle). Every object is tried; the first failure in `originals` order is returned.
+  Status DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight = 8);
+  // Every object of one file with one copy flag and type, in offset order, with its data
+  // unless with_data is false (then from the records' summaries: no object bytes are read,
+  // and a damaged copy is listed like an intact one). limit > 0 stops after that many.
+  Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjects(
+      CopyFlag flag, uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0,
+      bool with_data = true);
+  // The offsets of one file's stored objects of `type` at `from` or after, from the listings
+  // of `flags` merged in ascending order (an object both copies hold comes twice), until
+  // `visit` returns false. Each OSD's first page holds `first_page` objects and later ones
+  // 8 times more: small when the visit may stop at the first objects. After a map change the
+  // listing goes on from the last offset visited, which may come again.
+  Status VisitStoredObjects(std::span<const CopyFlag> flags, uint32_t fnso, uint64_t fno,
+                            ObjectType type, uint64_t from, uint32_t first_page,
+                            const std::function<bool(uint64_t offset)>& visit);
+  // True when ListFileObjects(flag, ...) would ask an OSD this client believes down.
+  bool ListingReachesDownOsd(CopyFlag flag, uint32_t fnso, uint64_t fno);
+  // The same for the originals, or for the replicas when an OSD holding originals is down
+  // (they are all on the replica OSD, which the orthogonal layout keeps apart).
+  Result<std::vector<std::pair<wire::ObjectMeta, std::string>>> ListFileObjectsEitherCopy(
+      uint32_t fnso, uint64_t fno, ObjectType type, uint32_t limit = 0, bool with_data = true);
+
+ private:
+  // How WriteOriginalThenReplica(Durably) commits.
+  struct CommitHow {
+    std::optional<uint64_t> expected_version;
+    PendingCalls* replica_pending = nullptr;
+    bool sync = false;
+    bool* on_both_copies = nullptr;  // set only when replica_pending == nullptr
+  };
+  // WriteOriginalThenReplica(Durably) with its test hooks, and without.
+  Result<wire::ObjectMeta> HookedCommit(const Oid& original, std::string_view data,
+                                        const CommitHow& how);
+  // After a commit's original failed: true (having waited) when this client never sent it
+  // (queued while the OSD was believed down), and the commit should go again.
+  static bool WaitedForUnsentCall(const Status& original, int attempt);
+  // After a commit's refusals by both copies: true (having waited) when both refused as
+  // recovering and the commit should go again.
+  static bool BothRefusedAsRecovering(const Status& original, const Status& replica, int attempt);
+  // After a commit's replica refused to take it alone because the original's OSD answers
+  // (OriginalAnswers): true (having reconnected to it and waited) when the commit should go
+  // again.
+  bool WaitedForOriginalToAnswer(const Oid& original_copy, const Status& replica, int attempt);
+  // Waits kRecoveringRetryDelay and says true when worth_retrying and attempts remain.
+  static bool WaitedToRetry(bool worth_retrying, int attempt);
+  Result<wire::ObjectMeta> CommitOriginalThenReplica(const Oid& original, std::string_view data,
+                                                     const CommitHow& how);
+  // Data copies count their versions apart, and a replay or scrub compares them: where the
+  // delete of one copy kept a tombstone (DeleteResponse.tombstone: a rebalance moves it, say)
+  // and the other's did not, or a lower one, the other gets the same, so that the next write
+  // gives both one version. The copy behind being down, the one ahead records a repair for it.
+  Status MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,
+                             const Oid& other, const wire::DeleteResponse& other_deleted);
+  // A write of `data` (also its checksum, when it replaces the object); without the bytes
+  // themselves when !with_data (they travel apart, SharedWrite).
+  wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how,
+                               bool with_data = true) const;
+
+  // ReadManyAsync, waited for: the answers in the order of `oids`.
+  std::vector<Result<wire::ReadResponse>> ReadManyAndWait(const std::vector<Oid>& oids);
+  // A read of either copy, from the answer of `first_copy` and the other copy's (asked because
+  // the first NeedsOtherCopy).
+  Result<wire::ReadResponse> EitherCopysAnswer(const Oid& first_copy,
+                                               Result<wire::ReadResponse> first,
+                                               Result<wire::ReadResponse> other);
+  Result<wire::ReadResponse> ReadEitherCopyOnce(const Oid& original, uint64_t offset,
+                                                uint64_t length);
+  // After the original's write committed at `version`: the replica made equal to it, or a
+  // repair record on the original when it cannot follow (WriteOriginalThenReplica). Reports to
+  // `pending` (Add/Done).
+  // With `sync`, durably; `followed` (if given) is set when the replica answered the write
+  // (stored, or kept a version it already held), before `pending` hears of it.
+  void MakeReplicaFollow(const Oid& original_copy, std::string_view data, uint64_t version,
+                         PendingCalls* pending, bool sync = false, bool* followed = nullptr);
+  // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
+  // record there for the other copy.
+  wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;
+
+  // One map and its OSDs' connections. Immutable once installed.
+  struct MapState {
+    explicit MapState(const ClusterMap& map) : placement(map) {}
+    Placement placement;
+    std::vector<OsdClient*> osds;
+    OsdClient* Osd(uint32_t osd_id) const;
+    // The OSDs a listing of one file's copies with `flag` asks.
+    std::vector<OsdClient*> ListingTargets(CopyFlag flag, uint32_t fnso, uint64_t fno) const;
+  };
+  const MapState* state() const { return state_.load(std::memory_order_acquire); }
+  // Caller holds map_mu_ (or is the constructor).
+  void InstallMap(const ClusterMap& map);
+
+  // Sends a request about one copy to the OSD the current map names, stamped with its epoch;
+  // a stale epoch switches maps and sends it again (FollowMapChange).
+  template <typename Request, typename Response>
+  Result<Response> SendForCopy(const Oid& oid, Request request,
+                               Result<Response> (OsdClient::*call)(const Request&));
+  // The request is stamped here, then shared with the call (never copied: no call of it is in
+  // flight when it is stamped again for a resend).
+  template <typename Request, typename Response>
+  void SendForCopyAsync(const Oid& oid, std::shared_ptr<Request> request,
+                        void (OsdClient::*call)(std::shared_ptr<const Request>,
+                                                std::function<void(Result<Response>)>),
+                        std::function<void(Result<Response>)> done, int attempt = 0);
+
+  const RpcOptions options_;
+  OsdHealth health_;
+  mutable std::atomic<uint64_t> degraded_writes_{0};
+  std::atomic<bool> finish_deletions_on_read_{true};
+  std::atomic<uint64_t> map_changes_{0};
+  std::string client_id_;
+  std::mutex map_mu_;
+  // Every map this client ran and every connection it made, kept for its life so that the
+  // references and pointers handed out stay valid.
+  std::vector<std::unique_ptr<MapState>> states_;        // guarded by map_mu_
+  std::vector<std::unique_ptr<OsdClient>> connections_;  // guarded by map_mu_
+  std::atomic<const MapState*> state_{nullptr};
+  std::function<void()> on_map_change_;    // guarded by map_mu_
+  std::atomic<int> resends_in_flight_{0};  // SendForCopyAsync threads
+  TestHooks test_hooks_;
+};
+
+}  // namespace orthofs
