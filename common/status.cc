@@ -35,7 +35,64 @@ constexpr std::array kCodeNames = {
     CodeName{StatusCode::kStale, "STALE"},
 };
 
+struct ReasonName {
+  StatusReason reason;
+  std::string_view name;
+};
+
+// Only the reasons one side sends the other; the rest are the receiver's own.
+constexpr std::array kWireReasonNames = {
+    ReasonName{StatusReason::kRecovering, "RECOVERING"},
+    ReasonName{StatusReason::kPeerRecovering, "PEER_RECOVERING"},
+    ReasonName{StatusReason::kOriginalAnswers, "ORIGINAL_ANSWERS"},
+};
+
+constexpr std::array kLocalReasonNames = {
+    ReasonName{StatusReason::kNotSent, "NOT_SENT"},
+    ReasonName{StatusReason::kNotImplemented, "NOT_IMPLEMENTED"},
+    ReasonName{StatusReason::kTooLarge, "TOO_LARGE"},
+    ReasonName{StatusReason::kOverloaded, "OVERLOADED"},
+};
+
 }  // namespace
+
+std::string_view StatusReasonName(StatusReason reason) {
+  for (const auto& rn : kWireReasonNames) {
+    if (rn.reason == reason) return rn.name;
+  }
+  for (const auto& rn : kLocalReasonNames) {
+    if (rn.reason == reason) return rn.name;
+  }
+  return "";
+}
+
+std::string WireCode(const Status& status) {
+  std::string code(StatusCodeName(status.code()));
+  for (const auto& rn : kWireReasonNames) {
+    if (rn.reason == status.reason()) {
+      code += ':';
+      code += rn.name;
+    }
+  }
+  return code;
+}
+
+Status StatusFromWireCode(std::string_view wire_code, std::string message) {
+  const size_t colon = wire_code.find(':');
+  const StatusCode code = StatusCodeFromName(wire_code.substr(0, colon));
+  StatusReason reason = StatusReason::kNone;
+  if (colon != std::string_view::npos) {
+    const std::string_view name = wire_code.substr(colon + 1);
+    for (const auto& rn : kWireReasonNames) {
+      if (rn.name == name) reason = rn.reason;
+    }
+  }
+  return Status(code, std::move(message), reason);
+}
+
+Status Status::WithContext(std::string_view context) const {
+  return Status(code_, std::string(context) + message_, reason_);
+}
 
 std::string_view StatusCodeName(StatusCode code) {
   for (const auto& cn : kCodeNames) {

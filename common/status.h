@@ -36,15 +36,42 @@ enum class StatusCode {
   kStale,        // ESTALE: a name no longer names the file the caller meant
 };
 
+// Why a refusal happened, where the receiver decides by it: retry, use the other copy, mark
+// the OSD down. Decisions read this, never the message, which is for people. Most statuses
+// carry none.
+enum class StatusReason {
+  kNone = 0,
+  // UNAVAILABLE: the answering OSD restarted and waits for its repair records to be replayed;
+  // the other copy serves meanwhile.
+  kRecovering,
+  // UNAVAILABLE: the other copy's OSD recovers and takes this change itself in a moment; the
+  // answering OSD is well.
+  kPeerRecovering,
+  // BUSY: the replica's OSD reaches the original's, so a change committed on the replica alone
+  // would fork the object: only the sender's connection to the original failed.
+  kOriginalAnswers,
+  // UNAVAILABLE (never on the wire): queued while the OSD was believed down, and never sent.
+  kNotSent,
+  // INTERNAL (never on the wire): the OSD does not know the call (an older version).
+  kNotImplemented,
+  // INVALID_ARGUMENT (never on the wire): the message is over gRPC's size limit.
+  kTooLarge,
+  // UNAVAILABLE (never on the wire): the OSD had no thread free for the call.
+  kOverloaded,
+};
+
 // Stable upper-case name ("STALE_EPOCH"); also the code's form on the wire.
 std::string_view StatusCodeName(StatusCode code);
 // Inverse of StatusCodeName; unknown names map to kInternal.
 StatusCode StatusCodeFromName(std::string_view name);
+// "RECOVERING"; "" for kNone.
+std::string_view StatusReasonName(StatusReason reason);
 
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message, StatusReason reason = StatusReason::kNone)
+      : code_(code), reason_(reason), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
@@ -76,14 +103,26 @@ class [[nodiscard]] Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
   bool Is(StatusCode c) const { return code_ == c; }
+  StatusReason reason() const { return reason_; }
+  bool Is(StatusReason r) const { return reason_ == r; }
+  // The same status, its message prefixed with `context` (code and reason kept).
+  Status WithContext(std::string_view context) const;
 
   // "STALE_EPOCH: request epoch 3, OSD epoch 4"
   std::string ToString() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
+  StatusReason reason_ = StatusReason::kNone;
   std::string message_;
 };
+
+// A status's code on the wire (gRPC status details, a batched call's item): its code name, and
+// after a colon its reason when it has one ("UNAVAILABLE:RECOVERING").
+std::string WireCode(const Status& status);
+// The status a wire code and message stand for. An unknown code is kInternal; an unknown
+// reason (a later version's) is dropped, the code kept.
+Status StatusFromWireCode(std::string_view wire_code, std::string message);
 
 // A value or the Status explaining why there is none.
 template <typename T>

@@ -77,6 +77,53 @@ TEST(StatusCodeTest, OutOfRangeCodeIsNamedInternal) {
   EXPECT_EQ(StatusCodeName(static_cast<StatusCode>(999)), "INTERNAL");
 }
 
+TEST(StatusReasonTest, WireCodeCarriesTheReasonsPeersSend) {
+  EXPECT_EQ(WireCode(Status::NotFound("m")), "NOT_FOUND");
+  EXPECT_EQ(WireCode(Status(StatusCode::kUnavailable, "m", StatusReason::kRecovering)),
+            "UNAVAILABLE:RECOVERING");
+  EXPECT_EQ(WireCode(Status(StatusCode::kUnavailable, "m", StatusReason::kPeerRecovering)),
+            "UNAVAILABLE:PEER_RECOVERING");
+  EXPECT_EQ(WireCode(Status(StatusCode::kBusy, "m", StatusReason::kOriginalAnswers)),
+            "BUSY:ORIGINAL_ANSWERS");
+  // A receiver's own reasons never go out: they say what happened on this side.
+  for (StatusReason local : {StatusReason::kNotSent, StatusReason::kNotImplemented,
+                             StatusReason::kTooLarge, StatusReason::kOverloaded}) {
+    EXPECT_EQ(WireCode(Status(StatusCode::kUnavailable, "m", local)), "UNAVAILABLE")
+        << StatusReasonName(local);
+  }
+}
+
+TEST(StatusReasonTest, WireCodeRoundTrips) {
+  for (StatusReason reason : {StatusReason::kNone, StatusReason::kRecovering,
+                              StatusReason::kPeerRecovering, StatusReason::kOriginalAnswers}) {
+    for (const auto& [code, name] : AllCodes()) {
+      if (code == StatusCode::kOk) continue;
+      const Status back = StatusFromWireCode(WireCode(Status(code, "m", reason)), "why");
+      EXPECT_EQ(back.code(), code) << name;
+      EXPECT_EQ(back.reason(), reason) << name;
+      EXPECT_EQ(back.message(), "why");
+    }
+  }
+}
+
+TEST(StatusReasonTest, UnknownReasonKeepsTheCode) {
+  // A later version's reason: the code still decides what this side does.
+  const Status later = StatusFromWireCode("UNAVAILABLE:SOMETHING_NEW", "m");
+  EXPECT_TRUE(later.Is(StatusCode::kUnavailable));
+  EXPECT_TRUE(later.Is(StatusReason::kNone));
+  EXPECT_TRUE(StatusFromWireCode("NO_SUCH:RECOVERING", "m").Is(StatusCode::kInternal));
+  // A local reason's name is not accepted from the wire.
+  EXPECT_TRUE(StatusFromWireCode("UNAVAILABLE:NOT_SENT", "m").Is(StatusReason::kNone));
+}
+
+TEST(StatusReasonTest, WithContextKeepsCodeAndReason) {
+  const Status s =
+      Status(StatusCode::kBusy, "m", StatusReason::kOriginalAnswers).WithContext("x: ");
+  EXPECT_TRUE(s.Is(StatusCode::kBusy));
+  EXPECT_TRUE(s.Is(StatusReason::kOriginalAnswers));
+  EXPECT_EQ(s.message(), "x: m");
+}
+
 TEST(StatusTest, DefaultIsOk) {
   Status s;
   EXPECT_TRUE(s.ok());

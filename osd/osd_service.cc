@@ -481,9 +481,11 @@ Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_rec
   if (it == fenced_until_.end() || std::chrono::steady_clock::now() >= it->second) {
     return Status::Ok();
   }
-  // The client matches ClusterClient::kRecoveringMessage: both copies refuse, so it retries.
-  return Status::Unavailable("OSD " + std::to_string(other) +
-                             " is recovering: it takes this change itself in a moment");
+  // Both copies refuse, so the client retries.
+  return Status(
+      StatusCode::kUnavailable,
+      "OSD " + std::to_string(other) + " is recovering: it takes this change itself in a moment",
+      StatusReason::kPeerRecovering);
 }
 
 Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone) {
@@ -514,25 +516,27 @@ Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone
   });
   if (!answers) return Status::Ok();
   ++changes_alone_refused_;
-  return Status::Busy("OSD " + std::to_string(other) + " " +
-                      std::string(ClusterClient::kOriginalAnswersMessage) +
-                      " there (this client's connection to it failed)");
+  return Status(StatusCode::kBusy,
+                "OSD " + std::to_string(other) +
+                    " answers: change the original there (this client's connection to it failed)",
+                StatusReason::kOriginalAnswers);
 }
 
 Status OsdService::RefuseClientChangeWhileRecovering() const {
   if (!RefusingChanges()) return Status::Ok();
-  // The client matches ClusterClient::kRecoveringMessage.
-  return Status::Unavailable("OSD " + std::to_string(osd_id_) +
-                             " is recovering: change the other copy");
+  return Status(StatusCode::kUnavailable,
+                "OSD " + std::to_string(osd_id_) + " is recovering: change the other copy",
+                StatusReason::kRecovering);
 }
 
 Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
                              wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
                              std::string_view* bytes) {
   if (Recovering()) {
-    // The client matches ClusterClient::kRecoveringMessage and retries when both copies say so.
-    return Status::Unavailable("OSD " + std::to_string(osd_id_) +
-                               " is recovering: read the other copy");
+    // The client reads the other copy, and retries when both copies say so.
+    return Status(StatusCode::kUnavailable,
+                  "OSD " + std::to_string(osd_id_) + " is recovering: read the other copy",
+                  StatusReason::kRecovering);
   }
   Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
@@ -1067,8 +1071,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     const wire::TxnOp& op = request->ops(i);
     const std::string where = "op " + std::to_string(i) + ": ";
     Result<Oid> oid = CheckObject(view, request->epoch(), op.oid());
-    if (!oid.ok())
-      return Finish(kTransact, Status(oid.status().code(), where + oid.status().message()));
+    if (!oid.ok()) return Finish(kTransact, oid.status().WithContext(where));
     if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
         op.kind() != wire::TxnOp::DELETE) {
       return Finish(kTransact, Status::InvalidArgument(where + "unknown kind"));
@@ -1173,10 +1176,12 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
   }
   if (Recovering() && !request->unowned()) {
     // A listing is a read: until our records are replayed it would miss what was created
-    // meanwhile (an rmdir would find a directory with a new entry empty). The client matches
-    // ClusterClient::kRecoveringMessage and lists the other copies.
-    return Finish(kList, Status::Unavailable("OSD " + std::to_string(osd_id_) +
-                                             " is recovering: list the other copy"));
+    // meanwhile (an rmdir would find a directory with a new entry empty). The client lists
+    // the other copies.
+    return Finish(kList,
+                  Status(StatusCode::kUnavailable,
+                         "OSD " + std::to_string(osd_id_) + " is recovering: list the other copy",
+                         StatusReason::kRecovering));
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
   if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {

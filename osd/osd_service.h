@@ -159,8 +159,8 @@ class OsdService final : public wire::Osd::Service {
   // While recovering, this OSD's copies may be older than the other copies: a client's change
   // (no set_version), whose expected version and whose base came from the other copy, would
   // be judged or applied against a stale one here, and a late replay could undo it. Refused
-  // (UNAVAILABLE, "is recovering"): the client commits on the other copy with a repair record.
-  // Copy updates and replays carry set_version and only move a copy forward.
+  // (UNAVAILABLE, StatusReason::kRecovering): the client commits on the other copy with a repair
+  // record. Copy updates and replays carry set_version and only move a copy forward.
   Status RefuseClientChangeWhileRecovering() const;
   // Logs a change of a namespace object at debug level (what, versions, how it came).
   void TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from, uint64_t to,
@@ -170,7 +170,7 @@ class OsdService final : public wire::Osd::Service {
   Status RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const;
   // A client's conditional change of a namespace object's copy alone (`alone`: record_repair
   // and expected_version, no set_version, not sent because the other copy's OSD refused it as
-  // recovering), refused (BUSY, ClusterClient::kOriginalAnswersMessage) when that OSD answers
+  // recovering), refused (BUSY, StatusReason::kOriginalAnswers) when that OSD answers
   // a ping from here: the client only failed to reach it (its connection still backing off
   // after an outage), and the other copy, live, would take other changes at the same version,
   // forking the object. An OSD found unreachable is not pinged again for kUnreachableMemory.

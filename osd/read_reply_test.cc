@@ -114,11 +114,12 @@ TEST(ReadReplyTest, ReadManyWithoutBytes) {
   grpc::ByteBuffer none = EncodeReadManyResponse({});
   EXPECT_EQ(Parse<wire::ReadManyResponse>(&none).results_size(), 0);
   ReadManyItem refused;
-  refused.status = Status::Unavailable("OSD 3 is recovering: read the other copy");
+  refused.status = Status(StatusCode::kUnavailable, "OSD 3 is recovering: read the other copy",
+                          StatusReason::kRecovering);
   grpc::ByteBuffer encoded = EncodeReadManyResponse({refused, refused});
   wire::ReadManyResponse parsed = Parse<wire::ReadManyResponse>(&encoded);
   ASSERT_EQ(parsed.results_size(), 2);
-  EXPECT_EQ(parsed.results(1).error_code(), std::string(StatusCodeName(StatusCode::kUnavailable)));
+  EXPECT_EQ(parsed.results(1).error_code(), "UNAVAILABLE:RECOVERING");
   EXPECT_EQ(parsed.results(1).error_message(), "OSD 3 is recovering: read the other copy");
 }
 

@@ -17,7 +17,7 @@ Result<ClusterMap> LoadClusterMapFile(const std::string& path) {
   text << in.rdbuf();
   Result<ClusterMap> map = ParseClusterMap(text.str());
   if (!map.ok()) {
-    return Status(map.status().code(), "cluster map " + path + ": " + map.status().message());
+    return map.status().WithContext("cluster map " + path + ": ");
   }
   return map;
 }

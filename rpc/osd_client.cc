@@ -58,8 +58,6 @@ OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
     : osd_id_(osd.id),
       address_(osd.address),
       name_("OSD " + std::to_string(osd.id) + " (" + osd.address + ")"),
-      own_recovery_prefix_("OSD " + std::to_string(osd.id) + " " +
-                           std::string(ClusterClient::kRecoveringMessage)),
       options_(options),
       channel_(grpc::CreateCustomChannel(osd.address, ChannelCredentialsFor(options.tls.get()),
                                          ChannelArgumentsFor(osd, options))),
@@ -240,10 +238,14 @@ Result<wire::DropCachesResponse> OsdClient::DropCaches(const wire::DropCachesReq
 void OsdClient::Observe(const grpc::Status& status) {
   // A call this process cancelled says nothing about the OSD.
   if (health_ == nullptr || status.error_code() == grpc::StatusCode::CANCELLED) return;
+  const StatusReason reason = StatusFromWireCode(status.error_details(), "").reason();
+  // A refusal because another OSD recovers (RepairRequest.fence) comes from a well OSD, and
+  // marking it down would send its reads elsewhere and flood the log with "marked down"/"is
+  // back".
   if ((status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-       !RefusedForAnothersRecovery(status.error_message())) ||
+       reason != StatusReason::kPeerRecovering) ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    ObserveFailure(status.error_message(), status.error_message().starts_with(own_recovery_prefix_)
+    ObserveFailure(status.error_message(), reason == StatusReason::kRecovering
                                                ? OsdHealth::Cause::kRecovering
                                                : OsdHealth::Cause::kTransport);
   } else if (health_->RecordSuccess(osd_id_)) {
@@ -258,13 +260,6 @@ void OsdClient::ObserveBatch(const std::optional<std::string>& recovering) {
   } else if (health_->RecordSuccess(osd_id_)) {
     spdlog::info("{} is back", name_);
   }
-}
-
-bool OsdClient::RefusedForAnothersRecovery(std::string_view message) const {
-  // "OSD 2 is recovering: ..." from OSD 5 (RepairRequest.fence): OSD 5 is well, and marking it
-  // down would send its reads elsewhere and flood the log with "marked down"/"is back".
-  return message.find(ClusterClient::kRecoveringMessage) != std::string_view::npos &&
-         !message.starts_with(own_recovery_prefix_);
 }
 
 void OsdClient::ObserveFailure(const std::string& why, OsdHealth::Cause cause) {
@@ -365,7 +360,8 @@ void OsdClient::CallFinished() {
     } else if (health_ != nullptr && health_->IsDown(osd_id_)) {
       // Queued behind calls that found the OSD down (hung: each would wait out its own
       // deadline, one after another): the callers' failover takes them at once instead.
-      refusal = Status::Unavailable(name_ + std::string(kNotSentMessage));
+      refusal = Status(StatusCode::kUnavailable, name_ + " is down: the call was not sent",
+                       StatusReason::kNotSent);
     }
     if (!refusal.ok()) {
       // Each fails at once and finishes here again: all in this loop, not one call deeper per
@@ -602,13 +598,12 @@ namespace {
 template <typename ManyResponse, typename Answer, typename Alone>
 void HandOutResults(OsdClient& osd, OsdClient::BatchedCall call, Result<ManyResponse>& r,
                     size_t count, const Answer& answer, const Alone& alone) {
-  const bool old_osd = !r.ok() && IsNotImplemented(r.status());
+  const bool old_osd = !r.ok() && r.status().Is(StatusReason::kNotImplemented);
   if (old_osd) osd.NoteUnknown(call);
   std::optional<std::string> recovering;
   for (size_t k = 0; r.ok() && k < std::min<size_t>(count, r->results_size()); ++k) {
     const auto& result = r->results(static_cast<int>(k));
-    if (!recovering && ClusterClient::IsRecovering(RefusalOf(result, osd.name())) &&
-        !osd.RefusedForAnothersRecovery(result.error_message())) {
+    if (!recovering && RefusalOf(result, osd.name()).Is(StatusReason::kRecovering)) {
       recovering = result.error_message();
     }
   }
@@ -1195,8 +1190,7 @@ bool ClusterClient::WaitedForUnsentCall(const Status& original, int attempt) {
   // rename's pin committed on the replica alone, its unpin on the original that lacked it,
   // and the file was freed under its new name). So the original is tried again; only an
   // answer from it, or its failure, lets the replica commit.
-  return WaitedToRetry(original.message().find(OsdClient::kNotSentMessage) != std::string::npos,
-                       attempt);
+  return WaitedToRetry(original.Is(StatusReason::kNotSent), attempt);
 }
 
 bool ClusterClient::BothRefusedAsRecovering(const Status& original, const Status& replica,

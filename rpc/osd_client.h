@@ -60,9 +60,6 @@ class OsdClient {
   OsdClient(const OsdInfo& osd, const RpcOptions& options);
   ~OsdClient();  // cancels its probe
 
-  // How a call queued while the OSD was believed down fails without being sent.
-  static constexpr std::string_view kNotSentMessage = " is down: the call was not sent";
-
   // The OSD is known to be up again (it called us): the channel reconnects at once instead of
   // at the end of its reconnect backoff (up to seconds after a restart).
   void ReconnectNow();
@@ -141,11 +138,10 @@ class OsdClient {
   void NoteUnknown(BatchedCall call);
   // A batched call that reached the OSD reports its health once, from its items (a call's
   // own success would reset the failure count that decides the next backoff): down when an
-  // item was refused because the OSD is recovering (`recovering` holds that refusal's message;
-  // a refused single Read's status marks the OSD down the same way), else a success.
+  // item was refused because the OSD itself is recovering (StatusReason::kRecovering;
+  // `recovering` holds that refusal's message; a refused single Read's status marks the OSD
+  // down the same way), else a success.
   void ObserveBatch(const std::optional<std::string>& recovering);
-  // True for a refusal because another OSD recovers (a fenced peer's): this one answered.
-  bool RefusedForAnothersRecovery(std::string_view message) const;
 
   uint32_t osd_id() const { return osd_id_; }
   const std::string& address() const { return address_; }
@@ -185,7 +181,6 @@ class OsdClient {
   uint32_t osd_id_;
   std::string address_;
   std::string name_;
-  std::string own_recovery_prefix_;  // how this OSD's refusals while it recovers begin
   RpcOptions options_;
   OsdHealth* health_ = nullptr;
   std::atomic<uint64_t> transport_failures_{0};
@@ -324,19 +319,16 @@ class ClusterClient {
     return IsOsdFailure(status) || status.Is(StatusCode::kCorruption) ||
            status.Is(StatusCode::kNotFound);
   }
-  // The OSD restarted and waits for the others to replay its repair records (brief).
+  // A copy's OSD restarted and waits for the others to replay its repair records (brief): the
+  // answering OSD itself, or the other copy's, for whose return the answering one holds off.
   static bool IsRecovering(const Status& status) {
-    return status.Is(StatusCode::kUnavailable) &&
-           status.message().find(kRecoveringMessage) != std::string::npos;
+    return status.Is(StatusReason::kRecovering) || status.Is(StatusReason::kPeerRecovering);
   }
-  static constexpr std::string_view kRecoveringMessage = "is recovering";
   // A replica's refusal (BUSY) of a namespace change the client would commit on it alone while
   // the original's OSD answers the replica's OSD: only the client's connection failed (still
   // reconnecting after an outage, say), and committing on the replica would fork the object.
-  static constexpr std::string_view kOriginalAnswersMessage = "answers: change the original";
   static bool OriginalAnswers(const Status& status) {
-    return status.Is(StatusCode::kBusy) &&
-           status.message().find(kOriginalAnswersMessage) != std::string::npos;
+    return status.Is(StatusReason::kOriginalAnswers);
   }
   // A metadata change both copies refused as recovering is sent again, this often (5 s).
   static constexpr int kRecoveringRetries = 100;

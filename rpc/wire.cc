@@ -74,25 +74,17 @@ grpc::StatusCode GrpcCodeFor(StatusCode code) {
 
 }  // namespace
 
-constexpr std::string_view kNotImplemented = " (not implemented by this OSD)";
-
 grpc::Status ToGrpc(const Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(GrpcCodeFor(status.code()), status.message(),
-                      std::string(StatusCodeName(status.code())));
-}
-
-bool IsNotImplemented(const Status& status) {
-  return status.Is(StatusCode::kInternal) &&
-         status.message().find(kNotImplemented) != std::string::npos;
+  return grpc::Status(GrpcCodeFor(status.code()), status.message(), WireCode(status));
 }
 
 Status FromGrpc(const grpc::Status& status, const std::string& peer) {
   if (status.ok()) return Status::Ok();
   std::string message = peer + ": " + status.error_message();
   if (!status.error_details().empty()) {
-    StatusCode code = StatusCodeFromName(status.error_details());
-    if (code != StatusCode::kOk) return Status(code, message);
+    Status decoded = StatusFromWireCode(status.error_details(), message);
+    if (!decoded.ok()) return decoded;
   }
   // No OrthoFS code: the transport or gRPC itself refused.
   switch (status.error_code()) {
@@ -101,16 +93,20 @@ Status FromGrpc(const grpc::Status& status, const std::string& peer) {
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return Status(StatusCode::kDeadlineExceeded, message);
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      // gRPC says both "message too big" (the request is wrong) and "out of threads" (the
-      // OSD is busy; try again) with this code.
+      // gRPC itself says both "message too big" (the request is wrong) and "out of threads"
+      // (the OSD is busy; try again) with this code and no details; only its own message tells
+      // them apart, so this is the one place that reads it.
       if (status.error_message().find("larger than max") != std::string::npos) {
-        return Status::InvalidArgument(message + " (request too large)");
+        return Status(StatusCode::kInvalidArgument, message + " (request too large)",
+                      StatusReason::kTooLarge);
       }
-      return Status::Unavailable(message + " (OSD overloaded)");
+      return Status(StatusCode::kUnavailable, message + " (OSD overloaded)",
+                    StatusReason::kOverloaded);
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status::InvalidArgument(message);
     case grpc::StatusCode::UNIMPLEMENTED:
-      return Status::Internal(message + std::string(kNotImplemented));
+      return Status(StatusCode::kInternal, message + " (not implemented by this OSD)",
+                    StatusReason::kNotImplemented);
     default:
       return Status::Internal(message + " (gRPC code " +
                               std::to_string(static_cast<int>(status.error_code())) + ")");

@@ -85,13 +85,17 @@ class OsdProxy final : public wire::Osd::Service {
       (*faulty->mutable_response()->mutable_data())[0] ^= 0x40;
     } else if (fault_ == Fault::kRecoveringRead) {
       faulty->clear_response();
-      SetRefusal(Status::Unavailable("OSD " + std::to_string(real_.osd_id()) +
-                                     " is recovering: read the other copy"),
-                 faulty);
+      SetRefusal(
+          Status(StatusCode::kUnavailable,
+                 "OSD " + std::to_string(real_.osd_id()) + " is recovering: read the other copy",
+                 StatusReason::kRecovering),
+          faulty);
     } else if (fault_ == Fault::kAnothersRecoveryRead) {
       faulty->clear_response();
-      SetRefusal(Status::Unavailable("OSD " + std::to_string(real_.osd_id() + 1) +
-                                     " is recovering: it takes this change itself in a moment"),
+      SetRefusal(Status(StatusCode::kUnavailable,
+                        "OSD " + std::to_string(real_.osd_id() + 1) +
+                            " is recovering: it takes this change itself in a moment",
+                        StatusReason::kPeerRecovering),
                  faulty);
     }
     return status;

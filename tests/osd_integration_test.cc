@@ -1511,20 +1511,18 @@ std::pair<int, int> Overload(const TestCluster& cluster, uint32_t osd_id, int cl
         std::lock_guard lock(mu);
         ++pending;
       }
-      osds[c]->WriteAsync(
-          std::make_shared<const wire::WriteRequest>(std::move(w)),
-          [&](Result<wire::WriteResponse> r) {
-            std::lock_guard lock(mu);
-            if (r.ok()) {
-              ++served;
-            } else if (r.status().Is(StatusCode::kUnavailable) &&
-                       r.status().message().find("overloaded") != std::string::npos) {
-              ++refused;
-            } else {
-              ADD_FAILURE() << r.status().ToString();
-            }
-            if (--pending == 0) cv.notify_all();
-          });
+      osds[c]->WriteAsync(std::make_shared<const wire::WriteRequest>(std::move(w)),
+                          [&](Result<wire::WriteResponse> r) {
+                            std::lock_guard lock(mu);
+                            if (r.ok()) {
+                              ++served;
+                            } else if (r.status().Is(StatusReason::kOverloaded)) {
+                              ++refused;
+                            } else {
+                              ADD_FAILURE() << r.status().ToString();
+                            }
+                            if (--pending == 0) cv.notify_all();
+                          });
     }
   }
   std::unique_lock lock(mu);

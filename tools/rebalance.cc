@@ -66,7 +66,7 @@ Status SetMapOn(OsdClient* osd, const ClusterMap& map, const std::optional<Clust
     answer = osd->SetMap(request);
   }
   if (!answer.ok()) {
-    return Status(answer.status().code(), osd->name() + ": " + answer.status().message());
+    return answer.status().WithContext(osd->name() + ": ");
   }
   return Status::Ok();
 }
@@ -106,7 +106,7 @@ Status ListUnowned(OsdClient* osd, uint32_t osd_id, const Placement& placement, 
       }
     });
     if (!listed.ok()) {
-      return Status(listed.code(), "listing " + osd->name() + ": " + listed.message());
+      return listed.WithContext("listing " + osd->name() + ": ");
     }
   }
   return Status::Ok();

@@ -229,9 +229,9 @@ bool MayBeFenced(const Request& request) {
   return false;
 }
 
-bool FencedRefusal(StatusCode code, const std::string& message, bool may_be_fenced) {
-  return may_be_fenced && code == StatusCode::kUnavailable &&
-         message.find(ClusterClient::kRecoveringMessage) != std::string::npos;
+bool FencedRefusal(const Status& refusal, bool may_be_fenced) {
+  return may_be_fenced && refusal.Is(StatusCode::kUnavailable) &&
+         refusal.Is(StatusReason::kPeerRecovering);
 }
 
 // A refusal carries its OrthoFS code in the details (proto/orthofs.proto), and no request,
@@ -239,12 +239,13 @@ bool FencedRefusal(StatusCode code, const std::string& message, bool may_be_fenc
 // request naming an object the fuzzer sent damaged (`names_damaged`), and a fenced refusal.
 void CheckStatus(Rpc rpc, const grpc::Status& st, bool names_damaged, bool may_be_fenced) {
   if (st.ok()) return;
-  const StatusCode code = StatusCodeFromName(st.error_details());
+  const Status refusal = StatusFromWireCode(st.error_details(), st.error_message());
+  const StatusCode code = refusal.code();
   if (st.error_details().empty() || code == StatusCode::kOk) {
     Fail("rpc " + std::to_string(rpc) + " refused without an OrthoFS code: " + st.error_message());
   }
   if (code == StatusCode::kCorruption && names_damaged) return;
-  if (FencedRefusal(code, st.error_message(), may_be_fenced)) return;
+  if (FencedRefusal(refusal, may_be_fenced)) return;
   if (code == StatusCode::kInternal || code == StatusCode::kCorruption ||
       code == StatusCode::kIoError || code == StatusCode::kUnavailable) {
     Fail("rpc " + std::to_string(rpc) + " failed inside the OSD: " + st.error_details() + ": " +
@@ -277,7 +278,7 @@ void CheckWriteMany(const FuzzOsd& osd, const wire::WriteManyRequest& q,
   for (int i = 0; i < r.results_size(); ++i) {
     const wire::WriteManyResult& result = r.results(i);
     if (!result.error_code().empty()) {
-      const StatusCode code = StatusCodeFromName(result.error_code());
+      const StatusCode code = StatusFromWireCode(result.error_code(), "").code();
       Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
       Require(FencedRefusal(code, result.error_message(), MayBeFenced(q.writes(i))) ||
                   (code != StatusCode::kInternal &&
@@ -398,10 +399,9 @@ void Dispatch(FuzzOsd* s, Rpc rpc, const uint8_t* data, size_t size) {
                       "read-many returned more than an object");
               if (result.error_code().empty()) continue;
               Require(!result.has_response(), "read-many refused a read and answered it");
-              CheckStatus(
-                  kRead,
-                  ToGrpc(Status(StatusCodeFromName(result.error_code()), result.error_message())),
-                  NamesDamaged(osd, q.reads(i)), /*may_be_fenced=*/false);
+              CheckStatus(kRead,
+                          ToGrpc(StatusFromWireCode(result.error_code(), result.error_message())),
+                          NamesDamaged(osd, q.reads(i)), /*may_be_fenced=*/false);
             }
           });
     case kRpcCount:
