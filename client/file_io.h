@@ -27,12 +27,12 @@
 #include <thread>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "client/window_subscriptions.h"
 #include "common/object_spans.h"
 #include "common/read_ahead.h"
 #include "common/window_table.h"
 #include "common/write_back_cache.h"
-#include "rpc/osd_client.h"
 
 namespace orthofs {
 

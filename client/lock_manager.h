@@ -18,8 +18,8 @@
 #include <thread>
 #include <utility>
 
+#include "client/cluster_client.h"
 #include "common/file_locks.h"
-#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -21,10 +21,10 @@
 #include <string_view>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "common/inode.h"
 #include "common/recent_reads.h"
 #include "common/sparse_seek.h"
-#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include "client/cluster_client.h"
 #include "client/file_io.h"
 #include "client/lock_manager.h"
 #include "mount/fuse_requests.h"
-#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -41,6 +41,7 @@
 #include "osd/object_store.h"
 #include "rpc/call_canceller.h"
 #include "rpc/osd_client.h"
+#include "rpc/pending_calls.h"
 
 namespace orthofs {
 

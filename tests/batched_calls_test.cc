@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "rpc/osd_client.h"
+#include "client/cluster_client.h"
 #include "rpc/wire.h"
 #include "tests/test_cluster.h"
 

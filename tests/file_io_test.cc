@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "common/placement.h"
-#include "rpc/osd_client.h"
 #include "tests/test_cluster.h"
 
 namespace orthofs {

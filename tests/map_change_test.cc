@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "common/checksum.h"
-#include "rpc/osd_client.h"
 #include "rpc/wire.h"
 #include "tests/test_cluster.h"
 #include "tools/rebalance.h"

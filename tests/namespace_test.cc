@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "osd/object_store.h"
-#include "rpc/osd_client.h"
 #include "tests/test_cluster.h"
 #include "tools/fsck.h"
 

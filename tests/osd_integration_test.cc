@@ -19,11 +19,11 @@
 #include <random>
 #include <thread>
 
+#include "client/cluster_client.h"
 #include "common/checksum.h"
 #include "common/limits.h"
 #include "common/object_version.h"
 #include "common/peer_role.h"
-#include "rpc/osd_client.h"
 #include "rpc/wire.h"
 #include "tests/metrics_scrape.h"
 #include "tests/test_cluster.h"

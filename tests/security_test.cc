@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "client/cluster_client.h"
 #include "common/peer_role.h"
-#include "rpc/osd_client.h"
 #include "rpc/tls.h"
 #include "rpc/wire.h"
 #include "tests/test_cluster.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "common/cluster_map.h"
-#include "rpc/osd_client.h"
 
 namespace orthofs::testing {
 

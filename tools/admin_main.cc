@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "client/cluster_client.h"
 #include "client/namespace.h"
 #include "common/peer_role.h"
 #include "common/placement_report.h"
@@ -21,7 +22,6 @@
 #include "common/thrashing_control.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/map_file.h"
-#include "rpc/osd_client.h"
 #include "rpc/tcp_congestion.h"
 #include "rpc/tls_flags_cli.h"
 #include "rpc/wire.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "rpc/osd_client.h"
+#include "client/cluster_client.h"
 
 namespace orthofs {
 

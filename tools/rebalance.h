@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "client/cluster_client.h"
 #include "common/cluster_map.h"
-#include "rpc/osd_client.h"
 
 namespace orthofs {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "rpc/osd_client.h"
+#include "client/cluster_client.h"
 
 namespace orthofs {
 
