@@ -24,10 +24,25 @@ namespace orthofs {
 
 ClusterClient::ClusterClient(const ClusterMap& map, const RpcOptions& options) : options_(options) {
   InstallMap(map);
+  silence_watch_ = std::thread([this] { WatchForSilence(); });
 }
 
 ClusterClient::~ClusterClient() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  silence_watch_.join();
   while (resends_in_flight_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+void ClusterClient::WatchForSilence() {
+  std::unique_lock lock(stop_mu_);
+  while (!stop_cv_.wait_for(lock, OsdClient::kSilenceTick, [this] { return stopping_; })) {
+    // The current map's OSDs: a connection to an OSD no longer in the map carries no calls.
+    for (OsdClient* osd : state()->osds) osd->WatchSilence();
+  }
 }
 
 OsdClient* ClusterClient::MapState::Osd(uint32_t osd_id) const {

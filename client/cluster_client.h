@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,9 +14,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "client/delayed_calls.h"
 #include "common/cluster_map.h"
 #include "common/osd_health.h"
 #include "common/placement.h"
@@ -130,6 +133,14 @@ class ClusterClient {
     return IsOsdFailure(status) || status.Is(StatusCode::kCorruption) ||
            status.Is(StatusCode::kNotFound);
   }
+  // Whether a read whose first copy answered `first` asks the `other` copy: it NeedsOtherCopy,
+  // unless the first found the object absent and the other's OSD is believed down. Then absent
+  // is the answer: a live copy misses no write of a copy alone, since an OSD that comes back
+  // serves nothing before the records of what it missed are replayed (a hung OSD would
+  // otherwise cost every negative lookup and every hole until it is found silent).
+  bool AskOtherCopy(const Status& first, const Oid& other) {
+    return NeedsOtherCopy(first) && !(first.Is(StatusCode::kNotFound) && CopyIsDown(other));
+  }
   // A copy's OSD restarted and waits for the others to replay its repair records (brief): the
   // answering OSD itself, or the other copy's, for whose return the answering one holds off.
   static bool IsRecovering(const Status& status) {
@@ -219,6 +230,17 @@ class ClusterClient {
   void ReadManyAsync(const std::vector<Oid>& oids,
                      std::function<void(size_t, Result<wire::ReadResponse>)> done);
   static constexpr uint64_t kReadManyBytes = 1 << 20;
+  // ReadManyAsync of `copies`, hedged: a read its OSD has not answered within that OSD's hedge
+  // delay (OsdClient::HedgeDelay: 3 x its p95 latency, 20-400 ms) is sent to `others[i]` as
+  // well, unless that copy's OSD is believed down, and the first successful answer of the two
+  // is handed over, once (`from_other`: the other copy's). A failure waits for the other read
+  // when one is in flight; both failing hand over the first copy's failure. So a hung or slow
+  // OSD costs a read its hedge delay, not its silence (OsdClient::WatchSilence).
+  using HedgedDone = std::function<void(size_t, Result<wire::ReadResponse>, bool from_other)>;
+  void ReadManyHedgedAsync(const std::vector<Oid>& copies, const std::vector<Oid>& others,
+                           HedgedDone done);
+  // Reads sent to the other copy because the first was slow to answer.
+  uint64_t hedged_reads() const { return hedged_reads_.load(); }
   void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
                   std::function<void(Status)> done);
   // Metadata objects: a conditional write of the original (the commit point), then the
@@ -291,6 +313,13 @@ class ClusterClient {
   // WriteOriginalThenReplica(Durably) with its test hooks, and without.
   Result<wire::ObjectMeta> HookedCommit(const Oid& original, std::string_view data,
                                         const CommitHow& how);
+  // A metadata change goes to its original first, the commit point, unless the original's OSD
+  // is believed down: then straight to the replica, alone (with a repair record). A belief can
+  // outlive the outage, but the replica's OSD refuses a change alone while it reaches the
+  // original (OriginalAnswers: the next attempt asks the original), so a stale belief cannot
+  // fork the object.
+  bool OriginalBelievedDown(const Oid& original_copy);
+  static Status BelievedDown(const Oid& copy);
   // After a commit's original failed: true (having waited) when this client never sent it
   // (queued while the OSD was believed down), and the commit should go again.
   static bool WaitedForUnsentCall(const Status& original, int attempt);
@@ -377,6 +406,16 @@ class ClusterClient {
   std::function<void()> on_map_change_;    // guarded by map_mu_
   std::atomic<int> resends_in_flight_{0};  // SendForCopyAsync threads
   TestHooks test_hooks_;
+  // Every OsdClient::kSilenceTick, each OSD's WatchSilence: a hung OSD is found, and the calls
+  // waiting on it failed over, in well under a second instead of at their deadlines.
+  void WatchForSilence();
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by stop_mu_
+  std::thread silence_watch_;
+  std::atomic<uint64_t> hedged_reads_{0};
+  // Last: its thread sends hedged reads through this client until it is destroyed, first.
+  DelayedCalls hedges_;
 };
 
 }  // namespace orthofs

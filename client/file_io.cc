@@ -312,12 +312,12 @@ void FileIo::AfterFirstRead(const ObjectKey& key, const FirstRead& first,
     cluster_->ReadAsync(original, 0, 0, fill);
     return;
   }
-  if (!ClusterClient::NeedsOtherCopy(r.status())) return fill(std::move(r));
   // A missing object is a hole only if the other copy lacks it too (a degraded write may
   // not be repaired here yet).
-  if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
   const Oid second =
       first.copy.flag == CopyFlag::kReplica ? original : original.WithFlag(CopyFlag::kReplica);
+  if (r.ok() || !cluster_->AskOtherCopy(r.status(), second)) return fill(std::move(r));
+  if (!r.status().Is(StatusCode::kNotFound)) ++failover_reads_;
   cluster_->ReadAsync(second, 0, 0,
                       [first_missing = r.status().Is(StatusCode::kNotFound),
                        fill](Result<wire::ReadResponse> other) {
@@ -332,14 +332,22 @@ void FileIo::FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCa
   if (keys.empty()) return;
   std::vector<FirstRead> plans;
   std::vector<Oid> copies;
+  std::vector<Oid> others;
   for (const ObjectKey& key : keys) {
     plans.push_back(PlanFetch(key));
     copies.push_back(plans.back().copy);
+    others.push_back(plans.back().copy.OtherCopy());
   }
-  cluster_->ReadManyAsync(copies, [this, keys, plans = std::move(plans), fills = std::move(fills)](
-                                      size_t i, Result<wire::ReadResponse> r) {
-    AfterFirstRead(keys[i], plans[i], std::move(r), fills[i]);
-  });
+  // Hedged: a copy slow to answer (its OSD hung, or just slow) has the other asked too.
+  cluster_->ReadManyHedgedAsync(copies, others,
+                                [this, keys, plans = std::move(plans), fills = std::move(fills)](
+                                    size_t i, Result<wire::ReadResponse> r, bool from_other) {
+                                  if (from_other) {  // the other copy answered first, successfully
+                                    ++hedged_answers_;
+                                    return fills[i](std::move(r));
+                                  }
+                                  AfterFirstRead(keys[i], plans[i], std::move(r), fills[i]);
+                                });
 }
 
 Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {
@@ -599,7 +607,7 @@ FileIoStats FileIo::stats() {
   return FileIoStats{cache_.stats(),  synchronous_write_backs_, writer_waits_,
                      original_reads_, replica_reads_,           replica_read_failures_,
                      failover_reads_, read_ahead_objects_,      filled_objects_,
-                     fetch_waits_};
+                     fetch_waits_,    hedged_answers_};
 }
 
 }  // namespace orthofs

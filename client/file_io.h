@@ -54,6 +54,7 @@ struct FileIoStats {
   uint64_t read_ahead_objects = 0;       // objects fetched ahead of a sequential reader
   uint64_t filled_objects = 0;           // fetched to fill a small file read at random
   uint64_t fetch_waits = 0;              // reads that waited for a fetch already under way
+  uint64_t hedged_answers = 0;           // answered by the other copy: the first was slow
 };
 
 class FileIo {
@@ -195,6 +196,7 @@ class FileIo {
   std::atomic<uint64_t> replica_reads_{0};
   std::atomic<uint64_t> replica_read_failures_{0};
   std::atomic<uint64_t> failover_reads_{0};
+  std::atomic<uint64_t> hedged_answers_{0};
   std::unique_ptr<WindowSubscriptions> subscriptions_;  // last: its threads use the above
 };
 

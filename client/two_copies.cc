@@ -88,7 +88,7 @@ std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
   std::vector<size_t> again;
   std::vector<Oid> others;
   for (size_t i = 0; i < reads.size(); ++i) {
-    if (!reads[i].ok() && NeedsOtherCopy(reads[i].status())) {
+    if (!reads[i].ok() && AskOtherCopy(reads[i].status(), second[i])) {
       again.push_back(i);
       others.push_back(second[i]);
     }
@@ -105,13 +105,86 @@ std::vector<Result<wire::ReadResponse>> ClusterClient::ReadEitherCopyMany(
   return reads;
 }
 
+namespace {
+
+// One hedged read's state: whether its answer went out, and what the two reads have said.
+struct HedgedRead {
+  std::mutex mu;
+  bool handed = false;
+  bool first_done = false;
+  bool other_sent = false;
+  bool other_done = false;
+  std::optional<Result<wire::ReadResponse>> first_failure;  // kept while the other may answer
+};
+
+}  // namespace
+
+void ClusterClient::ReadManyHedgedAsync(const std::vector<Oid>& copies,
+                                        const std::vector<Oid>& others, HedgedDone done) {
+  const size_t n = copies.size();
+  auto reads = std::make_shared<std::vector<HedgedRead>>(n);
+  auto shared_done = std::make_shared<const HedgedDone>(std::move(done));
+  // `answer` of read i came from the first copy, or from the other (`other`).
+  auto on_answer = [reads, shared_done](size_t i, Result<wire::ReadResponse> answer, bool other) {
+    HedgedRead& read = (*reads)[i];
+    std::optional<Result<wire::ReadResponse>> hand;
+    bool from_other = other;
+    {
+      std::lock_guard lock(read.mu);
+      if (read.handed) return;
+      (other ? read.other_done : read.first_done) = true;
+      if (answer.ok()) {
+        hand = std::move(answer);
+      } else if (!other && read.other_sent && !read.other_done) {
+        read.first_failure = std::move(answer);  // the other copy may still answer
+      } else if (!other) {
+        hand = std::move(answer);
+      } else if (read.first_done) {
+        hand = std::move(*read.first_failure);  // both failed: the first copy's failure
+        from_other = false;
+      }  // else the other failed first: the first copy's answer decides
+      if (!hand) return;
+      read.handed = true;
+    }
+    (*shared_done)(i, std::move(*hand), from_other);
+  };
+  ReadManyAsync(copies, [on_answer](size_t i, Result<wire::ReadResponse> r) {
+    on_answer(i, std::move(r), false);
+  });
+  // One timer per OSD asked: its reads still unanswered then go to their other copies.
+  const MapState* s = state();
+  std::map<uint32_t, std::vector<size_t>> by_osd;
+  for (size_t i = 0; i < n; ++i) by_osd[s->placement.OsdFor(copies[i])].push_back(i);
+  for (auto& [osd_id, indexes] : by_osd) {
+    const OsdClient* osd = s->Osd(osd_id);
+    hedges_.After(
+        osd->HedgeDelay(), [this, reads, indexes = std::move(indexes), others, on_answer] {
+          std::vector<Oid> second;
+          std::vector<size_t> which;
+          for (size_t i : indexes) {
+            HedgedRead& read = (*reads)[i];
+            std::lock_guard lock(read.mu);
+            if (read.handed || read.first_done || CopyIsDown(others[i])) continue;
+            read.other_sent = true;
+            second.push_back(others[i]);
+            which.push_back(i);
+          }
+          if (second.empty()) return;
+          hedged_reads_ += second.size();
+          ReadManyAsync(second, [on_answer, which](size_t k, Result<wire::ReadResponse> r) {
+            on_answer(which[k], std::move(r), true);
+          });
+        });
+  }
+}
+
 Result<wire::ReadResponse> ClusterClient::ReadEitherCopyOnce(const Oid& original, uint64_t offset,
                                                              uint64_t length) {
   Oid first = original.WithFlag(CopyFlag::kOriginal);
   Oid second = original.WithFlag(CopyFlag::kReplica);
   if (CopyIsDown(first)) std::swap(first, second);
   Result<wire::ReadResponse> read = Read(first, offset, length);
-  if (read.ok() || !NeedsOtherCopy(read.status())) return read;
+  if (read.ok() || !AskOtherCopy(read.status(), second)) return read;
   return EitherCopysAnswer(first, std::move(read), Read(second, offset, length));
 }
 
@@ -274,10 +347,11 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
   write.replace = true;
   write.expected_version = how.expected_version;
   write.sync = how.sync;
+  const bool skip_original = OriginalBelievedDown(original_copy);
   for (int attempt = 0;; ++attempt) {
-    // The original goes first even when its OSD is believed down: a belief can outlive the
-    // outage, and committing on the replica while the original is reachable would fork them.
-    Result<wire::ObjectMeta> meta = Write(original_copy, data, write);
+    Result<wire::ObjectMeta> meta = skip_original && attempt == 0
+                                        ? Result<wire::ObjectMeta>(BelievedDown(original_copy))
+                                        : Write(original_copy, data, write);
     if (meta.ok()) {
       PendingCalls own;
       bool replica_followed = false;
@@ -300,6 +374,19 @@ Result<wire::ObjectMeta> ClusterClient::CommitOriginalThenReplica(const Oid& ori
     if (WaitedForOriginalToAnswer(original_copy, replica.status(), attempt)) continue;
     if (!BothRefusedAsRecovering(meta.status(), replica.status(), attempt)) return replica;
   }
+}
+
+bool ClusterClient::OriginalBelievedDown(const Oid& original_copy) {
+  // Its OSD failed at the transport or went silent, and no probe has found it back. Not one
+  // that refused as recovering: asking it again says so at once, and the replica's OSD must
+  // hear of it (other_recovering).
+  const MapState* s = state();
+  const uint32_t osd = s->placement.OsdFor(original_copy);
+  return s->Osd(osd)->down() && !health_.IsRecovering(osd);
+}
+
+Status ClusterClient::BelievedDown(const Oid& copy) {
+  return Status::Unavailable(copy.ToString() + ": its OSD is believed down: not asked");
 }
 
 bool ClusterClient::WaitedForOriginalToAnswer(const Oid& original_copy, const Status& replica,
@@ -348,10 +435,19 @@ void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view
   // The original committed: whatever keeps the replica from following (its OSD down, full, a
   // damaged record), the change stands and a repair record brings the replica along.
   pending->Add();
+  auto record_repair = [this, original_copy, version, sync, pending] {
+    SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
+        original_copy,
+        std::make_shared<wire::WriteRequest>(RecordRepairRequest(original_copy, version, sync)),
+        &OsdClient::WriteAsync,
+        [pending](Result<wire::WriteResponse> recorded) { pending->Done(recorded.status()); });
+  };
+  // A replica believed down is not waited for (one that hangs would hold the change until it
+  // is found silent): following is only catching up, and the record does that.
+  if (CopyIsDown(replica_copy)) return record_repair();
   SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
       replica_copy, std::make_shared<wire::WriteRequest>(std::move(r)), &OsdClient::WriteAsync,
-      [this, original_copy, version, replica_copy, pending, sync,
-       followed](Result<wire::WriteResponse> written) {
+      [replica_copy, pending, followed, record_repair](Result<wire::WriteResponse> written) {
         if (written.ok()) {
           if (followed != nullptr) *followed = true;
           return pending->Done(Status::Ok());
@@ -360,11 +456,7 @@ void ClusterClient::MakeReplicaFollow(const Oid& original_copy, std::string_view
           spdlog::warn("{}: replica not updated ({}); recording a repair", replica_copy.ToString(),
                        written.status().ToString());
         }
-        SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(
-            original_copy,
-            std::make_shared<wire::WriteRequest>(RecordRepairRequest(original_copy, version, sync)),
-            &OsdClient::WriteAsync,
-            [pending](Result<wire::WriteResponse> recorded) { pending->Done(recorded.status()); });
+        record_repair();
       });
 }
 
@@ -446,9 +538,12 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     Status replica = DeleteCopy(replica_copy, std::nullopt, std::nullopt, true, floor).status();
     if (replica.ok() || !IsOsdFailure(replica)) return replica;
   }
+  const bool skip_original = OriginalBelievedDown(original_copy);
   for (int attempt = 0;; ++attempt) {  // the original first, as in WriteOriginalThenReplica
     Result<wire::DeleteResponse> gone =
-        DeleteCopy(original_copy, expected_version, std::nullopt, false, floor);
+        skip_original && attempt == 0
+            ? Result<wire::DeleteResponse>(BelievedDown(original_copy))
+            : DeleteCopy(original_copy, expected_version, std::nullopt, false, floor);
     if (gone.ok()) {
       // A metadata replica gets the original's tombstone version, so a late replica write from
       // another client (older by version) cannot bring the deleted object back. A data replica
@@ -457,8 +552,12 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       std::optional<uint64_t> deleted_at;
       if (gone->version() > 0) deleted_at = gone->version();
       const bool data = original.type == ObjectType::kData;
+      // A replica believed down is not waited for (one that hangs would hold every delete of
+      // a file's data, whose replicas all sit on it): the record below stands in.
       Result<wire::DeleteResponse> replica =
-          DeleteCopy(replica_copy, std::nullopt, data ? std::nullopt : deleted_at, false, floor);
+          CopyIsDown(replica_copy) ? Result<wire::DeleteResponse>(BelievedDown(replica_copy))
+                                   : DeleteCopy(replica_copy, std::nullopt,
+                                                data ? std::nullopt : deleted_at, false, floor);
       if (replica.ok()) {
         return data ? MatchDataTombstones(original_copy, *gone, replica_copy, *replica)
                     : Status::Ok();

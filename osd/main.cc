@@ -49,7 +49,7 @@ struct Flags {
   int peer_timeout_ms = 5000;
   int recovery_limit_s = 300;
   std::string hold_recovery_while;
-  int stall_recovery_ms = 1500;
+  int stall_recovery_ms = 400;
   orthofs::TlsFlags tls;
 };
 
@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
   app.add_option("--stall-recovery-ms", flags.stall_recovery_ms,
                  "after not running for longer than this (stopped, a paused VM, starved of CPU), "
                  "recover as after a restart: peers may have taken changes of its copies alone "
-                 "meanwhile (0: off; keep it below clients' 2 s deadline for a down OSD)")
+                 "meanwhile (0: off; keep it below the 500 ms after which a client or a peer "
+                 "gives up on a silent OSD)")
       ->capture_default_str()
       ->check(CLI::Range(0, 600000));
   // Hidden (an empty group): tests hold an OSD in its recovering state with it.

@@ -37,12 +37,12 @@ constexpr auto kFenceLease = std::chrono::seconds(3);
 // Between fencing and replaying: for such a change already past the check to commit.
 constexpr auto kFenceSettle = std::chrono::milliseconds(50);
 // How often the stall watch ticks (OsdServiceOptions::stall_recovery).
-constexpr auto kStallTick = std::chrono::milliseconds(100);
+constexpr auto kStallTick = std::chrono::milliseconds(50);
 // RefuseChangeAloneWhileOtherAnswers: how long a ping of the other copy's OSD may take (on a
-// closed port it fails at once), and how long "unreachable" stands without another ping (a
-// restarted OSD's Repair request ends it, and recovery outlasts it anyway).
+// closed port it fails at once).
 constexpr auto kPingDeadline = std::chrono::milliseconds(500);
-constexpr auto kUnreachableMemory = std::chrono::milliseconds(300);
+// How often a peer found unreachable is pinged again in the background (PeerReachability).
+constexpr auto kRepingUnreachable = std::chrono::milliseconds(100);
 
 ObjectRecordSummary SummaryOf(const CachedObject& object) {
   return {object.version, object.checksum, object.data.size(), false};
@@ -144,7 +144,8 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       space_(options.reserve_bytes, std::chrono::seconds(1)),
       tls_(options.prefetch.tls),
       catch_up_from_peers_(options.catch_up_from_peers),
-      hold_recovery_while_(options.hold_recovery_while) {
+      hold_recovery_while_(options.hold_recovery_while),
+      reachability_([this](uint32_t peer) { return PeerAnswers(peer); }, kRepingUnreachable) {
   // Read, ReadMany and WriteMany take and give object bytes where they are (StreamedRead,
   // StreamedReadMany, StreamedWriteMany); clients still make plain unary calls.
   MarkMethodStreamed(OsdMethodIndex("Read"),
@@ -488,32 +489,23 @@ Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_rec
       StatusReason::kPeerRecovering);
 }
 
+bool OsdService::PeerAnswers(uint32_t peer_id) {
+  OsdClient* peer = Peer(*maps_.Current(), peer_id);
+  if (peer == nullptr) return false;  // not in the map: no copy there to fork
+  peer->ReconnectNow();               // our own channel may be backing off from its outage as well
+  Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
+  return ping.ok() || !(ping.status().Is(StatusCode::kUnavailable) ||
+                        ping.status().Is(StatusCode::kDeadlineExceeded));
+}
+
 Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone) {
   if (!alone || oid.type == ObjectType::kData) return Status::Ok();
   const std::shared_ptr<const MapView> view = maps_.Current();
   const uint32_t other = view->current().OsdFor(oid.OtherCopy());
   if (other == osd_id_) return Status::Ok();
-  const auto now = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(fence_mu_);
-    auto it = unreachable_until_.find(other);
-    if (it != unreachable_until_.end() && now < it->second) return Status::Ok();
-  }
-  OsdClient* peer = Peer(*view, other);
-  if (peer == nullptr) return Status::Ok();
-  // Changes arriving together share one ping: against a hung peer each would wait its own
-  // deadline.
-  const bool answers = pings_.Do(other, [&] {
-    peer->ReconnectNow();  // our own channel may be backing off from its outage as well
-    Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
-    if (!ping.ok() && (ping.status().Is(StatusCode::kUnavailable) ||
-                       ping.status().Is(StatusCode::kDeadlineExceeded))) {
-      std::lock_guard lock(fence_mu_);
-      unreachable_until_[other] = std::chrono::steady_clock::now() + kUnreachableMemory;
-      return false;
-    }
-    return true;
-  });
+  // Changes arriving together share one ping, and once a peer is found unreachable none
+  // waits on it again until a background ping finds it back (osd/peer_reachability.h).
+  const bool answers = reachability_.Reachable(other);
   if (!answers) return Status::Ok();
   ++changes_alone_refused_;
   return Status(StatusCode::kBusy,
@@ -1466,10 +1458,7 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
     return Finish(kRepair, st);
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
-  if (request->has_for_osd()) {
-    std::lock_guard lock(fence_mu_);
-    unreachable_until_.erase(request->for_osd());  // it is back: ping it again
-  }
+  if (request->has_for_osd()) reachability_.NoteAnswered(request->for_osd());  // it is back
   if (request->has_for_osd() && request->fence()) {
     {
       std::lock_guard lock(fence_mu_);

@@ -32,6 +32,7 @@
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
+#include "osd/peer_reachability.h"
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
 #include "osd/repair_worker.h"
@@ -64,9 +65,10 @@ struct OsdServiceOptions {
   std::string hold_recovery_while;
   // An OSD that did not run for longer than this (stopped, a paused VM, starved of CPU)
   // recovers as after a restart (common/stall_watch.h): clients may have taken it for dead,
-  // and its peers taken changes of its copies alone. Zero: not watched. Below a client's
-  // shortest deadline (2 s for an OSD believed down), no client can have given up on it.
-  std::chrono::milliseconds stall_recovery{1500};
+  // and its peers taken changes of its copies alone. Zero: not watched. Below the shortest
+  // silence after which anyone gives up on an OSD (a client's 500 ms, common/answer_watch.h; a
+  // peer's 500 ms ping), none can have given up on it without it noticing.
+  std::chrono::milliseconds stall_recovery{400};
 };
 
 // The current map and the previous one (empty while no rebalance runs) as one value.
@@ -173,7 +175,8 @@ class OsdService final : public wire::Osd::Service {
   // recovering), refused (BUSY, StatusReason::kOriginalAnswers) when that OSD answers
   // a ping from here: the client only failed to reach it (its connection still backing off
   // after an outage), and the other copy, live, would take other changes at the same version,
-  // forking the object. An OSD found unreachable is not pinged again for kUnreachableMemory.
+  // forking the object. A peer found unreachable stays so without more pings from requests until
+  // a background ping finds it back (PeerReachability).
   Status RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone);
   // Counts a request in flight for Drain (false once draining has begun) and holds the map
   // view it places by until it answers (MapHolder::Install waits for that).
@@ -389,11 +392,6 @@ class OsdService final : public wire::Osd::Service {
   // clients' changes of one copy alone that would leave a record for them.
   mutable std::mutex fence_mu_;
   std::map<uint32_t, std::chrono::steady_clock::time_point> fenced_until_;
-  // Peers a ping found unreachable, until when that answer stands (guarded by fence_mu_); a
-  // peer's Repair request (it restarted) ends it at once.
-  std::map<uint32_t, std::chrono::steady_clock::time_point> unreachable_until_;
-  // The pings of RefuseChangeAloneWhileOtherAnswers in flight, by peer: whether it answered.
-  SingleFlight<uint32_t, bool> pings_;
   std::mutex recovery_mu_;
   std::thread recovery_;  // guarded by recovery_mu_
   void BeginRecovery();
@@ -427,6 +425,9 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<uint64_t> damaged_copies_replaced_{0};  // moved from their other copy
   std::atomic<uint64_t> copies_discarded_{0};
   std::atomic<uint64_t> map_changes_{0};
+  // Last: its thread pings peers (PeerAnswers) until it is destroyed, first.
+  bool PeerAnswers(uint32_t peer_id);
+  PeerReachability reachability_;
 };
 
 }  // namespace orthofs

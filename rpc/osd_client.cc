@@ -58,6 +58,11 @@ OsdClient::OsdClient(const OsdInfo& osd, const RpcOptions& options)
       encoded_write_many_(channel_) {}
 
 OsdClient::~OsdClient() {
+  {
+    std::unique_lock lock(silence_mu_);
+    if (silence_ping_ != nullptr) silence_ping_->TryCancel();
+    silence_ping_done_.wait(lock, [this] { return !silence_ping_in_flight_; });
+  }
   std::unique_lock lock(probe_mu_);
   if (probe_call_ != nullptr) probe_call_->TryCancel();
   probe_done_.wait(lock, [this] { return !probing_; });
@@ -126,6 +131,92 @@ void OsdClient::ProbeFinished(ProbeCall* call, const grpc::Status& status) {
   probe_done_.notify_all();
 }
 
+struct OsdClient::SilencePing {
+  grpc::ClientContext context;
+  wire::HealthRequest request;
+  wire::HealthResponse response;
+  CallWatch::Clock::time_point sent;
+  CallWatch::Clock::duration silence{};  // how long the OSD had been silent when pinged
+};
+
+void OsdClient::WatchSilence() {
+  if (!calls_.Silent(CallWatch::Clock::now())) return;
+  if (health_ != nullptr && health_->IsDown(osd_id_)) {
+    // Believed down, yet sent (metadata's original first; both copies down): none waits on
+    // it longer than the silence.
+    if (const int failed = calls_.CancelWaiting()) calls_failed_silent_ += failed;
+    return;
+  }
+  PingForSilence();
+}
+
+void OsdClient::PingForSilence() {
+  auto* ping = new SilencePing;
+  {
+    std::lock_guard lock(silence_mu_);
+    if (silence_ping_in_flight_) {
+      delete ping;
+      return;
+    }
+    silence_ping_in_flight_ = true;
+    silence_ping_ = &ping->context;
+  }
+  ping->sent = CallWatch::Clock::now();
+  ping->silence = calls_.OldestWait(ping->sent);
+  ping->context.set_deadline(std::chrono::system_clock::now() + kSilencePingDeadline);
+  ping->context.set_wait_for_ready(false);
+  stub_->async()->Health(&ping->context, &ping->request, &ping->response,
+                         [this, ping](grpc::Status status) { SilencePingFinished(ping, status); });
+}
+
+void OsdClient::SilencePingFinished(SilencePing* ping, const grpc::Status& status) {
+  {
+    std::lock_guard lock(silence_mu_);
+    silence_ping_ = nullptr;
+  }
+  const auto now = CallWatch::Clock::now();
+  const bool cancelled = status.error_code() == grpc::StatusCode::CANCELLED;
+  if (AnsweredByOsd(status)) {
+    calls_.RecordAnswer(ping->sent, now);  // slow, not hung: silent no more
+  } else if (!cancelled && health_ != nullptr && calls_.Silent(now)) {
+    ++silences_;
+    ObserveFailure(
+        "no answer for " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::milliseconds>(ping->silence).count() +
+                kSilencePingDeadline.count()) +
+            " ms, nor to a ping",
+        OsdHealth::Cause::kTransport);
+    calls_failed_silent_ += calls_.CancelWaiting();
+  }
+  delete ping;
+  std::lock_guard lock(silence_mu_);
+  silence_ping_in_flight_ = false;
+  silence_ping_done_.notify_all();
+}
+
+Status OsdClient::SilentFailure() const {
+  return Status(StatusCode::kDeadlineExceeded,
+                name_ + ": no answer: the OSD went silent (" +
+                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       calls_.SilenceThreshold())
+                                       .count()) +
+                    " ms without an answer), so the call was given up");
+}
+
+bool OsdClient::AnsweredByOsd(const grpc::Status& status) {
+  if (status.ok() || !status.error_details().empty()) return true;
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::UNKNOWN:
+      return false;
+    default:
+      return true;  // gRPC on the OSD refused it (overloaded, unknown call): alive
+  }
+}
+
 Status OsdClient::Cancelled() const {
   return Status::Unavailable(name_ + ": call cancelled: this process is shutting down");
 }
@@ -144,8 +235,11 @@ Result<Response> OsdClient::Call(Method method, const Request& request,
   CallCanceller* canceller = options_.canceller.get();
   if (canceller != nullptr && !canceller->Add(&context)) return Cancelled();
   Response response;
+  const uint64_t ticket = calls_.Begin(&context);
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  const bool silenced = calls_.End(ticket, AnsweredByOsd(status));
   if (canceller != nullptr) canceller->Remove(&context);
+  if (silenced && !status.ok()) return SilentFailure();
   Observe(status);
   if (!status.ok()) return FailureOf(status);
   return response;
@@ -312,9 +406,12 @@ void OsdClient::CallAsync(Start start, std::shared_ptr<const Request> request,
     if (refused != nullptr) return finish(*refused);
     CallCanceller* canceller = options_.canceller.get();
     if (canceller != nullptr && !canceller->Add(&call->context)) return finish(Cancelled());
+    const uint64_t ticket = calls_.Begin(&call->context);
     start(&call->context, call->request.get(), &call->response,
-          [this, call, finish, batched](grpc::Status status) {
+          [this, call, finish, batched, ticket](grpc::Status status) {
+            const bool silenced = calls_.End(ticket, AnsweredByOsd(status));
             if (options_.canceller != nullptr) options_.canceller->Remove(&call->context);
+            if (silenced && !status.ok()) return finish(SilentFailure());
             if (!status.ok() || !batched) Observe(status);
             if (status.ok()) return finish(std::move(call->response));
             finish(FailureOf(status));

@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "orthofs.grpc.pb.h"
 #include "rpc/call_canceller.h"
+#include "rpc/call_watch.h"
 #include "rpc/tls.h"
 #include "rpc/write_many_encoding.h"
 
@@ -59,7 +60,7 @@ std::vector<std::pair<std::string, int>> SocketReadArguments();
 class OsdClient {
  public:
   OsdClient(const OsdInfo& osd, const RpcOptions& options);
-  ~OsdClient();  // cancels its probe
+  ~OsdClient();  // cancels its probe and its silence ping
 
   // The OSD is known to be up again (it called us): the channel reconnects at once instead of
   // at the end of its reconnect backoff (up to seconds after a restart).
@@ -130,6 +131,22 @@ class OsdClient {
   bool down();
   static constexpr std::chrono::milliseconds kProbeDeadline{2000};
 
+  // Finds an OSD that has stopped answering before any call's deadline does (a hung process,
+  // a paused VM): called every kSilenceTick by the owner's watch thread. When a call has waited
+  // past the silence threshold with no answer from the OSD for as long (common/answer_watch.h:
+  // 8 x its p99 latency, 0.5-1.5 s), it is pinged (kSilencePingDeadline); no answer to that
+  // marks it down, and every call still waiting on it fails at once (DEADLINE_EXCEEDED), so
+  // that callers take the other copy. A ping answered means slow, not hung: nothing changes.
+  // Calls sent although it is believed down are failed once they wait past the threshold.
+  void WatchSilence();
+  static constexpr std::chrono::milliseconds kSilenceTick{50};
+  static constexpr std::chrono::milliseconds kSilencePingDeadline{300};
+  // After how long a read of one copy should ask the other too (3 x this OSD's p95, 20-400 ms).
+  std::chrono::nanoseconds HedgeDelay() const { return calls_.HedgeDelay(); }
+  // Times this OSD was marked down for its silence, and calls failed for it.
+  uint64_t silences() const { return silences_.load(); }
+  uint64_t calls_failed_silent() const { return calls_failed_silent_.load(); }
+
   // The batched calls. An OSD from before one (a rolling upgrade) refuses it as UNIMPLEMENTED;
   // that is remembered for RpcOptions::old_osd_recheck, so that batches meanwhile go out as
   // single calls at once instead of each paying a refused call first. Asked again after that:
@@ -179,6 +196,14 @@ class OsdClient {
   struct ProbeCall;
   void Probe(uint64_t outage);
   void ProbeFinished(ProbeCall* call, const grpc::Status& status);
+  // The silence watch's ping, and what its outcome decides.
+  struct SilencePing;
+  void PingForSilence();
+  void SilencePingFinished(SilencePing* ping, const grpc::Status& status);
+  // The status of a call failed because the OSD went silent.
+  Status SilentFailure() const;
+  // The OSD itself answered (a refusal too): not the transport, not a cancellation.
+  static bool AnsweredByOsd(const grpc::Status& status);
 
   uint32_t osd_id_;
   std::string address_;
@@ -188,6 +213,13 @@ class OsdClient {
   std::atomic<uint64_t> transport_failures_{0};
   std::atomic<uint64_t> marked_down_{0};
   std::atomic<uint64_t> failed_probes_{0};
+  std::atomic<uint64_t> silences_{0};
+  std::atomic<uint64_t> calls_failed_silent_{0};
+  CallWatch calls_;
+  std::mutex silence_mu_;
+  std::condition_variable silence_ping_done_;
+  bool silence_ping_in_flight_ = false;          // guarded by silence_mu_
+  grpc::ClientContext* silence_ping_ = nullptr;  // guarded by silence_mu_: cancellable
   std::mutex probe_mu_;
   std::condition_variable probe_done_;
   bool probing_ = false;                       // guarded by probe_mu_

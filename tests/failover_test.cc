@@ -668,6 +668,75 @@ TEST(FailoverTest, AHungOsdCostsOneDeadlineNotOnePerBackoff) {
   }
 }
 
+// A hung OSD is found silent (no answer to calls, nor to a ping) long before any deadline, and
+// what waited on it goes to the other copy: with a one-minute deadline, every operation below
+// would wait a minute for the stopped OSD otherwise. Data writes, reads and deletes, a
+// metadata commit whose original is there and one whose replica is, a negative lookup.
+TEST(FailoverTest, AHungOsdIsFoundSilentBeforeAnyDeadline) {
+  TestCluster cluster(TestClusterOptions{.osds = 4});
+  ClusterClient client(cluster.map(), cluster.Rpc("admin", std::chrono::milliseconds(60000)));
+  constexpr uint32_t kVictim = 2;
+  Oid data_on_victim;
+  Oid inode_on_victim;
+  Oid inode_replica_on_victim;
+  bool found_data = false, found_inode = false, found_replica = false;
+  for (uint64_t fno = 100; !(found_data && found_inode && found_replica); ++fno) {
+    if (!found_data && client.placement().OsdFor(DataOid(fno, 0)) == kVictim) {
+      data_on_victim = DataOid(fno, 0);
+      found_data = true;
+    }
+    const Oid inode{kFnso, fno, 0, ObjectType::kInode, CopyFlag::kOriginal};
+    if (!found_inode && client.placement().OsdFor(inode) == kVictim) {
+      inode_on_victim = inode;
+      found_inode = true;
+    } else if (!found_replica && client.placement().OsdFor(inode.OtherCopy()) == kVictim) {
+      inode_replica_on_victim = inode;
+      found_replica = true;
+    }
+  }
+  const std::string data = RandomBytes(4096, 7);
+  ASSERT_TRUE(client.WriteBothCopies(data_on_victim, data).ok());
+  struct Resume {
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{cluster.Pid(kVictim)};
+  ASSERT_EQ(kill(resume.pid, SIGSTOP), 0) << std::strerror(errno);
+  OsdClient* victim = client.Osd(kVictim);
+
+  Result<wire::ReadResponse> read = client.ReadEitherCopy(data_on_victim);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(read->data() == data);
+  EXPECT_EQ(victim->silences(), 1u) << "found silent, not failed at a deadline";
+  EXPECT_GE(victim->calls_failed_silent(), 1u);
+  EXPECT_TRUE(victim->down());
+
+  ASSERT_TRUE(client.WriteBothCopies(data_on_victim, data + data).ok());
+  Result<wire::ObjectMeta> committed =
+      client.WriteOriginalThenReplica(inode_on_victim, "inode one", 0);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  committed = client.WriteOriginalThenReplica(inode_replica_on_victim, "inode two", 0);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  const Oid absent{kFnso, inode_on_victim.fno + 1000000, 0, ObjectType::kInode,
+                   CopyFlag::kOriginal};
+  EXPECT_TRUE(client.ReadEitherCopy(absent).status().Is(StatusCode::kNotFound));
+  ASSERT_TRUE(client.DeleteBothCopiesOfEach({data_on_victim}).ok());
+  EXPECT_EQ(victim->silences(), 1u);
+  EXPECT_EQ(victim->transport_failures(), 1u) << "nothing waited for the hung OSD again";
+
+  // Back: the repair records bring its copies along.
+  ASSERT_EQ(kill(resume.pid, SIGCONT), 0) << std::strerror(errno);
+  EXPECT_TRUE(WaitFor([&] { return !victim->down(); }, std::chrono::seconds(30)));
+  EXPECT_EQ(RunRepair(cluster), 0);
+  for (const Oid& inode : {inode_on_victim, inode_replica_on_victim}) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      Result<wire::ReadResponse> copy = client.Read(inode.WithFlag(flag));
+      ASSERT_TRUE(copy.ok()) << inode.WithFlag(flag).ToString() << ": " << copy.status().ToString();
+    }
+  }
+  EXPECT_TRUE(client.Read(data_on_victim).status().Is(StatusCode::kNotFound));
+  EXPECT_TRUE(client.Read(data_on_victim.OtherCopy()).status().Is(StatusCode::kNotFound));
+}
+
 // A file truncated (O_TRUNC) and written again while one OSD of its copies is down: the copy
 // deleted for the missed one keeps a tombstone, so the rewrite's version passes the missed
 // copy's and the replay after the restart replaces the old bytes there. (It used to be a no-op,
