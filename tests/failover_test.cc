@@ -60,6 +60,17 @@ void ExpectSameBytes(const std::string& got, const std::string& want) {
 
 int RunRepair(TestCluster& cluster) { return cluster.Repair().exit_code; }
 
+// A process's state letter from /proc (T: stopped); '?' when unknown.
+char ProcessState(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("State:", 0) == 0 && line.size() > 7)
+      return line[line.find_first_not_of(" \t", 6)];
+  }
+  return '?';
+}
+
 // A metric's sample in a scrape (-1, and a failure, when it is missing).
 double Sample(const std::map<std::string, double>& samples, const std::string& name) {
   auto it = samples.find(name);
@@ -696,12 +707,17 @@ TEST(FailoverTest, AHungOsdIsFoundSilentBeforeAnyDeadline) {
   }
   const std::string data = RandomBytes(4096, 7);
   ASSERT_TRUE(client.WriteBothCopies(data_on_victim, data).ok());
+  OsdClient* victim = client.Osd(kVictim);
+  // Up and done recovering, so that the read below asks the victim first.
+  ASSERT_TRUE(WaitFor([&] { return !victim->down() && client.Read(data_on_victim).ok(); },
+                      std::chrono::seconds(30)));
   struct Resume {
     pid_t pid;
     ~Resume() { kill(pid, SIGCONT); }
   } resume{cluster.Pid(kVictim)};
   ASSERT_EQ(kill(resume.pid, SIGSTOP), 0) << std::strerror(errno);
-  OsdClient* victim = client.Osd(kVictim);
+  ASSERT_TRUE(WaitFor([&] { return ProcessState(resume.pid) == 'T'; }, std::chrono::seconds(10)))
+      << "state " << ProcessState(resume.pid);
 
   Result<wire::ReadResponse> read = client.ReadEitherCopy(data_on_victim);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
