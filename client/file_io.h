@@ -1,4 +1,4 @@
-// A file's bytes as objects, through the client's write-back object cache (paper 000 §3.2):
+// A file's bytes as objects, through the client's write-back object cache ([Knafla 1998] §3.2):
 // reads are served from the cache or fetch whole objects from their original OSD (the
 // replica on failure); writes land in the cache and a pool of flush threads writes both
 // copies of each object in parallel. Objects never written read as zeros and are never
@@ -11,7 +11,7 @@
 //
 // When write-back happens: at once for objects written whole; at the latest after
 // max_dirty_age; on Flush (close, fsync); and under memory pressure, when the writer itself
-// writes back (synchronous write-back, paper 002) until the cache has room again.
+// writes back (synchronous write-back, [Wu 1993]) until the cache has room again.
 #pragma once
 
 #include <atomic>
@@ -147,7 +147,7 @@ class FileIo {
   // Writes the jobs back together (one call per OSD) and waits; the first failure is returned.
   Status WriteBackNow(std::vector<FlushJob> jobs);
   // Objects a flush thread writes back together: with both copies over the OSDs, 8 made two or
-  // three writes per WriteMany call. 1 MiB writes of 5 x 100 MiB, 6 OSDs (session 14): 8 ->
+  // three writes per WriteMany call. 1 MiB writes of 5 x 100 MiB, 6 OSDs: 8 ->
   // 32 took overwrites from 309 to 349-374 MB/s, fresh writes from 286-296 to 299-320; 64
   // measured the same as 32.
   static constexpr size_t kFlushBatch = 32;

@@ -16,7 +16,7 @@
 namespace orthofs {
 namespace {
 
-// Conflicts are rare (paper 001's premise); a few retries with backoff settle them.
+// Conflicts are rare ([Kroha]'s premise); a few retries with backoff settle them.
 constexpr int kMaxAttempts = 64;
 // A lookup's bucket starts a change at most this long after the read (the kernel's lookup and
 // the create or unlink it precedes are microseconds apart), and this many are kept.

@@ -1,6 +1,6 @@
 // The file system namespace kept in objects on the OSDs, with no metadata server:
 // INODE objects (attributes), DIRENT objects (one per name hash of a directory) and a SUPER
-// object per namespace (the fno counter). Every change is optimistic (paper 001 §4): read
+// object per namespace (the fno counter). Every change is optimistic ([Kroha] §4): read
 // versions, then write conditionally on them; a conflict re-reads and retries. Changes that
 // touch several objects order their writes so a crash leaves at worst an orphan object,
 // never an entry that points to nothing:
@@ -168,7 +168,7 @@ class Namespace {
   uint64_t inode_changes() const { return inode_changes_.load(std::memory_order_acquire); }
 
   // Changes retried because a conditional write found the object changed: mostly another
-  // client's change (optimistic concurrency control's aborts, paper 001 §4), also another
+  // client's change (optimistic concurrency control's aborts, [Kroha] §4), also another
   // thread's of this client or this client's own commit whose answer was lost.
   uint64_t conflicts() const { return conflicts_.load(); }
 

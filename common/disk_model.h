@@ -1,4 +1,4 @@
-// An emulated disk for experiments (DESIGN.md: OSD, --disk-model hdd): loopback machines with
+// An emulated disk for experiments (docs/DESIGN.md §9.7): loopback machines with
 // SSDs and page caches hide what the paper's prefetching saves, the seeks of a spinning disk.
 // A read pays seek and rotational latency unless it continues where the previous read ended
 // (the next object of the same file copy, or the same object), then the transfer time of its

@@ -1,4 +1,4 @@
-// A byte-bounded object cache with two LRU chains (paper 000 §2.2, after Freedman & DeWitt):
+// A byte-bounded object cache with two LRU chains ([Knafla 1998] §2.2, after Freedman & DeWitt):
 // objects loaded by prefetching enter the prefetch chain and move to the demand chain on their
 // first use. Eviction takes the prefetch chain's LRU end while that chain holds more than its
 // share of the capacity, else the demand chain's; so speculative data cannot flush the

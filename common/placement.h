@@ -1,5 +1,5 @@
 // Placement: which OSD holds each copy of an object. A pure function of the cluster map and
-// the OID; the one implementation every client, OSD and tool calls (DESIGN.md, Placement).
+// the OID; the one implementation every client, OSD and tool calls (docs/DESIGN.md §2).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Placement: namespace splitting, the replica OSD of a file, the original OSD of an object
-// under both strategies (migration, repartition). Proves what DESIGN.md "Placement" asks:
+// under both strategies (migration, repartition). Proves what docs/DESIGN.md §2 states:
 // determinism, orthogonality (original OSD != replica OSD), near-uniform load (chi-square),
 // that migration moves exactly the objects whose first choice was the replica OSD, and that
 // weights are respected.
@@ -71,7 +71,7 @@ Oid MakeOid(uint32_t fnso, uint64_t fno, uint64_t offset, ObjectType type = Obje
   return o;
 }
 
-// floor(v * n / 2^32): DESIGN.md's owner_n(v) for equal weights.
+// floor(v * n / 2^32): docs/DESIGN.md §2.2's owner_N(v) for equal weights.
 uint32_t FloorOwner(uint32_t v, uint64_t n) {
   return static_cast<uint32_t>((uint64_t{v} * n) >> 32);
 }
@@ -85,8 +85,8 @@ void PutBe(std::string* s, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) s->push_back(static_cast<char>(v >> (8 * i)));
 }
 
-// An independent re-implementation of DESIGN.md's placement for equal weights, built from Md5()
-// and the floor formula only (no NamespaceSplit, no Placement::*HashInput).
+// An independent re-implementation of docs/DESIGN.md §2.3's placement for equal weights, built from
+// Md5() and the floor formula only (no NamespaceSplit, no Placement::*HashInput).
 struct Reference {
   size_t n;
   PlacementStrategy strategy;

@@ -1,4 +1,4 @@
-// Prefetch windows over a file's objects (DESIGN.md, prefetch engine; paper 003 §3.2).
+// Prefetch windows over a file's objects (docs/DESIGN.md §8.1; [Sui 2010] §3.2).
 //
 // COR: the replica OSD of a file keeps one MovingWindow per (client, file); the client keeps a
 // copy. A window is a pivot object and a window_size. The wing policy covers the objects within

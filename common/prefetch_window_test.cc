@@ -1,4 +1,4 @@
-// Prefetch windows: the COR moving window (paper 003 §3.2) and SPA's on-demand read-ahead.
+// Prefetch windows: the COR moving window ([Sui 2010] §3.2) and SPA's on-demand read-ahead.
 #include "common/prefetch_window.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Values this client read a moment ago, for the change that usually follows the read.
 //
 // The kernel looks a name up right before it creates, unlinks or renames it, so the client
-// reads the same DIRENT bucket twice within a millisecond. A change is optimistic (paper 001
+// reads the same DIRENT bucket twice within a millisecond. A change is optimistic ([Kroha]
 // §4): it writes conditionally on the version it read, and a conflict re-reads and retries. So
 // the first attempt may start from the lookup's read: if the object changed since, the
 // conditional write fails and the retry reads afresh. Callers never answer from a value taken

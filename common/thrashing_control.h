@@ -1,4 +1,4 @@
-// Run-time thrashing control, the "lowering prefetch quantity" policy of paper 002 §4: when
+// Run-time thrashing control, the "lowering prefetch quantity" policy of [Wu 1993] §4: when
 // the non-replaceable part of a cache (dirty, pinned, being written or loaded) reaches W1,
 // synchronous write-back is forced and the prefetch quantity (PFQ) is halved, not below
 // P_min. When the pressure has fallen to W2 (< W1, hysteresis) the PFQ doubles again on each

@@ -1,4 +1,4 @@
-// Thrashing control: the lowering-PFQ policy of paper 002 §4 and its figures of merit.
+// Thrashing control: the lowering-PFQ policy of [Wu 1993] §4 and its figures of merit.
 #include "common/thrashing_control.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The COR windows one party keeps (paper 003 §3.2): on a replica OSD one MovingWindow per
+// The COR windows one party keeps ([Sui 2010] §3.2): on a replica OSD one MovingWindow per
 // (client, file), on a client one per file (client_id empty). Windows idle for longer than the
 // expiry are dropped, so a table never grows with every file ever read.
 //
@@ -9,7 +9,7 @@
 // a wing of loaded objects ahead), then go as one range scan. Notifies load at once: the
 // reader is outside the window and waiting.
 //
-// Throttling unused windows (the replica OSD's thrashing control, after paper 002's lowering of
+// Throttling unused windows (the replica OSD's thrashing control, after [Wu 1993]'s lowering of
 // the prefetch quantity): a notify far from the window (more than twice its size from the
 // pivot) that follows a notify with no read inside the window in between means the last load
 // went unused (a random reader). Such a window keeps its protocol

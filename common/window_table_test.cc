@@ -1,5 +1,5 @@
 // The COR window table: one MovingWindow per (client, file) on a replica OSD, one per file on a
-// client, with idle windows expiring (paper 003 §3.2).
+// client, with idle windows expiring ([Sui 2010] §3.2).
 #include "common/window_table.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The client's object cache (DESIGN.md, Client: data path; paper 000 §3.2): the bytes of file
+// The client's object cache (docs/DESIGN.md §7.1; [Knafla 1998] §3.2): the bytes of file
 // objects this client read or wrote, kept whole per object and written back later by a pool of
 // flush threads. Reads are served from it when every requested byte is known here; writes only
 // copy into it. Objects written whole are due for write-back at once (they are unlikely to
@@ -41,7 +41,7 @@ struct WriteBackOptions {
   uint64_t capacity_bytes = 256ull << 20;
   uint64_t object_size = 128 << 10;
   std::chrono::milliseconds max_dirty_age{5000};
-  // W1 (paper 002): when dirty and in-flight objects fill this share of the cache, writers
+  // W1 ([Wu 1993]): when dirty and in-flight objects fill this share of the cache, writers
   // write back synchronously until they are down to W2 = 0.8 W1. Between W2 and W1 the flush
   // threads write back partly written objects without waiting for their age; below W2 those
   // wait, so that rewrites of an object (random small writes) become one write-back.
@@ -121,7 +121,7 @@ class WriteBackCache {
   // objects stay. Returns whether the object was dropped.
   bool Delivered(const ObjectKey& key, uint64_t offset, uint64_t length, uint64_t object_end);
   // Objects read-ahead may fetch ahead of a reader now: thrashing control's prefetch quantity
-  // (paper 002), halved each time dirty and in-flight objects crowd the cache to W1.
+  // ([Wu 1993]), halved each time dirty and in-flight objects crowd the cache to W1.
   uint32_t ReadAheadQuantity() const { return thrashing_.prefetch_quantity(); }
   // Copies new bytes into the object and marks them dirty. (Written objects stay when written
   // back, though the kernel has their pages too: once this client's close publishes a new
@@ -191,7 +191,7 @@ class WriteBackCache {
   bool WholeObjectDirty(const Entry& e) const { return e.dirty.Covers(0, options_.object_size); }
   // Pinned bytes reached W2: partly written objects are written back without waiting for
   // their age, so that writers reach W1 (synchronous write-back) later. (From half of W1, as
-  // before session 15, random 16 KiB writes of 5 x 100 MiB went at 103-123 MB/s: objects were
+  // it once was, random 16 KiB writes of 5 x 100 MiB went at 103-123 MB/s: objects were
   // written back again and again while the writer kept changing them; from W2 at 153-196.)
   bool PartlyWrittenDue() const {
     return pinned_bytes_ >= static_cast<uint64_t>(static_cast<double>(options_.capacity_bytes) *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The paper's read experiment (paper 003 §4) for each prefetch mode, on loopback: per mode a
+# The paper's read experiment ([Sui 2010] §4) for each prefetch mode, on loopback: per mode a
 # fresh cluster (local-cluster up --prefetch MODE), F files x S MiB written with 1 MiB
 # requests, then with every cache cold (client remounted, OSDs restarted, kernel caches
 # dropped) the files read round-robin with 16 KiB requests, sequentially and randomly.

@@ -43,7 +43,7 @@ struct Flags {
   std::string expected_prefetch;  // empty: whatever the map says
   bool serial = false;
   // Two: a window's scan waits on the disk for each record, and a second thread overlaps the
-  // next window's (cold 16 KiB sequential reads, session 15: 407 -> 449 MB/s; four: 450).
+  // next window's (cold 16 KiB sequential reads: 407 -> 449 MB/s; four: 450).
   int prefetch_threads = 2;
   std::string disk_model = "none";
   int peer_timeout_ms = 5000;

@@ -1,4 +1,4 @@
-// The OSD's prefetch engine (DESIGN.md: OSD, prefetch engine; paper 003 §3.2-3.3), selected by
+// The OSD's prefetch engine (docs/DESIGN.md §8.3; [Sui 2010] §3.2-3.3), selected by
 // the cluster map's prefetch mode:
 //   none  nothing.
 //   cor   original OSD: after serving a client's demand read, notify the file's replica OSD.
@@ -9,8 +9,8 @@
 //   spa   the OSD serving a demand read runs Linux-style read-ahead (SpaOnDemandRead) and asks
 //         the OSDs owning the next originals to load them (one Prefetch request per owner).
 // Prefetch work runs on its own executor, apart from the demand requests on the gRPC threads
-// ("double-threaded", paper 003 Fig. 8); serial mode does it inline on the request path.
-// Thrashing control (paper 002) caps the objects one prefetch may load.
+// ("double-threaded", [Sui 2010] Fig. 8); serial mode does it inline on the request path.
+// Thrashing control ([Wu 1993]) caps the objects one prefetch may load.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -47,7 +47,7 @@ namespace orthofs {
 
 struct PrefetchEngineOptions {
   uint32_t osd_id = 0;
-  bool serial = false;  // prefetch work inline on the request path (paper 003 Fig. 8)
+  bool serial = false;  // prefetch work inline on the request path ([Sui 2010] Fig. 8)
   int threads = 2;      // the prefetch executor (orthofs-osd --prefetch-threads)
   size_t max_queued = 1024;
   std::chrono::milliseconds window_expiry{60000};

@@ -4,7 +4,8 @@
 // (net.ipv4.tcp_congestion_control). Set once at start; later maps do not change it.
 //
 // Why a cluster may want one: on links with no queue to manage (loopback, a quiet LAN), BBR's
-// packet pacing costs CPU per write and brings nothing; see docs/BENCHMARKS.md, session 31.
+// packet pacing costs CPU per write and brings nothing; see docs/BENCHMARKS.md, "Defaults chosen by
+// measurement".
 #pragma once
 
 #include <grpcpp/support/channel_arguments.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke run of deploy/run-experiments (paper 003 Figures 8-12 at tiny size on the emulated
+# Smoke run of deploy/run-experiments ([Sui 2010] Figures 8-12 at tiny size on the emulated
 # cluster): every figure's CSV has its rows with positive throughputs, the plots exist, and
 # nothing is left behind (namespaces, mounts, processes).
 #

@@ -1,4 +1,4 @@
-// The OSDs' prefetch engines (DESIGN.md: OSD, prefetch engine) checked end to end: real OSD
+// The OSDs' prefetch engines (docs/DESIGN.md §8.3) checked end to end: real OSD
 // processes, real FUSE mounts, and the counters every OSD reports through the Stats RPC.
 //
 // Every test builds its own TestCluster, because the prefetch mode (and the window sizes) are
@@ -288,7 +288,7 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
   }
 }
 
-// Thrashing control on the OSD (paper 002): with a 2 MiB cache, a window's range read of 8 or
+// Thrashing control on the OSD ([Wu 1993]): with a 2 MiB cache, a window's range read of 8 or
 // more objects is half the cache being loaded at once (W1), so the replica OSD halves its
 // prefetch quantity; orthofs stats reports the degree of thrashing and the synchronous read
 // ratio. Bytes stay right.
