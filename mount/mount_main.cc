@@ -37,6 +37,7 @@
 #include "client/file_io.h"
 #include "client/lock_manager.h"
 #include "client/namespace.h"
+#include "client/open_files.h"
 #include "common/await_all.h"
 #include "common/cached_versions.h"
 #include "common/kernel_dentries.h"
@@ -56,7 +57,7 @@
 namespace orthofs {
 namespace {
 
-constexpr double kAttrTimeout = 1.0;  // seconds the kernel may trust attributes and entries
+constexpr double kAttrTimeout = OpenFiles::kAttrTimeout;
 
 int ErrnoFor(const Status& st) {
   switch (st.code()) {
@@ -95,24 +96,10 @@ int ErrnoFor(const Status& st) {
   }
 }
 
-// Per-inode state of files this client has open.
-// An entry with open_count 0 is a file closed with its size unpublished (both INODE copies
-// were unreachable): the size stays here and is published in the background.
-struct OpenInode {
-  int open_count = 0;
-  uint64_t size = 0;               // the size this client knows, including its own writes
-  bool size_dirty = false;         // writes not yet published to the INODE object
-  bool publishing = false;         // a Publish is under way (it took the writes off size_dirty)
-  bool release_on_close = false;   // unlinked while open: free its objects at the last close
-  bool removed_elsewhere = false;  // another client freed it: every flush and close says so
-  std::optional<InodeRef> seen;    // the INODE as of the last open or publish
-  // The last INODE read for the kernel's getattr since the open (OrthoFs::RecentAttributes).
-  std::optional<InodeRef> attributes;
-  std::chrono::steady_clock::time_point attributes_read_at;
-  uint64_t attributes_changes = 0;  // Namespace::inode_changes() before that read
-};
-
-class OrthoFs {
+// The mount's state: the client library's parts, the open-file session engine (OpenFiles), and
+// what only FUSE needs (the session for kernel notifications, the directory names the kernel
+// holds, KillPrivV2, request counts). Thread-safe, as FUSE calls it from many threads.
+class OrthoFs : public KernelCache {
  public:
   OrthoFs(std::unique_ptr<ClusterClient> cluster, uint32_t fnso, const FileIoOptions& io_options,
           const LockManagerOptions& lock_options)
@@ -120,39 +107,31 @@ class OrthoFs {
         ns_(cluster_.get(), fnso),
         io_(cluster_.get(), fnso, io_options),
         locks_(cluster_.get(), fnso, lock_options,
-               [this](uint64_t fno) { return !OpenHere(fno); }) {}
+               [this](uint64_t fno) { return !files_.OpenHere(fno); }),
+        files_(&ns_, &io_, &locks_, this) {}
 
   Namespace& ns() { return ns_; }
+  FileIo& io() { return io_; }
+  LockManager& locks() { return locks_; }
+  OpenFiles& files() { return files_; }
   double negative_timeout() const { return negative_timeout_; }
   bool local_locks() const { return local_locks_; }
   void set_local_locks(bool local) { local_locks_ = local; }
   void set_negative_timeout(double seconds) { negative_timeout_ = seconds; }
-  FileIo& io() { return io_; }
-  LockManager& locks() { return locks_; }
   // The FUSE session is ending (unmount, SIGTERM).
   bool Exiting() const { return session_ != nullptr && fuse_session_exited(session_) != 0; }
-  // A descriptor of the file is open on this client.
-  bool OpenHere(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it != open_.end() && it->second.open_count > 0;
-  }
   KillPrivV2& killpriv() { return killpriv_; }
   void set_session(fuse_session* session) { session_ = session; }
 
-  // The kernel trusts a file's attributes for kAttrTimeout; after an open found the file
-  // changed, its next stat, and a read past the size it holds, ask again (close-to-open: the
-  // new size, not the one it saw a moment ago; a smaller one is handled at the open,
-  // KernelMayHoldLargerSize). Attributes only: invalidating pages here could wait on writes
-  // the open holds up.
-  void ForgetKernelAttributes(fuse_ino_t ino) {
-    if (session_ == nullptr) return;
-    const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
-    if (rc != 0 && rc != -ENOENT) {
-      spdlog::warn("file {}: cannot invalidate the kernel's attributes: {}", ino,
-                   std::strerror(-rc));
-    }
-  }
+  // KernelCache. Attributes only (offset -1): after an open found the file changed, its next
+  // stat and a read past the size the kernel holds ask again; invalidating pages there could
+  // wait on writes the open holds up, and it takes none of the inode's locks, which a write
+  // being served holds.
+  void ForgetAttributes(uint64_t fno) override { Invalidate(fno, -1); }
+  // Pages too, synchronously, so that no later open keeps pages the kernel would have dropped
+  // only when the opener ran again.
+  void ForgetPages(uint64_t fno) override { Invalidate(fno, 0); }
+
   // orthofs-mount --metrics.
   std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
     return RenderMountMetrics(fnso, cache_bytes, tls_not_after, killpriv_.negotiated(), io_.stats(),
@@ -167,7 +146,7 @@ class OrthoFs {
     st->st_nlink = ref.inode.nlink;
     st->st_uid = ref.inode.uid;
     st->st_gid = ref.inode.gid;
-    st->st_size = static_cast<off_t>(SizeToTell(ref));
+    st->st_size = static_cast<off_t>(files_.SizeToTell(ref));
     st->st_rdev = ref.inode.rdev;
     st->st_blksize = ns_.object_size();
     st->st_blocks = static_cast<blkcnt_t>((st->st_size + 511) / 512);
@@ -181,11 +160,12 @@ class OrthoFs {
     ToldName(parent, name, ref.fno, ref.inode.mode);
     ReplyEntry(req, ref);
   }
+
   void ReplyEntry(fuse_req_t req, const InodeRef& ref) {
     fuse_entry_param e{};
     e.ino = ref.fno;
-    e.attr_timeout = kAttrTimeout;
-    e.entry_timeout = kAttrTimeout;
+    e.attr_timeout = OpenFiles::kAttrTimeout;
+    e.entry_timeout = OpenFiles::kAttrTimeout;
     FillStat(ref, &e.attr);
     fuse_reply_entry(req, &e);
   }
@@ -200,494 +180,40 @@ class OrthoFs {
       kernel_dentries_.Forget(parent, name);
     }
   }
+
   std::optional<uint64_t> HeldName(uint64_t parent, std::string_view name) {
     std::lock_guard lock(dentries_mu_);
     return kernel_dentries_.Held(parent, name);
   }
+
   // The kernel holds no directory under the name any more (removed, moved, or a file's now).
   void NameGone(uint64_t parent, std::string_view name) {
     std::lock_guard lock(dentries_mu_);
     kernel_dentries_.Forget(parent, name);
   }
 
-  // The size of a file this client has open (close-to-open: as of open, plus own writes).
-  std::optional<uint64_t> OpenSize(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    if (it == open_.end()) return std::nullopt;
-    return it->second.size;
-  }
-
-  // This mount unlinked the file while it was open here (it frees it at the last close): a
-  // descriptor's /proc/<pid>/fd link, not a name, can open it again.
-  bool UnlinkedHereWhileOpen(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it != open_.end() && it->second.open_count > 0 && it->second.release_on_close;
-  }
-
-  // An open file's INODE as this client last saw it (at open, or its own last publish).
-  std::optional<InodeRef> SeenWhileOpen(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it != open_.end() ? it->second.seen : std::nullopt;
-  }
-
-  // Attributes of an open file for the kernel's getattr without an INODE read: the last ones
-  // read for it, if younger than kAttrTimeout and this client changed no INODE since, with
-  // the rest of that timeout. That is what the kernel's own attribute cache would hold had it
-  // not dropped it: Linux forgets a file's attributes at every write (a stat of a file being
-  // written would cost an INODE read per write).
-  std::optional<InodeRef> RecentAttributes(uint64_t fno, double* timeout) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    if (it == open_.end() || !it->second.attributes) return std::nullopt;
-    const OpenInode& o = it->second;
-    const double age =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - o.attributes_read_at)
-            .count();
-    if (o.attributes_changes != ns_.inode_changes() || age >= kAttrTimeout) return std::nullopt;
-    *timeout = kAttrTimeout - age;
-    return o.attributes;
-  }
-
-  // Keeps attributes of an open file read for getattr: `changes` and `read_at` are
-  // Namespace::inode_changes() and the time from before the read.
-  void AttributesRead(const InodeRef& ref, uint64_t changes,
-                      std::chrono::steady_clock::time_point read_at) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(ref.fno);
-    if (it == open_.end()) return;
-    // Read before an open that saw a newer INODE (two opens of one file): not worth keeping.
-    if (it->second.seen && ref.version < it->second.seen->version) return;
-    it->second.attributes = ref;
-    it->second.attributes_read_at = read_at;
-    it->second.attributes_changes = changes;
-  }
-
-  // True if the kernel may hold a larger size for the open file than the one this client knows
-  // (common/kernel_sizes.h).
-  bool KernelMayHoldLargerSize(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it != open_.end() && kernel_sizes_.MayExceed(fno, it->second.size);
-  }
-
-  // The size, counting this client's unpublished writes.
-  uint64_t SizeOf(const InodeRef& ref) {
-    std::lock_guard lock(mu_);
-    return SizeOfLocked(ref);
-  }
-
-  // Returns what this client and its kernel cached of the file: valid when nobody else changed
-  // its INODE since (every change of a file's bytes publishes a new mtime there). When stale,
-  // the open must call Revalidated once the kernel's pages are gone; until then other opens of
-  // the file are not told their pages are valid either. A file just created has no pages.
-  CachedVersions::Cached Opened(const InodeRef& ref, bool created = false) {
-    std::lock_guard lock(mu_);
-    OpenInode& o = open_[ref.fno];
-    const bool open_here = o.open_count++ > 0;
-    SawInodeLocked(o, ref, open_here);
-    const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
-    if (cached != CachedVersions::Cached::kValid) io_.ForgetClean(ref.fno);
-    if (created || cached == CachedVersions::Cached::kNothing) return cached;
-    if (cached == CachedVersions::Cached::kValid && !revalidating_.contains(ref.fno)) {
-      return cached;
-    }
-    ++revalidating_[ref.fno];
-    return CachedVersions::Cached::kStale;
-  }
-
-  // An open or a lock read the file's INODE (`ref`; `open_here`: the file was open here
-  // already): the size this client knows and the INODE it saw follow it, as close-to-open
-  // says, unless this client's own writes say more. Caller holds mu_.
-  void SawInodeLocked(OpenInode& o, const InodeRef& ref, bool open_here) {
-    // Closed with its size unpublished: this client's writes still count (published later).
-    const bool unpublished = !open_here && o.size_dirty;
-    // An INODE read that raced this client's own publish (under way, or done since) is older
-    // than what this client published: keep that size.
-    const bool behind = open_here && (o.publishing || (o.seen && ref.version < o.seen->version));
-    if (unpublished) {
-      o.size = std::max(o.size, ref.inode.size);
-    } else if (!open_here || !o.size_dirty) {  // close-to-open
-      o.size = behind ? std::max(o.size, ref.inode.size) : ref.inode.size;
-    }
-    if (!behind) o.seen = ref;
-    o.attributes.reset();  // a later getattr must see what this read saw, or newer
-  }
-
-  // After an open that found the file changed has replied: drops the kernel's pages (and
-  // attributes) of the file now, synchronously, so that no later open keeps stale pages that
-  // the kernel would have dropped only when the opener ran again.
-  void Revalidated(fuse_ino_t ino) {
-    if (session_ != nullptr) {
-      const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
-      if (rc != 0 && rc != -ENOENT) {
-        spdlog::warn("file {}: cannot invalidate the kernel's cache: {}", ino, std::strerror(-rc));
-      }
-    }
-    std::lock_guard lock(mu_);
-    auto it = revalidating_.find(ino);
-    if (it != revalidating_.end() && --it->second == 0) revalidating_.erase(it);
-  }
-
-  // A lock was granted on an open file. As at an open, what this client and its kernel cached
-  // of the file stays only if nobody changed the file since (NFS's rule for locks): a program
-  // that reads under a lock reads what the last holder wrote before it unlocked (which
-  // SetLock writes back before it unlocks).
-  Status RevalidateUnderLock(fuse_ino_t ino) {
-    AwaitPublish(ino);
-    Result<InodeRef> r = ns_.GetInode(ino);
-    if (!r.ok()) {
-      // Unknown whether another client changed it: what is cached goes.
-      {
-        std::lock_guard lock(mu_);
-        ForgetCachedBytes(ino);
-      }
-      if (session_ != nullptr) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
-      return r.status();
-    }
-    bool stale = false;
-    {
-      std::lock_guard lock(mu_);
-      auto it = open_.find(ino);
-      if (it != open_.end()) SawInodeLocked(it->second, *r, it->second.open_count > 0);
-      // An open that found the file changed and has not yet dropped the kernel's pages
-      // (revalidating_) recorded the new version already: those pages are stale all the same.
-      stale = cached_versions_.Open(ino, r->version) != CachedVersions::Cached::kValid ||
-              revalidating_.contains(ino);
-      if (stale) io_.ForgetClean(ino);
-    }
-    spdlog::debug("file {}: locked at version {} (size {}): cached bytes {}", ino, r->version,
-                  r->inode.size, stale ? "dropped" : "kept");
-    if (stale && session_ != nullptr) {
-      const int rc = fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
-      if (rc != 0 && rc != -ENOENT) {
-        spdlog::warn("file {}: cannot invalidate the kernel's cache: {}", ino, std::strerror(-rc));
-      }
-    }
-    return Status::Ok();
-  }
-
-  void Wrote(uint64_t fno, uint64_t end) {
-    std::lock_guard lock(mu_);
-    kernel_sizes_.Grew(fno, end);
-    OpenInode& o = open_[fno];
-    if (end > o.size) o.size = end;
-    o.size_dirty = true;
-  }
-
-  void Truncated(uint64_t fno, uint64_t size) {
-    io().Truncated(fno, size);
-    std::lock_guard lock(mu_);
-    kernel_sizes_.Told(fno, size);  // the kernel truncates its own size too
-    auto it = open_.find(fno);
-    if (it != open_.end()) {
-      it->second.size = size;
-      it->second.size_dirty = false;
-    }
-  }
-
-  // Publishes this client's writes (size, mtime) to the INODE object.
-  // One at a time per file: a close that finds another publish under way waits for it, since
-  // that one may carry this close's writes, and the close must not return before they are
-  // published (a second close's flush, or the release of another descriptor, took them).
-  Status Publish(uint64_t fno) {
-    uint64_t size;
-    {
-      std::unique_lock lock(mu_);
-      AwaitPublishLocked(fno, lock);
-      auto it = open_.find(fno);
-      if (it == open_.end() || !it->second.size_dirty) return Status::Ok();
-      size = it->second.size;
-      it->second.size_dirty = false;
-      it->second.publishing = true;
-    }
-    Result<InodeRef> r = ns_.ExtendAndTouch(fno, size, Now());
-    if (r.status().Is(StatusCode::kNotFound)) {
-      // Only when both copies say so: one copy absent and the other's OSD down is an outage.
-      Result<bool> gone = ns_.InodeGoneFromBothCopies(fno);
-      if (gone.ok() && *gone) return DroppedElsewhere(fno, size);
-    }
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);  // still there: the caller's descriptor is not released yet
-    if (it != open_.end()) it->second.publishing = false;
-    publish_done_.notify_all();
-    if (!r.ok()) {
-      if (it != open_.end()) it->second.size_dirty = true;  // try again at the next flush
-      return r.status();
-    }
-    KeptOwnChangeLocked(*r);
-    return Status::Ok();
-  }
-
-  // The file's INODE is gone: another client removed its last name and freed it, by the size
-  // it knew, while this client wrote more. What this client wrote is deleted too (it would
-  // stay, unreachable, until fsck), and its close answers ESTALE (as NFS does for a file
-  // removed by another client).
-  Status DroppedElsewhere(uint64_t fno, uint64_t size) {
-    io_.Forget(fno);
-    const Status freed = ns_.ReleaseData(fno, size);
-    {
-      std::lock_guard lock(mu_);
-      auto it = open_.find(fno);
-      if (it != open_.end()) {
-        it->second.publishing = false;
-        it->second.removed_elsewhere = true;
-        if (it->second.open_count == 0) open_.erase(it);  // closed: nothing left to publish
-      }
-      publish_done_.notify_all();
-    }
-    if (!freed.ok()) {
-      spdlog::warn("file {}, removed by another client: its objects stay (fsck collects them): {}",
-                   fno, freed.ToString());
-    }
-    return Status::Stale("file " + std::to_string(fno) +
-                         " was removed by another client; what this one wrote is dropped");
-  }
-
-  // Waits for this client's publish of the file under way, if any: an open then reads the size
-  // this client's closes published (close-to-open between its own descriptors).
-  void AwaitPublish(uint64_t fno) {
-    std::unique_lock lock(mu_);
-    AwaitPublishLocked(fno, lock);
-  }
-
-  // An INODE this client just wrote (a publish, a setattr): what it last saw of an open file,
-  // unless a newer one was seen meanwhile.
-  void SawOwnChange(const InodeRef& ref) {
-    std::lock_guard lock(mu_);
-    SawOwnChangeLocked(ref);
-  }
-
-  // Before a write by someone without CAP_FSETID (KillPrivV2): drops the file's privileges if
-  // it has any as this client last saw it (at open, or its own change since), so only such
-  // files cost an INODE update, once. Another client's chmod after this open is not seen
-  // (close-to-open). Linux flags every such write, so the common case is one map lookup.
-  Status DropPrivilegesBeforeWrite(uint64_t fno) {
-    if (!MayHavePrivilegesToDrop(fno)) return Status::Ok();
-    SetAttrRequest drop;
-    drop.drop_privileges = true;
-    Result<InodeRef> r = ns_.SetAttr(fno, drop);
-    if (!r.ok()) return r.status();
-    {
-      std::lock_guard lock(mu_);
-      KeptOwnChangeLocked(*r);
-    }
-    // The kernel holds the old mode. Attributes only (offset -1): that takes none of the
-    // inode's locks, which the write being served holds.
-    ForgetKernelAttributes(fno);
-    return Status::Ok();
-  }
-
-  // False when the file had no set-ID bits as this client last saw it (at open, or its own
-  // change since).
-  bool MayHavePrivilegesToDrop(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it == open_.end() || !it->second.seen || it->second.seen->inode.HasPrivilegesToDrop();
-  }
-
-  // The file's bytes on the OSDs may differ from what this client and its kernel cached (a
-  // change that failed part-way): nothing cached of it is trusted again.
-  void DistrustCachedBytes(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    ForgetCachedBytes(fno);
-  }
-
-  // The file's written bytes on both copies, and its size published. `reports`: as for
-  // FileIo::Flush (an lseek or fallocate that fails leaves the error for fsync and close).
-  Status FlushFile(uint64_t fno, bool reports = true) {
-    Status written = io_.Flush(fno, reports);
-    if (!written.ok()) {
-      // A refused write-back (a full OSD) left bytes in the kernel's pages that no OSD has.
-      std::lock_guard lock(mu_);
-      ForgetCachedBytes(fno);
-    }
-    Status published = Publish(fno);
-    if (!written.ok()) return written;
-    if (published.ok() && RemovedElsewhere(fno)) {
-      // An earlier publish (another descriptor's) found the file gone and dropped every byte
-      // this client wrote to it, this descriptor's too.
-      return Status::Stale("file " + std::to_string(fno) + " was removed by another client");
-    }
-    return published;
-  }
-
-  // This client wrote the file past what its INODE says, or is publishing that now.
-  bool WritesUnpublished(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it != open_.end() && (it->second.size_dirty || it->second.publishing);
-  }
-
-  bool RemovedElsewhere(uint64_t fno) {
-    std::lock_guard lock(mu_);
-    auto it = open_.find(fno);
-    return it != open_.end() && it->second.removed_elsewhere;
-  }
-
-  // Publishes the sizes of files closed with their size unpublished, every second until each
-  // one succeeds (or the file is opened again, whose close publishes it).
-  void RetryUnpublished(std::stop_token stop) {
-    std::unique_lock lock(mu_);
-    while (!stop.stop_requested()) {
-      retry_wakeup_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
-      std::vector<uint64_t> closed;
-      for (const auto& [fno, o] : open_) {
-        if (o.open_count == 0 && o.size_dirty) closed.push_back(fno);
-      }
-      for (uint64_t fno : closed) {
-        lock.unlock();
-        const Status st = Publish(fno);
-        lock.lock();
-        auto it = open_.find(fno);
-        if (!st.ok() || it == open_.end() || it->second.open_count > 0) continue;
-        if (!it->second.size_dirty && !it->second.publishing) {
-          spdlog::info("file {}: size {} published after its close", fno, it->second.size);
-          open_.erase(it);
-        }
-      }
-    }
-  }
-
-  // At unmount: everything this client wrote reaches the OSDs.
-  void FlushEverything() {
-    std::vector<uint64_t> open_files;
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& [fno, o] : open_) open_files.push_back(fno);
-    }
-    for (uint64_t fno : open_files) {
-      if (Status st = FlushFile(fno); !st.ok()) {
-        spdlog::error("file {}: unwritten data at unmount: {}", fno, st.ToString());
-      }
-    }
-    if (Status st = io_.FlushAll(); !st.ok()) {
-      spdlog::error("unwritten data at unmount: {}", st.ToString());
-    }
-    const FileIoStats s = io_.stats();
-    spdlog::info(
-        "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "
-        "{} synchronous write-backs in {} pressure episodes, {} writer waits, {} evictions; "
-        "objects read from originals {}, from replicas {} ({} failed over), {} reads failed "
-        "over to the other copy, {} objects read ahead, {} filled, {} reads waited for a fetch",
-        s.cache.read_hits, s.cache.read_misses, s.cache.flushes, s.cache.flushed_bytes,
-        s.cache.flush_failures, s.synchronous_write_backs, s.cache.pressure_episodes,
-        s.writer_waits, s.cache.evictions, s.original_reads, s.replica_reads,
-        s.replica_read_failures, s.failover_reads, s.read_ahead_objects, s.filled_objects,
-        s.fetch_waits);
-  }
-
-  // Last close: publishes, and frees an unlinked file's objects. `flock_owner`: the open
-  // file's flock goes too, once what it wrote is published (the next holder reads it).
-  Status Closed(uint64_t fno, std::optional<uint64_t> flock_owner) {
-    Status published = FlushFile(fno);
-    if (flock_owner) (void)locks_.ReleaseOwner(fno, *flock_owner, LockKind::kFlock);
-    bool release = false;
-    bool last_close = false;
-    {
-      std::lock_guard lock(mu_);
-      auto it = open_.find(fno);
-      if (it != open_.end() && --it->second.open_count == 0) {
-        last_close = true;
-        release = it->second.release_on_close;
-        if (!release && it->second.size_dirty) {
-          // The publish failed: the size stays (close reported the error) and is published
-          // when the INODE's OSDs answer again (RetryUnpublished).
-          spdlog::warn("file {}: closed with its size ({} bytes) unpublished ({}); retried", fno,
-                       it->second.size, published.ToString());
-        } else {
-          open_.erase(it);
-        }
-      }
-    }
-    // No process here has the file open: none can hold a lock on it (a failed release is
-    // retried by the lock manager, and logged there).
-    if (last_close) (void)locks_.ReleaseFile(fno);
-    if (release) {
-      io_.Forget(fno);
-      return ns_.ReleaseInode(fno);
-    }
-    return published;
-  }
-
-  // A file lost its last link: free it now, or at its last close if it is open.
-  Status LastLinkGone(uint64_t fno) {
-    {
-      std::lock_guard lock(mu_);
-      auto it = open_.find(fno);
-      if (it != open_.end() && it->second.open_count > 0) {
-        it->second.release_on_close = true;
-        return Status::Ok();
-      }
-      if (it != open_.end()) open_.erase(it);  // an unpublished size no longer matters
-    }
-    io_.Forget(fno);  // e.g. bytes whose write-back failed at close and is being retried
-    return ns_.ReleaseInode(fno);
-  }
-
  private:
+  void Invalidate(uint64_t fno, off_t offset) {
+    if (session_ == nullptr) return;
+    const int rc = fuse_lowlevel_notify_inval_inode(session_, fno, offset, 0);
+    if (rc != 0 && rc != -ENOENT) {
+      spdlog::warn("file {}: cannot invalidate the kernel's {}: {}", fno,
+                   offset < 0 ? "attributes" : "cache", std::strerror(-rc));
+    }
+  }
+
   std::unique_ptr<ClusterClient> cluster_;
   Namespace ns_;
   FileIo io_;
   LockManager locks_;
-  void AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock) {
-    publish_done_.wait(lock, [&] {
-      auto it = open_.find(fno);
-      return it == open_.end() || !it->second.publishing;
-    });
-  }
-  // The size for attributes answered to the kernel, which now holds it.
-  uint64_t SizeToTell(const InodeRef& ref) {
-    std::lock_guard lock(mu_);  // one step: a write in between must not be undone
-    const uint64_t size = SizeOfLocked(ref);
-    if (ref.inode.IsRegular()) kernel_sizes_.Told(ref.fno, size);
-    return size;
-  }
-
-  uint64_t SizeOfLocked(const InodeRef& ref) {
-    auto it = open_.find(ref.fno);
-    return it != open_.end() ? std::max(it->second.size, ref.inode.size) : ref.inode.size;
-  }
-
-  void SawOwnChangeLocked(const InodeRef& ref) {
-    auto it = open_.find(ref.fno);
-    if (it == open_.end()) return;
-    if (!it->second.seen || it->second.seen->version < ref.version) it->second.seen = ref;
-  }
-
-  // An INODE change of this client's that leaves the file's bytes as they were (a publish of
-  // its own writes, dropped privileges): seen, and the cached bytes stay valid unless someone
-  // else changed the file in between.
-  void KeptOwnChangeLocked(const InodeRef& ref) {
-    SawOwnChangeLocked(ref);
-    if (!cached_versions_.OwnChange(ref.fno, ref.version)) ForgetCachedBytes(ref.fno);
-  }
-
-  // What this client and its kernel cached of the file may be stale: the next open drops it
-  // (without a known version it cannot keep the kernel's pages). Caller holds mu_.
-  void ForgetCachedBytes(uint64_t fno) {
-    io_.ForgetClean(fno);
-    cached_versions_.Forget(fno);
-  }
-
-  double negative_timeout_ = 0;  // --negative-timeout; set before the session starts
-  bool local_locks_ = false;     // --local-locks; set before the session starts
-  std::mutex mu_;
-  std::condition_variable publish_done_;  // a Publish finished (OpenInode::publishing)
-  std::map<uint64_t, OpenInode> open_;
-  CachedVersions cached_versions_;        // close-to-open: which cached bytes are still valid
-  std::map<uint64_t, int> revalidating_;  // opens that found the file changed, not yet done
-  fuse_session* session_ = nullptr;       // for notifications to the kernel
-  FuseRequestCounts requests_;            // --metrics
-  KillPrivV2 killpriv_;                   // who drops set-ID bits: the kernel or the mount
-  KernelSizes kernel_sizes_;              // the sizes the kernel may hold
+  OpenFiles files_;
+  double negative_timeout_ = 0;      // --negative-timeout; set before the session starts
+  bool local_locks_ = false;         // --local-locks; set before the session starts
+  fuse_session* session_ = nullptr;  // for notifications to the kernel
+  FuseRequestCounts requests_;       // --metrics
+  KillPrivV2 killpriv_;              // who drops set-ID bits: the kernel or the mount
   std::mutex dentries_mu_;
-  KernelDentries kernel_dentries_;            // the directories the kernel holds by name
-  std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
-  // Last member: stopped (and joined) before the rest goes.
-  std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
+  KernelDentries kernel_dentries_;  // the directories the kernel holds by name
 };
 
 OrthoFs* Fs(fuse_req_t req) { return static_cast<OrthoFs*>(fuse_req_userdata(req)); }
@@ -798,7 +324,7 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
 // lock this client holds (no open file is left to hold one).
 void OpDestroy(void* userdata) {
   auto* fs = static_cast<OrthoFs*>(userdata);
-  fs->FlushEverything();
+  fs->files().FlushEverything();
   fs->locks().ReleaseAll();
 }
 
@@ -821,7 +347,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   OrthoFs* fs = Fs(req);
   struct stat st;
   double timeout = kAttrTimeout;
-  if (std::optional<InodeRef> recent = fs->RecentAttributes(ino, &timeout)) {
+  if (std::optional<InodeRef> recent = fs->files().RecentAttributes(ino, &timeout)) {
     fs->FillStat(*recent, &st);
     return (void)fuse_reply_attr(req, &st, timeout);
   }
@@ -832,7 +358,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   if (auto written = fs->ns().RecentlyWritten(ino)) {
     const double age =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - written->second).count();
-    const std::optional<InodeRef> seen = fs->SeenWhileOpen(ino);
+    const std::optional<InodeRef> seen = fs->files().SeenWhileOpen(ino);
     if (age < kAttrTimeout && (!seen || seen->version <= written->first.version)) {
       fs->FillStat(written->first, &st);
       return (void)fuse_reply_attr(req, &st, kAttrTimeout - age);
@@ -841,12 +367,12 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   const uint64_t changes = fs->ns().inode_changes();
   const auto read_at = std::chrono::steady_clock::now();
   Result<InodeRef> r = fs->ns().GetInode(ino);
-  if (r.ok()) fs->AttributesRead(*r, changes, read_at);
+  if (r.ok()) fs->files().AttributesRead(*r, changes, read_at);
   if (!r.ok() && ClusterClient::IsOsdFailure(r.status())) {
     // Both OSDs of the INODE are down: an open file keeps the attributes it was opened with
     // (plus this client's writes), so fstat and reads past the size the kernel holds (which
     // ask for attributes) go on.
-    if (std::optional<InodeRef> seen = fs->SeenWhileOpen(ino)) {
+    if (std::optional<InodeRef> seen = fs->files().SeenWhileOpen(ino)) {
       spdlog::debug("getattr {}: {}; answering as of open", ino, r.status().ToString());
       r = std::move(*seen);
     }
@@ -873,7 +399,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
     // is published so the truncation sees the real old size.
     const uint64_t size = static_cast<uint64_t>(attr->st_size);
     Status st = fs->io().PrepareTruncate(ino);
-    if (st.ok()) st = fs->Publish(ino);
+    if (st.ok()) st = fs->files().Publish(ino);
     if (!st.ok()) return ReplyError(req, st, "setattr");
     changes.size = size;
   }
@@ -890,7 +416,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (changes.mtime && !changes.size) {
     // Writes not yet published would stamp their own mtime over this one at close (cp -p sets
     // the times through the descriptor before it closes it): they are published first.
-    if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
+    if (Status st = fs->files().Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
   }
   if (!changes.mode && !changes.uid && !changes.gid && !changes.size && !changes.atime &&
       !changes.mtime && !changes.drop_privileges) {
@@ -898,8 +424,8 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   }
   Result<InodeRef> r = fs->ns().SetAttr(ino, changes);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "setattr");
-  fs->SawOwnChange(*r);
-  if (changes.size) fs->Truncated(ino, *changes.size);
+  fs->files().SawOwnChange(*r);
+  if (changes.size) fs->files().Truncated(ino, *changes.size);
   struct stat st;
   fs->FillStat(*r, &st);
   fuse_reply_attr(req, &st, kAttrTimeout);
@@ -944,7 +470,7 @@ void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Result<Unlinked> r = Fs(req)->ns().Unlink(parent, name);
   if (!r.ok()) return ReplyError(req, r.status(), "unlink");
   if (r->last_link) {
-    if (Status st = Fs(req)->LastLinkGone(r->fno); !st.ok()) {
+    if (Status st = Fs(req)->files().LastLinkGone(r->fno); !st.ok()) {
       spdlog::warn("unlink: freeing inode {}: {}", r->fno, st.ToString());
     }
   }
@@ -975,14 +501,14 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
       fs->ns().Rename(parent, name, newparent, newname,
                       (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace,
                       &source_gone, held, held_target);
-  if (source_gone.last_link) (void)Fs(req)->LastLinkGone(source_gone.fno);
+  if (source_gone.last_link) (void)Fs(req)->files().LastLinkGone(source_gone.fno);
   if (r.ok() || r.status().Is(StatusCode::kStale)) {
     fs->NameGone(parent, name);
     fs->NameGone(newparent, newname);
   }
   if (r.ok() && held) fs->ToldName(newparent, newname, *held, S_IFDIR);
   if (!r.ok()) return ReplyError(req, r.status(), "rename");
-  if (r->last_link) (void)Fs(req)->LastLinkGone(r->fno);
+  if (r->last_link) (void)Fs(req)->files().LastLinkGone(r->fno);
   fuse_reply_err(req, 0);
 }
 
@@ -1008,11 +534,11 @@ void BypassPageCacheForAppends(fuse_file_info* fi) {
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // Close-to-open: the size comes from the INODE object, not from what we cached; a publish of
   // this client's writes under way (a release's) is waited for first.
-  Fs(req)->AwaitPublish(ino);
+  Fs(req)->files().AwaitPublish(ino);
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
-  if (r->inode.nlink == 0 && !Fs(req)->UnlinkedHereWhileOpen(ino)) {
+  if (r->inode.nlink == 0 && !Fs(req)->files().UnlinkedHereWhileOpen(ino)) {
     // Unlinked or replaced by another client, which frees it now or at its own last close: the
     // kernel opened a name it cached before that (this mount may hold the file open too).
     // ESTALE makes it look the name up again (LOOKUP_REVAL) and open what the name is now, or
@@ -1025,20 +551,20 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // changed the file since this client last looked; then a re-read costs no request at all.
   // A file never opened here has no pages to drop, and dropping them after the reply would
   // race the reader filling them.
-  const CachedVersions::Cached cached = Fs(req)->Opened(opened);
+  const CachedVersions::Cached cached = Fs(req)->files().Opened(opened);
   const bool unchanged = cached == CachedVersions::Cached::kValid;
-  if (!unchanged) Fs(req)->ForgetKernelAttributes(ino);
+  if (!unchanged) Fs(req)->ForgetAttributes(ino);
   fi->keep_cache = unchanged ? 1 : 0;
   // Shrunk since the kernel last heard its size: read without the page cache, whose
   // read-ahead could leave the kernel a size past the real end (common/kernel_sizes.h).
-  if (Fs(req)->KernelMayHoldLargerSize(ino)) {
+  if (Fs(req)->files().KernelMayHoldLargerSize(ino)) {
     spdlog::debug("open {}: shrunk by another client; bypassing the page cache", ino);
     BypassPageCache(fi);
   }
   BypassPageCacheForAppends(fi);
   OrthoFs* fs = Fs(req);
   fuse_reply_open(req, fi);  // req is gone after this
-  if (cached == CachedVersions::Cached::kStale) fs->Revalidated(ino);
+  if (cached == CachedVersions::Cached::kStale) fs->files().Revalidated(ino);
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
@@ -1056,7 +582,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   }
   if (!r.ok()) return ReplyError(req, r.status(), "create");
   Fs(req)->NameGone(parent, name);  // a file's now, in the kernel too
-  Fs(req)->Opened(*r, /*created=*/true);
+  Fs(req)->files().Opened(*r, /*created=*/true);
   BypassPageCacheForAppends(fi);
   fuse_entry_param e{};
   e.ino = r->fno;
@@ -1087,38 +613,10 @@ void ReplyWithPieces(fuse_req_t req, const SharedBytes& bytes) {
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  OrthoFs* fs = Fs(req);
-  // An open file's size is known without asking its INODE object (close-to-open).
-  std::optional<uint64_t> file_size = fs->OpenSize(ino);
-  if (!file_size) {
-    Result<InodeRef> inode = fs->ns().GetInode(ino);
-    if (!inode.ok()) return ReplyError(req, inode.status(), "read");
-    file_size = fs->SizeOf(*inode);
-  }
   const bool for_page_cache = (fi->flags & O_DIRECT) == 0 && (fi->fh & kBypassesPageCache) == 0;
-  bool holes = false;
   Result<SharedBytes> data =
-      fs->io().Read(ino, static_cast<uint64_t>(off), size, *file_size, for_page_cache, &holes);
+      Fs(req)->files().Read(ino, static_cast<uint64_t>(off), size, for_page_cache);
   if (!data.ok()) return ReplyError(req, data.status(), "read");
-  // Zeros no object holds: a hole, or the objects of a file another client removed or cut
-  // short since this one opened it, which the INODE tells (ReleaseInode deletes it before the
-  // objects; a truncation publishes the new size before deleting them).
-  if (holes) {
-    Result<InodeRef> now = fs->ns().GetInode(ino);
-    if (now.status().Is(StatusCode::kNotFound)) {
-      Result<bool> gone = fs->ns().InodeGoneFromBothCopies(ino);
-      if (gone.ok() && *gone) {
-        // Its bytes are gone: ESTALE, as NFS answers, not a file of zeros.
-        spdlog::debug("read {}: removed by another client under the reader", ino);
-        return (void)fuse_reply_err(req, ESTALE);
-      }
-    } else if (now.ok() && now->inode.size < off + data->size() && !fs->WritesUnpublished(ino)) {
-      // Shorter now (a truncating rewrite by another client under way): the read ends at the
-      // new end, as on a local file system, rather than going on in zeros. (This client's own
-      // writes past the INODE's size are published first, or they would be cut off here.)
-      data->TruncateTo(now->inode.size > static_cast<uint64_t>(off) ? now->inode.size - off : 0);
-    }
-  }
   ReplyWithPieces(req, *data);
 }
 
@@ -1130,19 +628,19 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   // holds the inode's lock across an appending write, so this client's appends come one at a
   // time.
   if ((fi->flags & O_APPEND) && (fi->fh & kBypassesPageCache)) {
-    offset = fs->OpenSize(ino).value_or(offset);
+    offset = fs->files().OpenSize(ino).value_or(offset);
   }
   if (FlagsOfRequestBeingServed().drop_privileges) {
-    if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
+    if (Status st = fs->files().DropPrivilegesBeforeWrite(ino); !st.ok()) {
       return ReplyInodeError(req, ino, st, "write");  // gone: removed by another client
     }
   }
   Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
-  fs->Wrote(ino, offset + size);
+  fs->files().Wrote(ino, offset + size);
   if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {
     // Synchronous I/O: durable on both copies before the write returns.
-    st = fs->FlushFile(ino);
+    st = fs->files().FlushFile(ino);
     if (st.ok()) st = fs->ns().cluster()->SyncAll();
     if (!st.ok()) return ReplyError(req, st, "write");
   }
@@ -1151,7 +649,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
 
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // close(2): what this client wrote becomes visible to every client that opens the file next.
-  Status st = Fs(req)->FlushFile(ino);
+  Status st = Fs(req)->files().FlushFile(ino);
   // close(2) drops the process's fcntl locks on the file (POSIX), whichever descriptor they
   // were taken through, after the write-back: the next holder reads what this one wrote. A
   // failed release is retried by the lock manager.
@@ -1162,7 +660,7 @@ void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // The open file's last descriptor went: its flock goes with it.
-  Status st = Fs(req)->Closed(
+  Status st = Fs(req)->files().Closed(
       ino, fi->flock_release ? std::optional<uint64_t>(fi->lock_owner) : std::nullopt);
   if (!st.ok()) spdlog::warn("release {}: {}", ino, st.ToString());
   fuse_reply_err(req, 0);
@@ -1171,7 +669,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   // Write back the file's dirty objects (both copies) and publish the size, then make every
   // OSD's WAL durable, so both copies survive a power loss.
-  Status st = Fs(req)->FlushFile(ino);
+  Status st = Fs(req)->files().FlushFile(ino);
   if (st.ok()) st = Fs(req)->ns().cluster()->SyncAll();
   if (!st.ok()) return ReplyError(req, st, "fsync");
   fuse_reply_err(req, 0);
@@ -1228,14 +726,14 @@ Result<LockOutcome> SetLock(fuse_req_t req, fuse_ino_t ino, const FileLock& want
   OrthoFs* fs = Fs(req);
   // Every change writes back first, as NFS does: an unlock or a downgrade lets others read. An
   // unlock still goes ahead when that fails (its error is reported after).
-  const Status written_back = fs->FlushFile(ino);
+  const Status written_back = fs->files().FlushFile(ino);
   if (!written_back.ok() && wanted.mode != LockMode::kUnlock) return written_back;
   // A wait ends at a signal, and at unmount (else the session's threads never all return).
   Result<LockOutcome> outcome = fs->locks().Set(
       ino, wanted, wait, [req, fs] { return fuse_req_interrupted(req) != 0 || fs->Exiting(); });
   if (!written_back.ok() && outcome.ok()) return written_back;
   if (outcome.ok() && *outcome == LockOutcome::kGranted && wanted.mode != LockMode::kUnlock) {
-    if (Status st = fs->RevalidateUnderLock(ino); !st.ok()) {
+    if (Status st = fs->files().RevalidateUnderLock(ino); !st.ok()) {
       spdlog::warn("file {}: locked, but its cached bytes could not be checked: {}", ino,
                    st.ToString());
     }
@@ -1469,8 +967,8 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
   if (len > std::numeric_limits<off_t>::max() - off) return (void)fuse_reply_err(req, EFBIG);
   OrthoFs* fs = Fs(req);
   // Linux clears set-ID bits at every fallocate, as at a write, but does not flag the request.
-  if (fs->MayHavePrivilegesToDrop(ino) && !CallerHas(req, CAP_FSETID)) {
-    if (Status st = fs->DropPrivilegesBeforeWrite(ino); !st.ok()) {
+  if (fs->files().MayHavePrivilegesToDrop(ino) && !CallerHas(req, CAP_FSETID)) {
+    if (Status st = fs->files().DropPrivilegesBeforeWrite(ino); !st.ok()) {
       return ReplyError(req, st, "fallocate");
     }
   }
@@ -1481,24 +979,24 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
     // This client's writes reach the OSDs first, so none lands after the zeroing (a refused
     // write-back fails the fallocate, as it fails a close); what it cached of the file goes
     // after (the generation bump also stops fetches under way).
-    if (Status st = fs->FlushFile(ino, /*reports=*/false); !st.ok()) {
+    if (Status st = fs->files().FlushFile(ino, /*reports=*/false); !st.ok()) {
       return ReplyError(req, st, "fallocate");
     }
     Status st = fs->ns().ZeroData(ino, offset, end);
     fs->io().ForgetClean(ino);
     // A new mtime (and the size, unless kept) on the INODE, also after a failure part-way:
     // other clients' next open sees the change and drops what they cached (close-to-open).
-    fs->Wrote(ino, st.ok() && !keep_size ? end : 0);
-    if (Status published = fs->Publish(ino); st.ok()) st = published;
+    fs->files().Wrote(ino, st.ok() && !keep_size ? end : 0);
+    if (Status published = fs->files().Publish(ino); st.ok()) st = published;
     if (!st.ok()) {
-      fs->DistrustCachedBytes(ino);  // the kernel's pages of the range too
+      fs->files().DistrustCachedBytes(ino);  // the kernel's pages of the range too
       return ReplyError(req, st, "fallocate");
     }
     return (void)fuse_reply_err(req, 0);
   }
   // Only bytes past the end are new: a range inside the file (preallocating a database's file
   // in place) asks the OSDs nothing, however full they are.
-  const uint64_t size = fs->OpenSize(ino).value_or(0);
+  const uint64_t size = fs->files().OpenSize(ino).value_or(0);
   if (end <= size) return (void)fuse_reply_err(req, 0);
   const ClusterSpace space = SpaceOf(fs->ns().cluster());
   if (space.answered == 0) {
@@ -1508,8 +1006,8 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
     return (void)fuse_reply_err(req, ENOSPC);
   }
   if (keep_size) return (void)fuse_reply_err(req, 0);
-  fs->Wrote(ino, end);
-  if (Status st = fs->Publish(ino); !st.ok()) return ReplyError(req, st, "fallocate");
+  fs->files().Wrote(ino, end);
+  if (Status st = fs->files().Publish(ino); !st.ok()) return ReplyError(req, st, "fallocate");
   fuse_reply_err(req, 0);
 }
 
@@ -1520,14 +1018,14 @@ void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_in
   if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
   if (off < 0) return (void)fuse_reply_err(req, ENXIO);
   OrthoFs* fs = Fs(req);
-  if (Status st = fs->FlushFile(ino, /*reports=*/false); !st.ok()) {
+  if (Status st = fs->files().FlushFile(ino, /*reports=*/false); !st.ok()) {
     return ReplyError(req, st, "lseek");
   }
-  std::optional<uint64_t> size = fs->OpenSize(ino);
+  std::optional<uint64_t> size = fs->files().OpenSize(ino);
   if (!size) {
     Result<InodeRef> inode = fs->ns().GetInode(ino);
     if (!inode.ok()) return ReplyError(req, inode.status(), "lseek");
-    size = fs->SizeOf(*inode);
+    size = fs->files().SizeOf(*inode);
   }
   Result<std::optional<uint64_t>> found =
       fs->ns().Seek(ino, *size, static_cast<uint64_t>(off),
