@@ -16,8 +16,6 @@
 namespace orthofs {
 namespace {
 
-// Conflicts are rare ([Kroha]'s premise); a few retries with backoff settle them.
-constexpr int kMaxAttempts = 64;
 // A lookup's bucket starts a change at most this long after the read (the kernel's lookup and
 // the create or unlink it precedes are microseconds apart), and this many are kept.
 constexpr std::chrono::milliseconds kRecentBucketAge{500};
@@ -29,15 +27,15 @@ constexpr std::chrono::seconds kMoveLease{30};
 constexpr std::chrono::seconds kMoveLeaseMargin{10};
 constexpr size_t kWrittenInodes = 1024;
 
-Status CheckName(std::string_view name) {
+}  // namespace
+
+Status Namespace::CheckName(std::string_view name) {
   if (name.size() > kMaxNameLength) {
     return Status::NameTooLong("name of " + std::to_string(name.size()) + " bytes exceeds " +
                                std::to_string(kMaxNameLength));
   }
   return ValidateName(name);
 }
-
-}  // namespace
 
 Timespec Now() {
   auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -205,6 +203,12 @@ Result<InodeRef> Namespace::UpdateInode(uint64_t fno, Change change, std::option
     AfterConflict(attempt);
   }
   return Status::Unavailable("inode " + std::to_string(fno) + ": too many conflicting updates");
+}
+
+Result<InodeRef> Namespace::UpdateInodeWith(uint64_t fno,
+                                            const std::function<Status(Inode*)>& change,
+                                            std::optional<InodeRef> start) {
+  return UpdateInode(fno, change, std::move(start));
 }
 
 Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
@@ -938,300 +942,6 @@ void Namespace::ClearRemovalMark(uint64_t dir) {
     spdlog::warn("directory {} keeps its rmdir mark (fsck clears it): {}", dir,
                  cleared.status().ToString());
   }
-}
-
-Result<Unlinked> Namespace::Rename(uint64_t old_dir, std::string_view old_name, uint64_t new_dir,
-                                   std::string_view new_name, RenameMode mode,
-                                   Unlinked* source_gone, std::optional<uint64_t> expected_source,
-                                   std::optional<uint64_t> expected_target) {
-  ORTHOFS_RETURN_IF_ERROR(CheckName(new_name));
-  Result<DirEntry> source = FindEntry(old_dir, old_name);
-  if (!source.ok()) return source.status();
-  if (expected_source && source->fno != *expected_source) {
-    return Status::Stale("'" + std::string(old_name) + "' names another file now");
-  }
-  if (old_dir == new_dir && old_name == new_name) return Unlinked{};
-  Result<InodeRef> new_parent = GetInode(new_dir);
-  if (!new_parent.ok()) return new_parent.status();
-  if (!new_parent->inode.IsDirectory()) return Status::NotADirectory("target parent");
-  // Starts the update of new_dir's times after the commit (a conditional write: a change since
-  // makes it read again).
-  std::optional<InodeRef> new_parent_start = *new_parent;
-  const bool moving_dir = S_ISDIR(source->type);
-  const std::string lost = "'" + std::string(old_name) + "' was renamed or removed meanwhile";
-
-  const Oid new_dirent = DirentOid(new_dir, new_name);
-  const Oid old_dirent = DirentOid(old_dir, old_name);
-  // A directory moved to another one records its new parent (Inode::parent); such moves take
-  // the namespace's move lease, so that none can move a directory into itself meanwhile.
-  const bool moving_across = moving_dir && old_dir != new_dir;
-  std::optional<MoveLeaseHold> lease;
-  if (moving_across) {
-    Result<MoveLeaseHold> taken = TakeMoveLease();
-    if (!taken.ok()) return taken.status();
-    lease.emplace(std::move(*taken));
-    Result<bool> inside = IsInside(new_dir, source->fno);
-    if (!inside.ok()) return inside.status();
-    if (*inside) {
-      return Status::InvalidArgument("cannot move '" + std::string(old_name) + "' into itself");
-    }
-  }
-  // Another client may rename or unlink the source while this rename runs; only one of them
-  // may take the name. A file's link count goes up first, as at a link, so that an unlink
-  // racing this rename cannot free the file under the new entry (nor can a crash leave two
-  // entries that count one link). A directory has no such count to hold (rmdir checks
-  // emptiness, not links); its race is settled by the old name's removal alone, and it notes
-  // the rename (Inode::renames) for the time it has two names, unless one bucket holds both:
-  // another rename or rmdir of it waits (EBUSY), or finishes it once it is expired.
-  // Either is stamped as Linux stamps a renamed inode, which also tells fsck that a directory
-  // in flight between its two names, whose entries it may miss both, is not an orphan.
-  const std::optional<RenameNote> note =
-      moving_dir && new_dirent != old_dirent
-          ? std::optional<RenameNote>(
-                RenameNote{old_dir, std::string(old_name), new_dir, std::string(new_name), Now()})
-          : std::nullopt;
-  uint64_t parent_before = 0;
-  Result<InodeRef> pinned = Status::Internal("not pinned");
-  // A file's pin starts from the kernel's lookup of the old name a moment ago (its conditional
-  // write catches any change since; a refusal comes from a fresh read).
-  std::optional<InodeRef> looked_up = moving_dir ? std::nullopt : TakeLookedUpInode(source->fno);
-  for (bool settled = false;; settled = true) {
-    bool noted = false;  // another rename's note is there
-    pinned = UpdateInode(
-        source->fno,
-        [&](Inode* inode) {
-          noted = false;  // as of this state
-          if (inode->nlink == 0) return Status::NotFound(lost);
-          if (moving_dir && inode->removing()) {
-            return Status::NotFound("'" + std::string(old_name) + "' is being removed");
-          }
-          if (moving_dir && !inode->renames.empty()) {
-            noted = true;
-            return Status::Busy("'" + std::string(old_name) + "' is being renamed");
-          }
-          if (!moving_dir) ++inode->nlink;
-          if (note) inode->renames.push_back(*note);
-          parent_before = inode->parent;
-          if (moving_across) inode->parent = new_dir;
-          inode->ctime = Now();
-          return Status::Ok();
-        },
-        std::exchange(looked_up, std::nullopt));
-    if (!noted || settled) break;
-    ORTHOFS_RETURN_IF_ERROR(SettleRenames(source->fno));
-  }
-  if (!pinned.ok()) return pinned.status();
-  // Drops the link the pin added (a directory: its note, and its new parent unless the rename
-  // `took_effect`). An unlink racing this rename may have left the pin the last link: the
-  // caller frees the file then (`source_gone`).
-  auto unpin = [&](bool took_effect) {
-    if (moving_dir) {
-      if (!note) return Status::Ok();
-      Result<InodeRef> unnoted = UpdateInode(
-          source->fno,
-          [&](Inode* inode) {
-            std::erase(inode->renames, *note);
-            // Where it is now: moved, or where it was before (under the lease nobody else
-            // moved it between directories). A finish of this note by another client may have
-            // recorded either.
-            if (moving_across) inode->parent = took_effect ? new_dir : parent_before;
-            return Status::Ok();
-          },
-          *pinned);
-      // A directory gone meanwhile (removed under its other name) holds no note.
-      if (!unnoted.ok() && !unnoted.status().Is(StatusCode::kNotFound)) return unnoted.status();
-      return Status::Ok();
-    }
-    // From the pin's own result: a change since (a racing unlink) fails the conditional write,
-    // and the update starts again from a fresh read.
-    Result<InodeRef> dropped = UpdateInode(
-        source->fno,
-        [](Inode* inode) {
-          if (inode->nlink > 0) --inode->nlink;
-          return Status::Ok();
-        },
-        *pinned);
-    if (!dropped.ok()) return dropped.status();
-    if (dropped->inode.nlink == 0 && source_gone != nullptr) {
-      *source_gone = Unlinked{source->fno, true};
-    }
-    return Status::Ok();
-  };
-  // A directory this rename replaces is marked as an rmdir marks it, so that no entry lands
-  // in it between its emptiness check and its deletion.
-  std::optional<uint64_t> marked_target;
-  auto unmark_target = [&] {
-    if (marked_target) ClearRemovalMark(*marked_target);
-    marked_target.reset();
-  };
-  // Before the commit: nothing of this rename stays but the pin, which goes.
-  auto give_up = [&](Status why) {
-    unmark_target();
-    (void)unpin(/*took_effect=*/false);
-    return why;
-  };
-  // The source was looked up before the pin, and another client may have renamed it within
-  // its directory since (no lease for that): a note must name a name the directory has, or a
-  // finish of it would record a parent it does not have. While the note stands nobody else
-  // takes that name.
-  if (note) {
-    Result<bool> still_there = HasEntry(old_dirent, old_name, source->fno);
-    if (!still_there.ok()) return give_up(still_there.status());
-    if (!*still_there) return give_up(Status::NotFound(lost));
-  }
-
-  std::optional<DirEntry> replaced;
-
-  const int moved_dir_links = moving_dir && old_dir != new_dir ? 1 : 0;
-  int new_dir_links = 0;  // the change of new_dir's link count
-  bool new_dir_touched = false;
-  // A commit that failed at the transport may still have landed (the original's write is the
-  // commit, and an answer can be lost), and an entry found there may as well be another
-  // client's same rename: the outcome stays unknown. The pin stays (a count too high at
-  // worst, which fsck fixes), and so does the target's mark (an orphan's, if it landed). A
-  // refusal changed nothing: the rename gives up.
-  auto commit_failed = [&](Status st) {
-    return ClusterClient::IsOsdFailure(st) ? st : give_up(st);
-  };
-  // 1. Point new_name at the source (the commit point), replacing a target entry.
-  for (int attempt = 0;; ++attempt) {
-    unmark_target();  // a conflict: the target may be another one now
-    if (attempt == kMaxAttempts) return give_up(Status::Unavailable("rename: too many conflicts"));
-    // The kernel looked the new name up right before this rename: its read of the bucket
-    // starts the first attempt when it found the name absent (the commit's conditional write
-    // catches any change since). What refuses or replaces comes from a fresh read.
-    bool recent = false;
-    Result<Bucket> bucket = attempt == 0 && !expected_target && new_dirent != old_dirent
-                                ? BucketToChange(new_dirent, &recent)
-                                : ReadBucket(new_dirent);
-    if (recent && bucket.ok() && bucket->Has(new_name)) bucket = ReadBucket(new_dirent);
-    if (!bucket.ok()) return give_up(bucket.status());
-    std::vector<DirEntry> entries;
-    replaced.reset();
-    for (const auto& e : bucket->entries) {
-      if (e.name == new_name) {
-        replaced = e;
-      } else {
-        entries.push_back(e);
-      }
-    }
-    if (expected_target && (!replaced || replaced->fno != *expected_target)) {
-      return give_up(Status::Stale("'" + std::string(new_name) + "' names another directory now"));
-    }
-    if (replaced) {
-      if (replaced->fno == source->fno) {
-        // Two hard links to one inode: nothing changes. After a conflict this may also be this
-        // rename's own commit (its answer lost before the fallback to the replica met a later
-        // change), or another client's same rename whose old name's removal is still to come:
-        // while the old name names the source, the pin stays and counts it (one too high at
-        // worst, which fsck fixes).
-        if (attempt > 0 && new_dirent != old_dirent) {
-          Result<bool> old_there = HasEntry(old_dirent, old_name, source->fno);
-          if (!old_there.ok() || *old_there) return Unlinked{};
-        }
-        (void)unpin(/*took_effect=*/false);
-        return Unlinked{};
-      }
-      if (mode == RenameMode::kNoReplace) {
-        return give_up(Status::AlreadyExists("'" + std::string(new_name) + "' exists"));
-      }
-      if (moving_dir && !S_ISDIR(replaced->type)) {
-        return give_up(Status::NotADirectory("'" + std::string(new_name) + "' is not a directory"));
-      }
-      if (!moving_dir && S_ISDIR(replaced->type)) {
-        return give_up(Status::IsADirectory("'" + std::string(new_name) + "' is a directory"));
-      }
-      if (S_ISDIR(replaced->type)) {
-        if (Status marked = MarkForRemovalIfEmpty(replaced->fno, new_name); !marked.ok()) {
-          return give_up(marked);
-        }
-        marked_target = replaced->fno;
-      }
-    }
-    new_dir_links = moved_dir_links - (replaced && S_ISDIR(replaced->type) ? 1 : 0);
-    if (new_dirent == old_dirent) {
-      // One bucket holds both names: one conditional write does the whole rename, if the old
-      // name there still names the source.
-      std::vector<DirEntry> same;
-      bool source_there = false;
-      for (const auto& e : entries) {
-        if (e.name == old_name) {
-          source_there = e.fno == source->fno;
-        } else {
-          same.push_back(e);
-        }
-      }
-      if (!source_there) return give_up(Status::NotFound(lost));
-      same.push_back(DirEntry{std::string(new_name), source->fno, source->type});
-      Status st = WriteBucket(new_dirent, same, bucket->version);
-      if (st.ok()) break;
-      if (!st.Is(StatusCode::kVersionMismatch)) return commit_failed(st);
-    } else {
-      entries.push_back(DirEntry{std::string(new_name), source->fno, source->type});
-      if (lease && !lease->Usable()) {
-        return give_up(Status::Unavailable("rename: the directory move lease ran out"));
-      }
-      Status st = WriteBucket(new_dirent, entries, bucket->version);
-      if (!st.ok() && !st.Is(StatusCode::kVersionMismatch)) return commit_failed(st);
-      if (st.ok()) {
-        // Until the old name goes, this rename can still be taken back: its entry goes again
-        // and the target comes back.
-        auto take_back = [&](Status why) {
-          Status undone = RemoveEntry(new_dir, new_name, source->fno, std::nullopt, replaced);
-          // Someone else renamed or removed this rename's entry already: the pin counts for
-          // it (a rename) or was dropped with it (an unlink), and stays as it is.
-          if (undone.Is(StatusCode::kNotFound)) return why;
-          if (!undone.ok()) return undone;  // the entry stays, and the pin counts it
-          if (new_dir_touched && new_dir_links != 0) (void)TouchDirectory(new_dir, -new_dir_links);
-          return give_up(why);
-        };
-        // 2. The new entry's directory refuses it if a removal marked it (see MakeInode). Also
-        // within one directory: an rmdir's emptiness check lists its buckets one OSD after
-        // another, and could miss both names.
-        Status touched =
-            TouchDirectory(new_dir, new_dir_links, std::exchange(new_parent_start, std::nullopt),
-                           nullptr, /*entry_added=*/true);
-        if (touched.Is(StatusCode::kNotFound)) {
-          return take_back(Status::NotFound("the target directory is being removed"));
-        }
-        if (!touched.ok()) return take_back(touched);
-        new_dir_touched = true;
-        // 3. Drop the old name (a crash before this leaves two links, counted). If another
-        // client took it first (a rename or unlink of the same name), this rename lost.
-        Status removed = RemoveEntry(old_dir, old_name, source->fno);
-        if (removed.Is(StatusCode::kNotFound)) return take_back(Status::NotFound(lost));
-        if (!removed.ok()) return removed;  // both names stay, and the pin counts the second
-        break;
-      }
-    }
-    AfterConflict(attempt);
-  }
-  // The rename took effect; a count left one too high only keeps the file from being freed
-  // at its last unlink (fsck fixes it), so it is not the caller's failure.
-  if (Status dropped = unpin(/*took_effect=*/true); !dropped.ok()) {
-    spdlog::warn("rename of '{}': the link count of {} stays one too high: {}", old_name,
-                 source->fno, dropped.ToString());
-  }
-  // 4. Parents' times and link counts (new_dir's above, unless one bucket held both names);
-  // the replaced target loses its link.
-  if (!new_dir_touched || old_dir != new_dir) {
-    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(old_dir, -moved_dir_links));
-  }
-  if (!new_dir_touched && replaced) {
-    ORTHOFS_RETURN_IF_ERROR(TouchDirectory(new_dir, new_dir_links));
-  }
-  if (!replaced) return Unlinked{};
-  if (S_ISDIR(replaced->type)) {
-    ORTHOFS_RETURN_IF_ERROR(DeleteInode(replaced->fno));
-    return Unlinked{};
-  }
-  Result<InodeRef> dropped = UpdateInode(replaced->fno, [](Inode* inode) {
-    if (inode->nlink > 0) --inode->nlink;
-    inode->ctime = Now();
-    return Status::Ok();
-  });
-  if (!dropped.ok()) return dropped.status();
-  return Unlinked{replaced->fno, dropped->inode.nlink == 0};
 }
 
 Result<std::set<uint64_t>> Namespace::StoredDataObjects(

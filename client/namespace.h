@@ -179,6 +179,12 @@ class Namespace {
       uint64_t fno);
 
  private:
+  // One Rename, in named steps (client/namespace_rename.cc).
+  class RenameOp;
+  // Conflicts are rare ([Kroha]'s premise); a few retries with backoff settle them.
+  static constexpr int kMaxAttempts = 64;
+  // NameTooLong past kMaxNameLength, InvalidArgument for "", ".", ".." or a '/'.
+  static Status CheckName(std::string_view name);
   // The INODE a lookup read a moment ago (at most once), to start a change from.
   std::optional<InodeRef> TakeLookedUpInode(uint64_t fno);
   // The INODE `read` holds, decoded; a NotFound read names the missing inode.
@@ -241,6 +247,10 @@ class Namespace {
   Result<InodeRef> UpdateInode(uint64_t fno, Change change,
                                std::optional<InodeRef> start = std::nullopt,
                                PendingCalls* replica_pending = nullptr);
+  // UpdateInode with the change as a function: for steps defined in other files
+  // (namespace_rename.cc), where the template's definition is not seen.
+  Result<InodeRef> UpdateInodeWith(uint64_t fno, const std::function<Status(Inode*)>& change,
+                                   std::optional<InodeRef> start = std::nullopt);
   Result<uint64_t> AllocateFno();
   // Counts a conflict (a conditional write found the object changed: conflicts()) and waits
   // before the retry number `attempt` (0: the first).
