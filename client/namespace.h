@@ -131,6 +131,13 @@ class Namespace {
   // Deletes the data objects of a file whose INODE is gone from both copies (another client
   // freed it by a smaller size than this one wrote).
   Status ReleaseData(uint64_t fno, uint64_t size) { return TruncateData(fno, size, 0); }
+  // Deletes what is stored of the file past `size` (its published size, or this client's
+  // including its own writes): objects past the object holding the end, and that object's
+  // bytes past it. A client that died after writing objects back but before publishing their
+  // size leaves such objects; an extension (a write past the end, truncate up, fallocate)
+  // would show their old bytes where POSIX says a hole reads as zeros. One listing per OSD of
+  // the file, and a read of the end's object.
+  Status ClearPastEnd(uint64_t fno, uint64_t size);
 
   // A directory's rename that noted itself (Inode::renames) this long ago and is still noted
   // was cut short: the next rename or removal of the directory finishes it, and so does fsck.

@@ -97,8 +97,15 @@ Status Namespace::ZeroObjectRange(uint64_t fno, uint64_t index, uint64_t from, u
   return cluster_->WriteBothCopies(oid, bytes, how);
 }
 
+Status Namespace::ClearPastEnd(uint64_t fno, uint64_t size) {
+  return TruncateData(fno, std::numeric_limits<uint64_t>::max(), size);
+}
+
 Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size) {
-  if (new_size >= old_size) return Status::Ok();  // growing: the gap reads as zeros
+  if (new_size == old_size) return Status::Ok();
+  // Growing: the gap must read as zeros, but a client that died before publishing its writes'
+  // size may have left objects (or bytes of the old end's object) there.
+  if (new_size > old_size) return ClearPastEnd(fno, old_size);
   const uint64_t object_size = cluster_->map().object_size;
   const uint64_t first_dropped = (new_size + object_size - 1) / object_size;
   Result<std::set<uint64_t>> doomed =

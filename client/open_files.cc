@@ -76,6 +76,7 @@ CachedVersions::Cached OpenFiles::Opened(const InodeRef& ref, bool created) {
   OpenInode& o = open_[ref.fno];
   const bool open_here = o.open_count++ > 0;
   SawInodeLocked(o, ref, open_here);
+  if (created) o.past_end_clear = true;  // a new file number: nothing was ever stored
   const CachedVersions::Cached cached = cached_versions_.Open(ref.fno, ref.version);
   if (cached != CachedVersions::Cached::kValid) io_->ForgetClean(ref.fno);
   if (created || cached == CachedVersions::Cached::kNothing) return cached;
@@ -137,6 +138,31 @@ Status OpenFiles::RevalidateUnderLock(uint64_t ino) {
   return Status::Ok();
 }
 
+Status OpenFiles::BeforeExtending(uint64_t fno, uint64_t end) {
+  uint64_t size = 0;
+  {
+    std::unique_lock lock(mu_);
+    auto it = open_.find(fno);
+    if (it == open_.end()) return Status::Ok();  // not opened through this client
+    OpenInode& o = it->second;                   // stays: the caller's descriptor is open
+    past_end_cleared_.wait(lock, [&] { return !o.clearing_past_end; });
+    if (o.past_end_clear || end <= o.size) return Status::Ok();
+    o.clearing_past_end = true;
+    size = o.size;
+  }
+  // The client cache may hold the same bytes (a whole object fetched around the end).
+  io_->Truncated(fno, size);
+  const Status cleared = ns_->ClearPastEnd(fno, size);
+  std::lock_guard lock(mu_);
+  auto it = open_.find(fno);
+  if (it != open_.end()) {
+    it->second.clearing_past_end = false;
+    if (cleared.ok()) it->second.past_end_clear = true;
+  }
+  past_end_cleared_.notify_all();
+  return cleared;
+}
+
 void OpenFiles::Wrote(uint64_t fno, uint64_t end) {
   std::lock_guard lock(mu_);
   kernel_sizes_.Grew(fno, end);
@@ -153,6 +179,8 @@ void OpenFiles::Truncated(uint64_t fno, uint64_t size) {
   if (it != open_.end()) {
     it->second.size = size;
     it->second.size_dirty = false;
+    // The cut listed and removed everything stored past the new size.
+    it->second.past_end_clear = true;
   }
 }
 

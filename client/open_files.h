@@ -51,6 +51,10 @@ struct OpenInode {
   bool publishing = false;         // a Publish is under way (it took the writes off size_dirty)
   bool release_on_close = false;   // unlinked while open: free its objects at the last close
   bool removed_elsewhere = false;  // another client freed it: every flush and close says so
+  // Nothing is stored past `size` (BeforeExtending): created by this client, cut by it, or
+  // checked at its first extension since the open.
+  bool past_end_clear = false;
+  bool clearing_past_end = false;  // a BeforeExtending is under way
   std::optional<InodeRef> seen;    // the INODE as of the last open or publish
   // The last INODE read for the kernel's getattr since the open (OpenFiles::RecentAttributes).
   std::optional<InodeRef> attributes;
@@ -117,6 +121,11 @@ class OpenFiles {
   // SetLock writes back before it unlocks).
   Status RevalidateUnderLock(uint64_t fno);
 
+  // Before a write or fallocate that may end past the size this client knows: the first such
+  // extension of the file since its open clears what is stored past that size
+  // (Namespace::ClearPastEnd), in the client cache too, so that no byte a crashed client left
+  // there shows in the new range. Other writers of the file here wait for it.
+  Status BeforeExtending(uint64_t fno, uint64_t end);
   void Wrote(uint64_t fno, uint64_t end);
 
   void Truncated(uint64_t fno, uint64_t size);
@@ -215,6 +224,7 @@ class OpenFiles {
   KernelCache* const kernel_;
   std::mutex mu_;
   std::condition_variable publish_done_;      // a Publish finished (OpenInode::publishing)
+  std::condition_variable past_end_cleared_;  // a BeforeExtending finished
   std::map<uint64_t, OpenInode> open_;        // guarded by mu_
   CachedVersions cached_versions_;            // guarded by mu_: which cached bytes are still valid
   std::map<uint64_t, int> revalidating_;      // guarded by mu_: opens that found the file changed

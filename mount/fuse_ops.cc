@@ -495,7 +495,8 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
       return ReplyInodeError(req, ino, st, "write");  // gone: removed by another client
     }
   }
-  Status st = fs->io().Write(ino, offset, std::string_view(buf, size));
+  Status st = fs->files().BeforeExtending(ino, offset + size);
+  if (st.ok()) st = fs->io().Write(ino, offset, std::string_view(buf, size));
   if (!st.ok()) return ReplyError(req, st, "write");
   fs->files().Wrote(ino, offset + size);
   if ((fi->flags & O_SYNC) || (fi->flags & O_DSYNC)) {
@@ -866,6 +867,9 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
     return (void)fuse_reply_err(req, ENOSPC);
   }
   if (keep_size) return (void)fuse_reply_err(req, 0);
+  if (Status st = fs->files().BeforeExtending(ino, end); !st.ok()) {
+    return ReplyError(req, st, "fallocate");
+  }
   fs->files().Wrote(ino, end);
   if (Status st = fs->files().Publish(ino); !st.ok()) return ReplyError(req, st, "fallocate");
   fuse_reply_err(req, 0);
