@@ -116,6 +116,8 @@ Status TakeOptions(const std::string& list, MountArgs* args) {
       args->tls.key = opt.substr(8);
     } else if (opt == "local_locks") {
       args->local_locks = true;
+    } else if (opt == "private") {
+      args->private_mount = true;
     } else if (opt == "insecure") {
       args->tls.insecure = true;
     } else {
@@ -191,6 +193,8 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
       args.foreground = true;
     } else if (a == "--local-locks") {
       args.local_locks = true;
+    } else if (a == "--private") {
+      args.private_mount = true;
     } else if (a == "--insecure") {
       args.tls.insecure = true;
     } else if (a == "-d" || a == "-s") {
@@ -222,6 +226,17 @@ Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv) {
     return Status::InvalidArgument("--map is required (or give the map as the mount source)");
   }
   return args;
+}
+
+std::string FuseMountOptions(const MountArgs& args, bool as_root) {
+  std::string options = "default_permissions,fsname=orthofs,subtype=orthofs";
+  const bool chosen =
+      std::find_if(args.fuse_options.begin(), args.fuse_options.end(), [](const std::string& o) {
+        return o == "allow_other" || o == "allow_root";
+      }) != args.fuse_options.end();
+  if (as_root && !args.private_mount && !chosen) options += ",allow_other";
+  for (const auto& o : args.fuse_options) options += "," + o;
+  return options;
 }
 
 }  // namespace orthofs

@@ -3,8 +3,9 @@
 //   mount.orthofs FILE MOUNTPOINT -o rw,fnso=N,...                    (mount -t fuse.orthofs,
 //                                                                     an /etc/fstab line)
 // Our options inside -o (map=, fnso=, log_level=, cache_mb=, flush_threads=, read_ahead=,
-// negative_timeout=, lock_lease=, local_locks, prefetch=, metrics=, tls_dir=, tls_ca=, tls_cert=,
-// tls_key=, insecure) are taken out; fstab-only words are dropped; the rest goes to libfuse.
+// negative_timeout=, lock_lease=, local_locks, private, prefetch=, metrics=, tls_dir=, tls_ca=,
+// tls_cert=, tls_key=, insecure) are taken out; fstab-only words are dropped; the rest goes to
+// libfuse.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,9 @@ struct MountArgs {
   // fcntl and flock locks held by the kernel, within this mount only (NFS's local_lock=all):
   // for a namespace one client writes, whose programs lock a lot (a lock costs no round trip).
   bool local_locks = false;
+  // A mount started by root serves every local user (FUSE's allow_other), as GlusterFS and
+  // MooseFS root mounts do; -o private (--private) keeps it to root, FUSE's own default.
+  bool private_mount = false;
   std::string expected_prefetch;  // refuse a map that prefetches otherwise; empty: any
   std::string metrics;            // serve Prometheus text at http://HOST:PORT/metrics
   TlsFlags tls;                   // identity "client" by default
@@ -50,5 +54,10 @@ uint64_t DefaultCacheMb(uint64_t physical_memory_bytes);
 
 // argv without the program name. kInvalidArgument with a one-line reason.
 Result<MountArgs> ParseMountArgs(const std::vector<std::string>& argv);
+
+// The options libfuse mounts with: default_permissions (the kernel checks mode bits against
+// the attributes OrthoFS answers), the file system's name, allow_other when `as_root` unless
+// the mount is private (or the user gave allow_other or allow_root), then the user's own.
+std::string FuseMountOptions(const MountArgs& args, bool as_root);
 
 }  // namespace orthofs

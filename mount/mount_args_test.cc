@@ -167,4 +167,23 @@ TEST(MountArgsTest, Errors) {
 }
 
 }  // namespace
+TEST(MountArgsTest, ARootMountServesEveryUserUnlessPrivate) {
+  const MountArgs plain = Parse({"--map", "m", "/x"});
+  EXPECT_EQ(FuseMountOptions(plain, /*as_root=*/true),
+            "default_permissions,fsname=orthofs,subtype=orthofs,allow_other");
+  EXPECT_EQ(FuseMountOptions(plain, /*as_root=*/false),
+            "default_permissions,fsname=orthofs,subtype=orthofs");
+  EXPECT_TRUE(Parse({"--map", "m", "/x", "--private"}).private_mount);
+  const MountArgs kept = Parse({"m", "/x", "-o", "private,ro"});
+  EXPECT_TRUE(kept.private_mount);
+  EXPECT_EQ(FuseMountOptions(kept, true), "default_permissions,fsname=orthofs,subtype=orthofs,ro");
+  // The user's own choice stands, once.
+  const MountArgs root_only = Parse({"m", "/x", "-o", "allow_root"});
+  EXPECT_EQ(FuseMountOptions(root_only, true),
+            "default_permissions,fsname=orthofs,subtype=orthofs,allow_root");
+  const MountArgs given = Parse({"m", "/x", "-o", "allow_other"});
+  EXPECT_EQ(FuseMountOptions(given, true),
+            "default_permissions,fsname=orthofs,subtype=orthofs,allow_other");
+}
+
 }  // namespace orthofs

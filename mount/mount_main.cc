@@ -121,7 +121,7 @@ std::string NewClientId() {
 void Usage(const char* prog) {
   std::cout << "usage: " << prog
             << " --map FILE [--fnso N] [--cache-mb MB] [--flush-threads N] [--read-ahead N]\n"
-               "       [--negative-timeout S] [--lock-lease S] [--local-locks]\n"
+               "       [--negative-timeout S] [--lock-lease S] [--local-locks] [--private]\n"
                "       [--log-level LEVEL] [--prefetch MODE]\n"
                "       [--metrics HOST:PORT]\n"
                "       [--tls-dir DIR | --insecure]\n"
@@ -143,6 +143,9 @@ void Usage(const char* prog) {
                "  S (1..3600, default 15) is how long a client may stay silent (killed, cut\n"
                "  off) before the others take its locks. --local-locks (-o local_locks) keeps\n"
                "  them in this mount's kernel instead: free, but not seen by other clients.\n"
+               "  Mounted by root, it serves every local user under the kernel's permission\n"
+               "  checks (allow_other, default_permissions); --private (-o private) keeps it to\n"
+               "  root. Other users' mounts serve only themselves, as FUSE does.\n"
                "  -o passes FUSE mount options (allow_other, ro, ...); map=, fnso=, cache_mb=,\n"
                "  flush_threads=, read_ahead=, negative_timeout=, lock_lease= and log_level= may\n"
                "  also be given there.\n"
@@ -193,9 +196,7 @@ int main(int argc, char** argv) {
   // libfuse gets its own arguments; the kernel enforces permissions from our attributes.
   std::vector<std::string> fuse_argv = {argv[0]};
   fuse_argv.insert(fuse_argv.end(), cli.fuse_flags.begin(), cli.fuse_flags.end());
-  std::string options = "default_permissions,fsname=orthofs,subtype=orthofs";
-  for (const auto& o : cli.fuse_options) options += "," + o;
-  fuse_argv.push_back("-o" + options);
+  fuse_argv.push_back("-o" + FuseMountOptions(cli, geteuid() == 0));
   std::vector<char*> fuse_argv_ptrs;
   for (auto& a : fuse_argv) fuse_argv_ptrs.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fuse_argv_ptrs.size()), fuse_argv_ptrs.data());

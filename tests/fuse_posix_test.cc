@@ -1466,4 +1466,39 @@ TEST_F(FusePosixTest, ListingWithAttributesMatchesStat) {
   EXPECT_NE(ls.out.find("drwxr-x---"), std::string::npos) << ls.out;
 }
 
+// A mount started by root without -o allow_other (the quickstart's, an fstab line's) serves
+// every local user under the kernel's checks of the mode bits; -o private keeps it to root.
+TEST_F(FusePosixTest, ARootMountServesOtherUsersUnderTheirModeBits) {
+  for (const bool private_mount : {false, true}) {
+    std::vector<std::string> flags;
+    if (private_mount) flags = {"--private"};
+    TestMount plain(cluster_, kFnso, flags);
+    const std::string dir = plain / (name_ + (private_mount ? "-private" : "-shared"));
+    ASSERT_EQ(mkdir(dir.c_str(), 0777), 0) << std::strerror(errno);
+    ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+    CreateFile(dir + "/secret", "root only", 0600);
+    const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(dir_fd, 0);
+    const int made = AsUserWithFile(dir_fd, "mine", O_CREAT | O_WRONLY,
+                                    [](int fd) { return write(fd, "hello", 5) == 5 ? 0 : errno; });
+    const int read_back = AsUserWithFile(dir_fd, "mine", O_RDONLY, [](int fd) {
+      char buf[8];
+      return read(fd, buf, sizeof buf) == 5 && std::memcmp(buf, "hello", 5) == 0 ? 0 : EIO;
+    });
+    const int secret = AsUserWithFile(dir_fd, "secret", O_RDONLY, [](int) { return 0; });
+    close(dir_fd);
+    if (private_mount) {
+      // FUSE shuts every other user out before any mode bit is looked at.
+      EXPECT_EQ(ErrName(made), "EACCES");
+      EXPECT_EQ(ErrName(secret), "EACCES");
+    } else {
+      EXPECT_EQ(ErrName(made), "OK");
+      EXPECT_EQ(ErrName(read_back), "OK");
+      EXPECT_EQ(ErrName(secret), "EACCES") << "mode 0600 of another user";
+      struct stat st = FreshStat(dir + "/mine");
+      EXPECT_EQ(st.st_uid, static_cast<uid_t>(kUser));
+    }
+  }
+}
+
 }  // namespace orthofs::testing
