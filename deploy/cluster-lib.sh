@@ -93,13 +93,14 @@ cluster_stop_osds() {
   echo "$(basename "$0"): stopped ${#pids[@]} OSD(s) in $dir"
 }
 
-# cluster_wait_healthy DIR [PREFIX...]: waits up to 30 s until every OSD of the map answers
-# (`orthofs status`, run under PREFIX, e.g. a network namespace). Fails early, showing its
-# log, when an OSD process exits.
+# cluster_wait_healthy DIR [PREFIX...]: waits up to $ORTHOFS_HEALTH_WAIT seconds (default 30,
+# by the clock) until every OSD of the map answers (`orthofs status`, run under PREFIX, e.g. a
+# network namespace). Fails early, showing its log, when an OSD process exits; at the end it
+# names the OSDs that do not answer and says how long it waited.
 cluster_wait_healthy() {
-  local dir=$1 id pid
+  local dir=$1 id pid start=$SECONDS wait=${ORTHOFS_HEALTH_WAIT:-30}
   shift
-  for _ in $(seq 1 150); do
+  while :; do
     if "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" "${tool_tls[@]}" --timeout-ms 500 \
       > /dev/null 2>&1; then
       return 0
@@ -114,10 +115,14 @@ cluster_wait_healthy() {
         return 1
       fi
     done
+    [ $((SECONDS - start)) -lt "$wait" ] || break
     sleep 0.2
   done
-  echo "$(basename "$0"): OSDs not healthy after 30 s" >&2
-  "$@" "$bin/orthofs" status --map "$dir/cluster.yaml" "${tool_tls[@]}" >&2 || true
+  local sick
+  sick=$("$@" "$bin/orthofs" status --map "$dir/cluster.yaml" "${tool_tls[@]}" --timeout-ms 1000 \
+    2>&1 | grep -i 'down' || true)
+  echo "$(basename "$0"): not every OSD answered within $((SECONDS - start)) s:" >&2
+  echo "${sick:-  (orthofs status reports nothing down now)}" >&2
   return 1
 }
 

@@ -146,6 +146,28 @@ for copy in ORIGINAL REPLICA; do
 done
 pass "kill -9 OSD $victim, up restarts only it, the object survives"
 
+# ---- up with one OSD hung: the others stay, the sick one is named, the wait is real ----
+for id in 0 1 2; do old[$id]=$(pid_of $id); done
+kill -STOP "${old[$victim]}"
+start=$SECONDS
+ORTHOFS_HEALTH_WAIT=4 "$lc" up --osds 3 --dir "$cluster" > "$W/up-hung.out" 2>&1 &&
+  fail "up with OSD $victim hung exited 0: $(cat "$W/up-hung.out")"
+took=$((SECONDS - start))
+kill -CONT "${old[$victim]}"
+for id in 0 1 2; do
+  [ "$(pid_of $id)" = "${old[$id]}" ] && alive "${old[$id]}" ||
+    fail "up with OSD $victim hung stopped or replaced OSD $id: $(cat "$W/up-hung.out")"
+done
+grep -q "OSD $victim .*down" "$W/up-hung.out" ||
+  fail "up with OSD $victim hung does not name it: $(cat "$W/up-hung.out")"
+grep -q "within [0-9]* s" "$W/up-hung.out" || fail "no wait reported: $(cat "$W/up-hung.out")"
+reported=$(sed -n 's/.*within \([0-9]*\) s.*/\1/p' "$W/up-hung.out" | head -1)
+[ "$reported" -le "$took" ] && [ "$took" -le 20 ] ||
+  fail "up reported $reported s and took $took s for a 4 s wait: $(cat "$W/up-hung.out")"
+"$lc" up --osds 3 --dir "$cluster" > "$W/up-after.out" 2>&1 ||
+  fail "up after SIGCONT exited $?: $(cat "$W/up-after.out")"
+pass "up with an OSD hung leaves the others running and names the sick one"
+
 # ---- down ----
 "$lc" down --dir "$cluster" || fail "down exited $?"
 left=$(pgrep -af -- "$D" || true)
