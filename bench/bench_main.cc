@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -723,6 +724,19 @@ int main(int argc, char** argv) {
   app.add_flag("--no-drop-caches", no_drop_caches, "do not drop the page cache before reads");
   app.add_flag("--keep", options.keep, "with --phase all, leave the data files in DIR");
 
+  // An unknown flag is named as such, even when DIR is missing too (CLI11 reports the missing
+  // DIR first).
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-' || arg == "-h" || arg == "--help") continue;
+    if (std::isdigit(static_cast<unsigned char>(arg[1]))) continue;  // a negative value
+    const std::string name = arg.substr(0, arg.find('='));
+    if (app.get_option_no_throw(name) == nullptr) {
+      std::cerr << "orthofs-bench: unknown flag '" << name << "' (see --help)\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

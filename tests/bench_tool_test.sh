@@ -135,6 +135,10 @@ rc=0
 "$bench" "$W" --mode bogus > /dev/null 2> "$D/bogus.err" || rc=$?
 [ "$rc" -ne 0 ] || fail "--mode bogus exited 0"
 grep -q -- "--mode" "$D/bogus.err" || fail "no message about --mode: $(cat "$D/bogus.err")"
+rc=0
+"$bench" --bogus > /dev/null 2> "$D/flag.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "unknown flag '--bogus'" "$D/flag.err" ||
+  fail "--bogus without DIR: exit $rc, $(cat "$D/flag.err")"
 
 rc=0
 "$bench" "$D/missing" "${small[@]}" > /dev/null 2> "$D/missing.err" || rc=$?
