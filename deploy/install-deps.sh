@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package OrthoFS needs to build, run and test.
-# Usage: deploy/install-deps.sh   (as root, or with sudo available)
+# Usage: deploy/install-deps.sh [--peers]   (as root, or with sudo available)
+#   --peers also installs GlusterFS and MooseFS, for deploy/peers/ and deploy/compare-peers.
 set -euo pipefail
 
 packages=(
@@ -14,6 +15,13 @@ packages=(
   clang libclang-rt-14-dev llvm-14
   iproute2 procps psmisc fio bonnie++ dbench ethtool gnuplot-nox python3 systemd curl
 )
+
+if [ "${1:-}" = "--peers" ]; then
+  packages+=(glusterfs-server glusterfs-client moosefs-master moosefs-chunkserver moosefs-client git)
+elif [ $# -gt 0 ]; then
+  echo "install-deps: unknown argument '$1' (--peers)" >&2
+  exit 2
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
