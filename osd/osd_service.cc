@@ -129,13 +129,14 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
                        ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
       authorize_callers_(options.authorize_callers),
-      tls_not_after_(options.tls_not_after),
       object_size_(map.object_size),
       maps_(std::make_shared<const MapView>(map, previous_map)),
       store_(store),
       cache_(options.cache_bytes),
       data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()),
+      stats_(OsdStatsSources{options.osd_id, options.data_dir, options.tls_not_after, &maps_, store,
+                             &cache_, &prefetch_, &repair_}),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       recovering_(options.recovering_at_start),
@@ -197,7 +198,7 @@ void OsdService::WatchForStalls() {
     std::this_thread::sleep_for(kStallTick);
     const auto now = StallWatch::Clock::now();
     if (std::optional<StallWatch::Clock::duration> stall = stall_watch_.Tick(now)) {
-      ++stalls_;
+      ++counters_.stalls;
       if (!recovering_.load()) {
         spdlog::warn(
             "this OSD did not run for {} ms (stopped, suspended or starved of CPU): its peers may "
@@ -342,21 +343,8 @@ Status OsdService::Authorize(grpc::ServerContext* context, CallClass call,
 }
 
 grpc::Status OsdService::Finish(Method method, const Status& status) {
-  counters_[method].latency.Observe(std::chrono::steady_clock::now() - request_admitted);
-  Count(method, status);
+  stats_.Answered(method, status, std::chrono::steady_clock::now() - request_admitted);
   return ToGrpc(status);
-}
-
-void OsdService::Count(Method method, const Status& status) {
-  ++counters_[method].calls;
-  if (!status.ok()) {
-    ++counters_[method].errors;
-    // A full disk refuses every write: CheckSpaceFor logs that once per episode instead.
-    bool serious = status.Is(StatusCode::kIoError) || status.Is(StatusCode::kCorruption) ||
-                   status.Is(StatusCode::kInternal);
-    spdlog::log(serious ? spdlog::level::warn : spdlog::level::debug, "{} refused: {}",
-                kMethodNames[method], status.ToString());
-  }
 }
 
 void OsdService::ReclaimSpaceIfFull() {
@@ -396,7 +384,7 @@ Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
       " is full: " + std::to_string(space_.estimated_available() >> 20) + " MiB free on " +
       data_dir_ + ", " + std::to_string(space_.reserve_bytes() >> 20) +
       " MiB kept in reserve for its store (--reserve-mb); free space or add OSDs";
-  ++writes_refused_full_;
+  ++counters_.writes_refused_full;
   if (!full_) spdlog::warn("{}", message);
   full_ = true;
   return Status::NoSpace(message);
@@ -507,7 +495,7 @@ Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone
   // waits on it again until a background ping finds it back (osd/peer_reachability.h).
   const bool answers = reachability_.Reachable(other);
   if (!answers) return Status::Ok();
-  ++changes_alone_refused_;
+  ++counters_.changes_alone_refused;
   return Status(StatusCode::kBusy,
                 "OSD " + std::to_string(other) +
                     " answers: change the original there (this client's connection to it failed)",
@@ -562,7 +550,7 @@ Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& reque
   *bytes = std::string_view(all).substr(begin, end - begin);
   if (bytes->size() != all.size()) head->set_range_checksum(ObjectChecksum(*bytes));
   head->set_from_cache(from_cache);
-  bytes_out_ += bytes->size();
+  counters_.bytes_out += bytes->size();
   prefetch_.AfterDemandRead(*oid, request.client_id(), from_cache);
   return Status::Ok();
 }
@@ -620,7 +608,7 @@ Result<std::vector<ReadManyItem>> OsdService::ServeReadMany(const MapView& view,
     item.status =
         ServeRead(view, request.reads(static_cast<int>(i)), &item.head, &object, &item.bytes);
     item.owner = std::move(object);
-    Count(kRead, item.status);
+    stats_.Count(kRead, item.status);
   }
   return items;
 }
@@ -733,7 +721,7 @@ void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWr
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    Count(kWrite, outcomes[i]);
+    stats_.Count(kWrite, outcomes[i]);
     if (!outcomes[i].ok()) SetRefusal(outcomes[i], results[i]);
   }
 }
@@ -785,7 +773,7 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
   const auto use =
       oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
   ORTHOFS_RETURN_IF_ERROR(CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use));
-  bytes_in_ += data.size();
+  counters_.bytes_in += data.size();
   return Status::Ok();
 }
 
@@ -1294,7 +1282,7 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
   if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
   if (!st.ok()) return Finish(kList, st);
   if (more) response->set_next_page_token(last_key);
-  objects_listed_ += static_cast<uint64_t>(response->objects_size());
+  counters_.objects_listed += static_cast<uint64_t>(response->objects_size());
   return Finish(kList, Status::Ok());
 }
 
@@ -1302,19 +1290,6 @@ grpc::Status OsdService::Sync(grpc::ServerContext*, const wire::SyncRequest*, wi
   ORTHOFS_ADMIT_REQUEST();
   return Finish(kSync, store_->SyncWal());
 }
-
-namespace {
-
-// Stats counters that are levels (bytes held, records left, windows open, ...) rather than
-// totals: a reset leaves them alone, and Prometheus sees them as gauges.
-bool IsLevelCounter(const std::string& name) {
-  return name.ends_with("_bytes") || name.ends_with("_left") ||
-         name.starts_with("windows_active") || name == "subscribers" ||
-         name == "prefetch_quantity" || name == "prefetch_work_pending" ||
-         name.starts_with("prefetch_mode_") || name == "rebalancing";
-}
-
-}  // namespace
 
 grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRequest* request,
                                wire::StatsResponse* response) {
@@ -1324,119 +1299,11 @@ grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRe
       return ToGrpc(st);
     }
   }
-  FillStats(response);
-  std::lock_guard lock(stats_baseline_mu_);
-  for (auto& [name, value] : *response->mutable_counters()) {
-    if (IsLevelCounter(name)) continue;
-    auto base = stats_baseline_.find(name);
-    const uint64_t raw = value;
-    if (base != stats_baseline_.end()) value = raw >= base->second ? raw - base->second : 0;
-    if (request->reset()) stats_baseline_[name] = raw;
-  }
-  if (request->reset()) spdlog::info("stats reset");
+  stats_.Report(request->reset(), response);
   return grpc::Status::OK;
 }
 
-void OsdService::FillStats(wire::StatsResponse* response) {
-  response->set_osd_id(osd_id_);
-  response->set_epoch(maps_.Current()->epoch());
-  response->set_objects(store_->object_count());
-  response->set_bytes(store_->byte_count());
-  struct statvfs fs {};
-  if (statvfs(data_dir_.c_str(), &fs) == 0) {
-    response->set_capacity_bytes(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
-    response->set_available_bytes(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize);
-  }
-  auto& counters = *response->mutable_counters();
-  for (int m = 0; m < kMethodCount; ++m) {
-    counters[std::string(kMethodNames[m]) + "_calls"] = counters_[m].calls.load();
-    counters[std::string(kMethodNames[m]) + "_errors"] = counters_[m].errors.load();
-  }
-  counters["bytes_in"] = bytes_in_.load();
-  counters["writes_refused_full"] = writes_refused_full_.load();
-  counters["store_compactions"] = store_->compactions();
-  counters["store_wal_syncs"] = store_->wal_syncs();
-  counters["store_log_bytes"] = store_->data_log_bytes();
-  counters["store_log_garbage_bytes"] = store_->data_log_garbage_bytes();
-  counters["store_log_segments_collected"] = store_->segments_collected();
-  counters["bytes_out"] = bytes_out_.load();
-  counters["objects_listed"] = objects_listed_.load();
-  ObjectCacheStats cache = cache_.stats();
-  counters["cache_hits"] = cache.hits;
-  counters["cache_misses"] = cache.misses;
-  counters["cache_evictions"] = cache.evictions;
-  counters["cache_bytes"] = cache.bytes;
-  counters["cache_capacity_bytes"] = cache_.capacity_bytes();
-  counters["cache_prefetch_inserts"] = cache.prefetch_inserts;
-  counters["cache_prefetch_hits"] = cache.prefetch_hits;
-  counters["cache_prefetch_evicted_unused"] = cache.prefetch_evicted_unused;
-  counters["cache_prefetch_bytes"] = cache.prefetch_bytes;
-  counters["osd_messages_in"] = counters_[kPrefetchNotify].calls + counters_[kPrefetch].calls;
-  counters["osd_bytes_in"] = osd_bytes_in_.load();
-  counters["disk_model_reads"] = store_->disk_reads();
-  counters["disk_model_seeks"] = store_->disk_seeks();
-  counters["repair_records_written"] = repair_records_written_.load();
-  counters["changes_alone_refused"] = changes_alone_refused_.load();
-  counters["stalls"] = stalls_.load();
-  counters["repair_copies_repaired"] = repair_.repaired_total();
-  counters["repair_records_left"] = repair_.records_left();
-  counters["recovery_asks_repeated"] = repair_.recovery_asks_repeated();
-  counters["recovery_limits_reached"] = repair_.recovery_limits_reached();
-  counters["map_changes"] = map_changes_.load();
-  counters["rebalance_copies_taken_over"] = copies_taken_over_.load();
-  counters["rebalance_copies_discarded"] = copies_discarded_.load();
-  counters["rebalance_damaged_copies_replaced"] = damaged_copies_replaced_.load();
-  counters["rebalancing"] = maps_.Current()->rebalancing() ? 1 : 0;
-  std::map<std::string, uint64_t> prefetch;
-  prefetch_.AddCounters(&prefetch);
-  for (const auto& [name, value] : prefetch) counters[name] = value;
-}
-
-std::string OsdService::RenderMetrics() {
-  wire::StatsResponse stats;
-  FillStats(&stats);
-  const std::string id = std::to_string(osd_id_);
-  const MetricLabels osd = {{"osd", id}};
-  PrometheusText out;
-  out.Gauge("orthofs_osd_objects", "Object copies stored", stats.objects(), osd);
-  out.Gauge("orthofs_osd_store_bytes", "Bytes of object copies stored", stats.bytes(), osd);
-  out.Gauge("orthofs_osd_capacity_bytes", "Size of the data dir's file system",
-            stats.capacity_bytes(), osd);
-  out.Gauge("orthofs_osd_available_bytes", "Free space on the data dir's file system",
-            stats.available_bytes(), osd);
-  out.Gauge("orthofs_osd_map_epoch", "Cluster map epoch", stats.epoch(), osd);
-  out.Gauge("orthofs_osd_recovering", "1 while waiting for the others to replay missed writes",
-            recovering_.load() ? 1 : 0, osd);
-  if (tls_not_after_ > 0) {
-    out.Gauge("orthofs_osd_tls_certificate_expiry_timestamp_seconds",
-              "When this OSD's TLS certificate expires (alert well before)",
-              static_cast<double>(tls_not_after_), osd);
-  }
-  for (int m = 0; m < kMethodCount; ++m) {
-    out.Counter("orthofs_osd_requests_total", "RPCs answered", counters_[m].calls.load(),
-                {{"osd", id}, {"method", kMethodNames[m]}});
-  }
-  for (int m = 0; m < kMethodCount; ++m) {
-    out.Counter("orthofs_osd_request_errors_total", "RPCs refused or failed",
-                counters_[m].errors.load(), {{"osd", id}, {"method", kMethodNames[m]}});
-  }
-  for (int m = 0; m < kMethodCount; ++m) {
-    out.Histogram("orthofs_osd_request_duration_seconds", "Time from admission to answer",
-                  counters_[m].latency.Snapshot(), {{"osd", id}, {"method", kMethodNames[m]}});
-  }
-  // The remaining Stats counters, one family each. Levels (bytes held, records left, windows
-  // open, ...) are gauges; the rest only grow.
-  const std::map<std::string, uint64_t> sorted(stats.counters().begin(), stats.counters().end());
-  for (const auto& [name, value] : sorted) {
-    if (name.ends_with("_calls") || name.ends_with("_errors")) continue;  // per method above
-    if (IsLevelCounter(name)) {
-      out.Gauge("orthofs_osd_" + name, "orthofs stats counter " + name, value, osd);
-    } else {
-      out.Counter("orthofs_osd_" + name + "_total", "orthofs stats counter " + name, value, osd);
-    }
-  }
-  return out.text();
-}
+std::string OsdService::RenderMetrics() { return stats_.RenderMetrics(recovering_.load()); }
 
 Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync) {
   ObjectStore::Batch batch;
@@ -1447,7 +1314,7 @@ Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool
 }
 
 void OsdService::RepairRecorded() {
-  ++repair_records_written_;
+  ++counters_.repair_records_written;
   repair_.RecordsAdded();
 }
 
@@ -1533,7 +1400,7 @@ grpc::Status OsdService::PrefetchNotify(grpc::ServerContext* context,
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kPrefetchNotify]); !st.ok()) {
     return Finish(kPrefetchNotify, st);
   }
-  osd_bytes_in_ += request->ByteSizeLong();
+  counters_.osd_bytes_in += request->ByteSizeLong();
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
   Result<Oid> oid = FromWire(request->oid());
   if (!oid.ok()) return Finish(kPrefetchNotify, oid.status());
@@ -1561,7 +1428,7 @@ grpc::Status OsdService::Prefetch(grpc::ServerContext* context,
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kPrefetch]); !st.ok()) {
     return Finish(kPrefetch, st);
   }
-  osd_bytes_in_ += request->ByteSizeLong();
+  counters_.osd_bytes_in += request->ByteSizeLong();
   if (prefetch_.mode() != PrefetchMode::kSpa) {
     return Finish(kPrefetch, Status::InvalidArgument(
                                  "this cluster's prefetch mode is " +
@@ -1701,7 +1568,7 @@ Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_
     // A deletion: its summary is all there is to move.
     wire::FetchResponse deleted = std::move(*fetched);
     deleted.set_damaged(false);
-    ++damaged_copies_replaced_;
+    ++counters_.damaged_copies_replaced;
     return deleted;
   }
   if (fetched->has_repair_version()) {
@@ -1739,7 +1606,7 @@ Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_
   }
   spdlog::warn("{}; it moves here from its intact other copy on OSD {} (version {})", what, holder,
                intact->meta().version());
-  ++damaged_copies_replaced_;
+  ++counters_.damaged_copies_replaced;
   wire::FetchResponse replaced;
   replaced.set_found(true);
   replaced.set_version(intact->meta().version());
@@ -1772,7 +1639,7 @@ std::shared_ptr<const CachedObject> OsdService::StageTakenCopy(const Oid& oid,
 void OsdService::TakenOver(const std::string& key, bool repair_record) {
   if (repair_record) RepairRecorded();
   locks_.Committed(key);
-  ++copies_taken_over_;
+  ++counters_.copies_taken_over;
 }
 
 Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(
@@ -1912,7 +1779,7 @@ grpc::Status OsdService::Fetch(grpc::ServerContext* context, const wire::FetchRe
   response->set_data(std::move(stored->data));
   Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
   if (repair.ok()) response->set_repair_version(*repair);
-  bytes_out_ += response->data().size();
+  counters_.bytes_out += response->data().size();
   return Finish(kFetch, Status::Ok());
 }
 
@@ -1947,7 +1814,7 @@ grpc::Status OsdService::Discard(grpc::ServerContext* context, const wire::Disca
     if (Status st = store_->Commit(&batch, false); !st.ok()) return Finish(kDiscard, st);
     cache_.Erase(key);
     locks_.Committed(key);
-    ++copies_discarded_;
+    ++counters_.copies_discarded;
     response->set_existed(true);
   }
   return Finish(kDiscard, Status::Ok());
@@ -2043,7 +1910,7 @@ Status OsdService::AdoptMaps(const ClusterMap& map, const std::optional<ClusterM
   const uint64_t before = maps_.Current()->epoch();
   const bool settled =
       maps_.Install(std::make_shared<const MapView>(map, previous), kSettleTimeout);
-  ++map_changes_;
+  ++counters_.map_changes;
   if (previous) {
     spdlog::info("map epoch {} -> {} ({}): rebalancing from epoch {}, {} OSDs", before, map.epoch,
                  why, previous->epoch, map.osds.size());

@@ -32,6 +32,7 @@
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
+#include "osd/osd_stats.h"
 #include "osd/peer_reachability.h"
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
@@ -155,7 +156,7 @@ class OsdService final : public wire::Osd::Service {
   void StartRecovery();
   ~OsdService() override;
   // Stalls the watch found (each followed by a recovery unless one was running).
-  uint64_t stalls() const { return stalls_.load(); }
+  uint64_t stalls() { return counters_.stalls.load(); }
 
  private:
   // While recovering, this OSD's copies may be older than the other copies: a client's change
@@ -195,46 +196,13 @@ class OsdService final : public wire::Osd::Service {
     std::shared_ptr<const MapView> view_;
   };
 
-  // Counters for one RPC method.
-  struct MethodCounters {
-    std::atomic<uint64_t> calls{0};
-    std::atomic<uint64_t> errors{0};
-    LatencyHistogram latency;  // admission to answer
-  };
-  enum Method {
-    kRead,
-    kWrite,
-    kDelete,
-    kStat,
-    kTransact,
-    kList,
-    kSync,
-    kPrefetchNotify,
-    kPrefetch,
-    kSubscribe,
-    kRepair,
-    kSetLogLevel,
-    kGetMap,
-    kSetMap,
-    kFetch,
-    kDiscard,
-    kMigrate,
-    kWriteMany,  // calls; each of their writes counts as a write too
-    kReadMany,   // calls; each of their reads counts as a read too
-    kDropCaches,
-    kMethodCount
-  };
-  static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read",    "write",         "delete",          "stat",      "transact",
-      "list",    "sync",          "prefetch_notify", "prefetch",  "subscribe",
-      "repair",  "set_log_level", "get_map",         "set_map",   "fetch",
-      "discard", "migrate",       "write_many",      "read_many", "drop_caches"};
+  using Method = OsdStats::Method;
+  using enum OsdStats::Method;
+  static constexpr auto& kMethodNames = OsdStats::kMethodNames;
 
   // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
   // `what` names the call in the message and the log.
   Status Authorize(grpc::ServerContext* context, CallClass call, std::string_view what) const;
-  // The Stats counters as they are (the Prometheus endpoint), not relative to a reset.
-  void FillStats(wire::StatsResponse* response);
 
   // The epoch and placement checks every object request passes.
   Result<Oid> CheckObject(const MapView& view, uint64_t epoch, const wire::Oid& wire_oid);
@@ -248,8 +216,6 @@ class OsdService final : public wire::Osd::Service {
                             uint64_t epoch, const wire::Oid& wire_oid);
   // Counts the call (and its latency since admission) and logs a refusal; its gRPC status.
   grpc::Status Finish(Method method, const Status& status);
-  // Counts one call or one write or read of a batch, and logs a refusal (serious ones at warn).
-  void Count(Method method, const Status& status);
   // One write under the request's map view, committed alone; `data` is its bytes
   // (request.data() is not looked at). A replacing write stores them as they are (no copy of
   // the object).
@@ -362,29 +328,20 @@ class OsdService final : public wire::Osd::Service {
 
   const uint32_t osd_id_;
   const bool authorize_callers_;
-  const int64_t tls_not_after_;
-  std::mutex stats_baseline_mu_;
-  std::map<std::string, uint64_t> stats_baseline_;  // counter values at the last Stats reset
-  const uint64_t object_size_;                      // a map change keeps it
+  const uint64_t object_size_;  // a map change keeps it
   MapHolder maps_;
   ObjectStore* const store_;
   ObjectCache cache_;
   const std::string data_dir_;
   const std::chrono::steady_clock::time_point started_;
   ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
-  std::array<MethodCounters, kMethodCount> counters_;
+  OsdStats stats_;
+  OsdCounters& counters_ = stats_.counters();
   // The calls this OSD makes to its peers; cancelled when it shuts down.
   const std::shared_ptr<CallCanceller> peer_calls_ = std::make_shared<CallCanceller>();
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
-  std::atomic<uint64_t> bytes_in_{0};
-  std::atomic<uint64_t> bytes_out_{0};
-  std::atomic<uint64_t> objects_listed_{0};  // List answers' objects: what listings cost
-  std::atomic<uint64_t> osd_bytes_in_{0};    // prefetch traffic from other OSDs
-  PrefetchEngine prefetch_;                  // after cache_ and locks_, which it uses
-  std::atomic<uint64_t> repair_records_written_{0};
-  // Changes of one copy alone refused because the other copy's OSD answers.
-  std::atomic<uint64_t> changes_alone_refused_{0};
+  PrefetchEngine prefetch_;                    // after cache_ and locks_, which it uses
   RepairWorker repair_;                        // after store_ and locks_, which it uses
   std::atomic<bool> recovering_{false};        // reads refused (StartRecovery)
   std::atomic<bool> refusing_changes_{false};  // clients' changes refused, the first part of it
@@ -405,11 +362,9 @@ class OsdService final : public wire::Osd::Service {
   StallWatch stall_watch_;
   std::atomic<int64_t> last_tick_ns_{0};  // StallWatch::Clock; 0: not watching
   std::thread watch_;
-  std::atomic<uint64_t> stalls_{0};
   std::mutex space_mu_;
   SpaceReserve space_;  // guarded by space_mu_
   bool full_ = false;   // guarded by space_mu_: refusing writes now (logged once per episode)
-  std::atomic<uint64_t> writes_refused_full_{0};
   std::shared_ptr<const TlsIdentity> tls_;  // for rebalance calls to other OSDs
   std::mutex peers_mu_;
   std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // guarded by peers_mu_
@@ -421,10 +376,6 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<bool> stopping_{false};
   const bool catch_up_from_peers_;
   const std::string hold_recovery_while_;  // OsdServiceOptions::hold_recovery_while
-  std::atomic<uint64_t> copies_taken_over_{0};
-  std::atomic<uint64_t> damaged_copies_replaced_{0};  // moved from their other copy
-  std::atomic<uint64_t> copies_discarded_{0};
-  std::atomic<uint64_t> map_changes_{0};
   // Last: its thread pings peers (PeerAnswers) until it is destroyed, first.
   bool PeerAnswers(uint32_t peer_id);
   PeerReachability reachability_;
