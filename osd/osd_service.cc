@@ -137,13 +137,14 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       started_(std::chrono::steady_clock::now()),
       stats_(OsdStatsSources{options.osd_id, options.data_dir, options.tls_not_after, &maps_, store,
                              &cache_, &prefetch_, &repair_}),
+      peers_(options.prefetch.tls, peer_calls_),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       recovering_(options.recovering_at_start),
       refusing_changes_(options.recovering_at_start),
       stall_watch_(options.stall_recovery),
-      space_(options.reserve_bytes, std::chrono::seconds(1)),
-      tls_(options.prefetch.tls),
+      space_(options.osd_id, options.data_dir, options.reserve_bytes, store,
+             &counters_.writes_refused_full),
       catch_up_from_peers_(options.catch_up_from_peers),
       hold_recovery_while_(options.hold_recovery_while),
       reachability_([this](uint32_t peer) { return PeerAnswers(peer); }, kRepingUnreachable) {
@@ -231,7 +232,7 @@ void OsdService::BeginRecovery() {
   recovery_ = std::thread([this] {
     const auto start = std::chrono::steady_clock::now();
     while (!hold_recovery_while_.empty() && std::filesystem::exists(hold_recovery_while_) &&
-           !draining_.load()) {
+           !admission_.draining()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     // While we refuse clients' changes, they make them on the other copies, each with a record
@@ -252,35 +253,13 @@ void OsdService::BeginRecovery() {
   });
 }
 
-namespace {
-
-// When the request this thread serves was admitted (the sync server runs a call on one
-// thread), for Finish's latency histogram.
-thread_local std::chrono::steady_clock::time_point request_admitted;
-
-}  // namespace
-
-OsdService::RequestScope::RequestScope(OsdService* service)
-    : service_(service), view_(service->maps_.Current()) {
-  request_admitted = std::chrono::steady_clock::now();
-  ++service_->in_flight_;
-  admitted_ = !service_->draining_.load();
-}
-
-OsdService::RequestScope::~RequestScope() { --service_->in_flight_; }
-
 bool OsdService::Drain(std::chrono::milliseconds timeout) {
-  draining_ = true;
+  admission_.BeginDraining();
   prefetch_.Shutdown();  // ends Subscribe streams, which would otherwise hold the server
   // Requests in flight that wait for a peer (a Repair call's pushes, a take-over's fetch) fail
   // now instead of at their deadline; the peer work they leave is redone after the restart.
   peer_calls_->CancelAll();
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (in_flight_.load() > 0) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+  return admission_.WaitIdle(std::chrono::steady_clock::now() + timeout);
 }
 
 namespace {
@@ -293,7 +272,7 @@ const grpc::Status kDraining(grpc::StatusCode::UNAVAILABLE, "OSD is shutting dow
 // Every handler starts with this: admitted, or refused because the OSD is shutting down.
 // `view` is the map snapshot the request places by.
 #define ORTHOFS_ADMIT_REQUEST()                                \
-  RequestScope request_scope(this);                            \
+  Admission::RequestScope request_scope(&admission_, maps_);   \
   [[maybe_unused]] const MapView& view = request_scope.view(); \
   if (!request_scope.admitted()) return kDraining
 
@@ -343,51 +322,8 @@ Status OsdService::Authorize(grpc::ServerContext* context, CallClass call,
 }
 
 grpc::Status OsdService::Finish(Method method, const Status& status) {
-  stats_.Answered(method, status, std::chrono::steady_clock::now() - request_admitted);
+  stats_.Answered(method, status, std::chrono::steady_clock::now() - Admission::AdmittedAt());
   return ToGrpc(status);
-}
-
-void OsdService::ReclaimSpaceIfFull() {
-  std::lock_guard lock(space_mu_);
-  if (full_) store_->RequestCompaction();
-}
-
-Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
-  if (space_.reserve_bytes() == 0 || data_dir_.empty()) return Status::Ok();
-  // A memtable flush holds its data twice (WAL and the new table) until it ends: on a nearly
-  // full disk free space dips for a moment. Metadata (an rm, a rename) waits that out rather
-  // than fail; data is refused at once.
-  const auto give_up = SpaceReserve::Clock::now() + std::chrono::seconds(2);
-  std::unique_lock lock(space_mu_);
-  for (bool fresh = false;; fresh = true) {
-    const auto now = SpaceReserve::Clock::now();
-    if (fresh || space_.NeedsProbe(now)) {
-      struct statvfs fs {};
-      if (statvfs(data_dir_.c_str(), &fs) != 0) return Status::Ok();  // cannot tell: let RocksDB
-      space_.Probed(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize, now);
-    }
-    if (space_.Admits(bytes, use)) {
-      if (full_) {
-        full_ = false;
-        spdlog::info("OSD {} takes writes again: {} MiB free", osd_id_,
-                     space_.estimated_available() >> 20);
-      }
-      return Status::Ok();
-    }
-    if (use != SpaceReserve::Use::kMetadata || now >= give_up) break;
-    lock.unlock();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    lock.lock();
-  }
-  const std::string message =
-      "OSD " + std::to_string(osd_id_) +
-      " is full: " + std::to_string(space_.estimated_available() >> 20) + " MiB free on " +
-      data_dir_ + ", " + std::to_string(space_.reserve_bytes() >> 20) +
-      " MiB kept in reserve for its store (--reserve-mb); free space or add OSDs";
-  ++counters_.writes_refused_full;
-  if (!full_) spdlog::warn("{}", message);
-  full_ = true;
-  return Status::NoSpace(message);
 }
 
 Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const MapView& view,
@@ -478,7 +414,7 @@ Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_rec
 }
 
 bool OsdService::PeerAnswers(uint32_t peer_id) {
-  OsdClient* peer = Peer(*maps_.Current(), peer_id);
+  OsdClient* peer = peers_.For(*maps_.Current(), peer_id);
   if (peer == nullptr) return false;  // not in the map: no copy there to fork
   peer->ReconnectNow();               // our own channel may be backing off from its outage as well
   Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
@@ -772,7 +708,7 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
   }
   const auto use =
       oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
-  ORTHOFS_RETURN_IF_ERROR(CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use));
+  ORTHOFS_RETURN_IF_ERROR(space_.CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use));
   counters_.bytes_in += data.size();
   return Status::Ok();
 }
@@ -847,12 +783,13 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   // record now, and for the version floor the write would have had had it known
   // (common/object_version.h). The copy is written again as a ranged write of no bytes (a
   // record's version is in its header) at the floor. Without room for that, the record alone.
-  const bool restamp =
-      request.record_repair() && existed && old_object && request.min_version() > 0 &&
-      request.has_set_version() && request.set_version() == stored_version &&
-      oid.type == ObjectType::kData &&
-      CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(), SpaceReserve::Use::kData)
-          .ok();
+  const bool restamp = request.record_repair() && existed && old_object &&
+                       request.min_version() > 0 && request.has_set_version() &&
+                       request.set_version() == stored_version && oid.type == ObjectType::kData &&
+                       space_
+                           .CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(),
+                                          SpaceReserve::Use::kData)
+                           .ok();
   // A repair record asked for once the copy is gone (deleted after the write it follows: a
   // DATA delete leaves no tombstone) records only: a ranged write of no bytes would bring the
   // object back empty, and the repair would then push it to the other copy as well.
@@ -1001,7 +938,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
                       request->record_repair(), request->other_recovering());
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
   if (request->record_repair()) RepairRecorded();
-  ReclaimSpaceIfFull();
+  space_.ReclaimSpaceIfFull();
   cache_.Erase(key);
   locks_.Committed(key);
   response->set_existed(existed);
@@ -1075,7 +1012,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
     if (op.kind() == wire::TxnOp::PUT) put_bytes += kObjectRecordHeaderSize + op.data().size();
   }
   // Transactions carry namespace changes (creates, renames, unlinks).
-  if (Status st = CheckSpaceFor(put_bytes, SpaceReserve::Use::kMetadata); !st.ok()) {
+  if (Status st = space_.CheckSpaceFor(put_bytes, SpaceReserve::Use::kMetadata); !st.ok()) {
     return Finish(kTransact, st);
   }
   // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
@@ -1508,22 +1445,9 @@ Result<std::optional<ClusterMap>> ParseOptionalMap(const std::string& yaml, cons
 
 }  // namespace
 
-OsdClient* OsdService::Peer(const MapView& view, uint32_t osd_id) {
-  std::lock_guard lock(peers_mu_);
-  auto it = peers_.find(osd_id);
-  if (it != peers_.end()) return it->second.get();
-  const OsdInfo* info = view.FindOsd(osd_id);
-  if (info == nullptr) return nullptr;
-  RpcOptions rpc;
-  rpc.deadline = std::chrono::milliseconds(10000);
-  rpc.tls = tls_;
-  rpc.canceller = peer_calls_;
-  return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
-}
-
 Result<wire::FetchResponse> OsdService::FetchFrom(const MapView& view, uint32_t source,
                                                   const Oid& oid) {
-  OsdClient* peer = Peer(view, source);
+  OsdClient* peer = peers_.For(view, source);
   if (peer == nullptr) {
     return Status::Internal("OSD " + std::to_string(source) + " is in neither map");
   }
@@ -1582,7 +1506,7 @@ Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_
   // over first if it is moving too. (Its holder is never this OSD: the layout is orthogonal.)
   const Oid other = oid.OtherCopy();
   const uint32_t holder = view.current().OsdFor(other);
-  OsdClient* peer = Peer(view, holder);
+  OsdClient* peer = peers_.For(view, holder);
   if (peer == nullptr) return Status::Internal("OSD " + std::to_string(holder) + " is unknown");
   wire::ReadRequest read;
   read.set_epoch(view.epoch());
@@ -1668,7 +1592,7 @@ Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(
 }
 
 Status OsdService::DiscardAt(const MapView& view, uint32_t source, const Oid& oid) {
-  OsdClient* peer = Peer(view, source);
+  OsdClient* peer = peers_.For(view, source);
   if (peer == nullptr) return Status::Internal("OSD " + std::to_string(source) + " is unknown");
   wire::DiscardRequest discard;
   discard.set_epoch(view.epoch());
@@ -1687,7 +1611,7 @@ Status OsdService::TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fns
                                 std::optional<ObjectType> type) {
   for (const OsdInfo& holder : view.previous()->map().osds) {
     if (holder.id == osd_id_) continue;
-    OsdClient* peer = Peer(view, holder.id);
+    OsdClient* peer = peers_.For(view, holder.id);
     if (peer == nullptr) continue;
     std::string token;
     do {
@@ -1988,7 +1912,7 @@ void OsdService::CatchUp() {
     }
     for (uint32_t id : peers) {
       if (id == osd_id_ || stopping_.load()) continue;
-      OsdClient* peer = Peer(*view, id);
+      OsdClient* peer = peers_.For(*view, id);
       if (peer == nullptr) continue;
       Result<wire::MapResponse> answer = peer->GetMap(wire::GetMapRequest());
       if (!answer.ok()) continue;

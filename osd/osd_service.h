@@ -29,14 +29,17 @@
 #include "common/space_reserve.h"
 #include "common/stall_watch.h"
 #include "orthofs.grpc.pb.h"
+#include "osd/admission.h"
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 #include "osd/osd_stats.h"
+#include "osd/peer_clients.h"
 #include "osd/peer_reachability.h"
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
 #include "osd/repair_worker.h"
+#include "osd/space_guard.h"
 #include "osd/write_many_request.h"
 #include "rpc/call_canceller.h"
 
@@ -179,23 +182,6 @@ class OsdService final : public wire::Osd::Service {
   // forking the object. A peer found unreachable stays so without more pings from requests until
   // a background ping finds it back (PeerReachability).
   Status RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone);
-  // Counts a request in flight for Drain (false once draining has begun) and holds the map
-  // view it places by until it answers (MapHolder::Install waits for that).
-  class RequestScope {
-   public:
-    explicit RequestScope(OsdService* service);
-    ~RequestScope();
-    bool admitted() const { return admitted_; }
-    const MapView& view() const { return *view_; }
-    // For a request that installs a map: it must not wait for itself.
-    void DropView() { view_.reset(); }
-
-   private:
-    OsdService* service_;
-    bool admitted_;
-    std::shared_ptr<const MapView> view_;
-  };
-
   using Method = OsdStats::Method;
   using enum OsdStats::Method;
   static constexpr auto& kMethodNames = OsdStats::kMethodNames;
@@ -260,10 +246,6 @@ class OsdService final : public wire::Osd::Service {
   // read), or the refusal of the whole call (too many reads, or too many objects' bytes).
   Result<std::vector<ReadManyItem>> ServeReadMany(const MapView& view,
                                                   const wire::ReadManyRequest& request);
-  // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
-  Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
-  // After a delete on a full OSD: compact so that the deleted bytes' space comes back.
-  void ReclaimSpaceIfFull();
 
   // The current object (cache, then store); kNotFound if absent or deleted, and then
   // *tombstone_version (if given) is the deleted object's last version, else 0. During a
@@ -311,8 +293,6 @@ class OsdService final : public wire::Osd::Service {
   // `type` if given) that this OSD gained and the previous map's OSDs still hold.
   Status TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
                       std::optional<ObjectType> type);
-  // A client to another OSD of either map (rebalance traffic).
-  OsdClient* Peer(const MapView& view, uint32_t osd_id);
   // Persists and installs a map (SetMap, catch-up).
   Status AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
                    const char* why);
@@ -339,8 +319,8 @@ class OsdService final : public wire::Osd::Service {
   OsdCounters& counters_ = stats_.counters();
   // The calls this OSD makes to its peers; cancelled when it shuts down.
   const std::shared_ptr<CallCanceller> peer_calls_ = std::make_shared<CallCanceller>();
-  std::atomic<bool> draining_{false};
-  std::atomic<int> in_flight_{0};
+  PeerClients peers_;  // for rebalance calls, map catch-up and pings
+  Admission admission_;
   PrefetchEngine prefetch_;                    // after cache_ and locks_, which it uses
   RepairWorker repair_;                        // after store_ and locks_, which it uses
   std::atomic<bool> recovering_{false};        // reads refused (StartRecovery)
@@ -362,12 +342,7 @@ class OsdService final : public wire::Osd::Service {
   StallWatch stall_watch_;
   std::atomic<int64_t> last_tick_ns_{0};  // StallWatch::Clock; 0: not watching
   std::thread watch_;
-  std::mutex space_mu_;
-  SpaceReserve space_;  // guarded by space_mu_
-  bool full_ = false;   // guarded by space_mu_: refusing writes now (logged once per episode)
-  std::shared_ptr<const TlsIdentity> tls_;  // for rebalance calls to other OSDs
-  std::mutex peers_mu_;
-  std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // guarded by peers_mu_
+  SpaceGuard space_;
   std::mutex adopt_mu_;  // one map check-and-adopt at a time (SetMap, CatchUp)
   std::mutex catch_up_mu_;
   std::thread catch_up_;                             // guarded by catch_up_mu_
