@@ -30,20 +30,6 @@
 namespace orthofs {
 namespace {
 
-// How long a peer refuses changes of one copy alone sent after a recovering OSD refused them
-// (RepairRequest.fence): past that OSD's recovery, so that such a change sent just before it
-// ended cannot land after it took changes again; past a crash in the middle of it, too.
-constexpr auto kFenceLease = std::chrono::seconds(3);
-// Between fencing and replaying: for such a change already past the check to commit.
-constexpr auto kFenceSettle = std::chrono::milliseconds(50);
-// How often the stall watch ticks (OsdServiceOptions::stall_recovery).
-constexpr auto kStallTick = std::chrono::milliseconds(50);
-// RefuseChangeAloneWhileOtherAnswers: how long a ping of the other copy's OSD may take (on a
-// closed port it fails at once).
-constexpr auto kPingDeadline = std::chrono::milliseconds(500);
-// How often a peer found unreachable is pinged again in the background (PeerReachability).
-constexpr auto kRepingUnreachable = std::chrono::milliseconds(100);
-
 ObjectRecordSummary SummaryOf(const CachedObject& object) {
   return {object.version, object.checksum, object.data.size(), false};
 }
@@ -140,14 +126,12 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       peers_(options.prefetch.tls, peer_calls_),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
-      recovering_(options.recovering_at_start),
-      refusing_changes_(options.recovering_at_start),
-      stall_watch_(options.stall_recovery),
       space_(options.osd_id, options.data_dir, options.reserve_bytes, store,
              &counters_.writes_refused_full),
       catch_up_from_peers_(options.catch_up_from_peers),
-      hold_recovery_while_(options.hold_recovery_while),
-      reachability_([this](uint32_t peer) { return PeerAnswers(peer); }, kRepingUnreachable) {
+      recovery_(RecoveryOptions{options.osd_id, options.recovering_at_start,
+                                options.hold_recovery_while, options.stall_recovery},
+                &maps_, &repair_, &peers_, &admission_, &counters_) {
   // Read, ReadMany and WriteMany take and give object bytes where they are (StreamedRead,
   // StreamedReadMany, StreamedWriteMany); clients still make plain unary calls.
   MarkMethodStreamed(OsdMethodIndex("Read"),
@@ -173,12 +157,9 @@ OsdService::~OsdService() { StopBackgroundWork(); }
 
 void OsdService::StopBackgroundWork() {
   stopping_ = true;
+  recovery_.RequestStop();
   peer_calls_->CancelAll();  // what the threads joined below may be waiting for
-  if (watch_.joinable()) watch_.join();
-  {
-    std::lock_guard lock(recovery_mu_);
-    if (recovery_.joinable()) recovery_.join();
-  }
+  recovery_.Join();
   {
     std::lock_guard lock(catch_up_mu_);
     if (catch_up_.joinable()) catch_up_.join();
@@ -186,72 +167,7 @@ void OsdService::StopBackgroundWork() {
   repair_.Stop();
 }
 
-void OsdService::StartRecovery() {
-  BeginRecovery();
-  if (stall_watch_.threshold() > StallWatch::Clock::duration::zero()) {
-    last_tick_ns_ = StallWatch::Clock::now().time_since_epoch().count();
-    watch_ = std::thread([this] { WatchForStalls(); });
-  }
-}
-
-void OsdService::WatchForStalls() {
-  while (!stopping_.load()) {
-    std::this_thread::sleep_for(kStallTick);
-    const auto now = StallWatch::Clock::now();
-    if (std::optional<StallWatch::Clock::duration> stall = stall_watch_.Tick(now)) {
-      ++counters_.stalls;
-      if (!recovering_.load()) {
-        spdlog::warn(
-            "this OSD did not run for {} ms (stopped, suspended or starved of CPU): its peers may "
-            "have taken changes of its copies alone meanwhile; recovering as after a restart",
-            std::chrono::duration_cast<std::chrono::milliseconds>(*stall).count());
-        BeginRecovery();  // before the tick below: requests see one or the other
-      }
-    }
-    last_tick_ns_ = now.time_since_epoch().count();
-  }
-}
-
-bool OsdService::TickOverdue() const {
-  const int64_t tick = last_tick_ns_.load();
-  if (tick == 0) return false;  // not watching
-  return stall_watch_.Overdue(StallWatch::Clock::time_point(StallWatch::Clock::duration(tick)),
-                              StallWatch::Clock::now());
-}
-
-// The tick first: a fresh one was stored after a stall's recovery had begun, so a request that
-// finds it fresh finds the recovery's flags set.
-bool OsdService::Recovering() const { return TickOverdue() || recovering_.load(); }
-bool OsdService::RefusingChanges() const { return TickOverdue() || refusing_changes_.load(); }
-
-void OsdService::BeginRecovery() {
-  std::lock_guard lock(recovery_mu_);
-  if (recovery_.joinable()) recovery_.join();  // one that has ended (recovering_ was false)
-  recovering_ = true;
-  refusing_changes_ = true;
-  recovery_ = std::thread([this] {
-    const auto start = std::chrono::steady_clock::now();
-    while (!hold_recovery_while_.empty() && std::filesystem::exists(hold_recovery_while_) &&
-           !admission_.draining()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    // While we refuse clients' changes, they make them on the other copies, each with a record
-    // for us, so a replay never quite ends. After the first, the peers are fenced: they refuse
-    // such changes too (the clients wait and retry), and replay what came meanwhile until they
-    // hold nothing for us. Only then do we take changes and serve reads, both at once. A copy
-    // read before its record was replayed would be an old state, and a change committed on it
-    // while the other copy took another at the same version would fork the object (chaos runs:
-    // a rename's link count read or committed that way freed the file under its new name).
-    repair_.AskPeersToReplay(/*until_none_left=*/false, /*fence=*/false);
-    repair_.AskPeersToReplay(/*until_none_left=*/true, /*fence=*/true);
-    refusing_changes_ = false;
-    recovering_ = false;
-    spdlog::info("recovery done in {} ms: serving reads",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - start)
-                     .count());
-  });
-}
+void OsdService::StartRecovery() { recovery_.Start(); }
 
 bool OsdService::Drain(std::chrono::milliseconds timeout) {
   admission_.BeginDraining();
@@ -398,62 +314,11 @@ void OsdService::TraceMetadataChange(const Oid& oid, std::string_view what, uint
                 other_recovering ? " (other copy recovering)" : "");
 }
 
-Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const {
-  if (!other_recovering) return Status::Ok();
-  const uint32_t other = maps_.Current()->current().OsdFor(oid.OtherCopy());
-  std::lock_guard lock(fence_mu_);
-  auto it = fenced_until_.find(other);
-  if (it == fenced_until_.end() || std::chrono::steady_clock::now() >= it->second) {
-    return Status::Ok();
-  }
-  // Both copies refuse, so the client retries.
-  return Status(
-      StatusCode::kUnavailable,
-      "OSD " + std::to_string(other) + " is recovering: it takes this change itself in a moment",
-      StatusReason::kPeerRecovering);
-}
-
-bool OsdService::PeerAnswers(uint32_t peer_id) {
-  OsdClient* peer = peers_.For(*maps_.Current(), peer_id);
-  if (peer == nullptr) return false;  // not in the map: no copy there to fork
-  peer->ReconnectNow();               // our own channel may be backing off from its outage as well
-  Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
-  return ping.ok() || !(ping.status().Is(StatusCode::kUnavailable) ||
-                        ping.status().Is(StatusCode::kDeadlineExceeded));
-}
-
-Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone) {
-  if (!alone || oid.type == ObjectType::kData) return Status::Ok();
-  const std::shared_ptr<const MapView> view = maps_.Current();
-  const uint32_t other = view->current().OsdFor(oid.OtherCopy());
-  if (other == osd_id_) return Status::Ok();
-  // Changes arriving together share one ping, and once a peer is found unreachable none
-  // waits on it again until a background ping finds it back (osd/peer_reachability.h).
-  const bool answers = reachability_.Reachable(other);
-  if (!answers) return Status::Ok();
-  ++counters_.changes_alone_refused;
-  return Status(StatusCode::kBusy,
-                "OSD " + std::to_string(other) +
-                    " answers: change the original there (this client's connection to it failed)",
-                StatusReason::kOriginalAnswers);
-}
-
-Status OsdService::RefuseClientChangeWhileRecovering() const {
-  if (!RefusingChanges()) return Status::Ok();
-  return Status(StatusCode::kUnavailable,
-                "OSD " + std::to_string(osd_id_) + " is recovering: change the other copy",
-                StatusReason::kRecovering);
-}
-
 Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
                              wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
                              std::string_view* bytes) {
-  if (Recovering()) {
-    // The client reads the other copy, and retries when both copies say so.
-    return Status(StatusCode::kUnavailable,
-                  "OSD " + std::to_string(osd_id_) + " is recovering: read the other copy",
-                  StatusReason::kRecovering);
-  }
+  // The client reads the other copy, and retries when both copies say so.
+  ORTHOFS_RETURN_IF_ERROR(recovery_.RefuseWhileRecovering("read"));
   Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
   const uint64_t object_size = object_size_;
@@ -696,12 +561,8 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
     return Status::InvalidArgument("set_version must be at least 1");
   }
   if (!request.has_set_version()) {
-    ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
-    ORTHOFS_RETURN_IF_ERROR(
-        RefuseChangeAloneForFencedPeer(oid, request.record_repair() && request.other_recovering()));
-    ORTHOFS_RETURN_IF_ERROR(RefuseChangeAloneWhileOtherAnswers(
-        oid,
-        request.record_repair() && !request.other_recovering() && request.has_expected_version()));
+    ORTHOFS_RETURN_IF_ERROR(recovery_.CheckClientChange(
+        oid, request.record_repair(), request.other_recovering(), request.has_expected_version()));
   }
   if (request.has_checksum() && !request.replace()) {
     return Status::InvalidArgument("only a replacing write carries its object's checksum");
@@ -867,15 +728,9 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDelete, oid.status());
   if (!request->has_set_version()) {
-    if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kDelete, st);
-    if (Status st = RefuseChangeAloneForFencedPeer(
-            *oid, request->record_repair() && request->other_recovering());
-        !st.ok()) {
-      return Finish(kDelete, st);
-    }
-    if (Status st = RefuseChangeAloneWhileOtherAnswers(*oid, request->record_repair() &&
-                                                                 !request->other_recovering() &&
-                                                                 request->has_expected_version());
+    if (Status st =
+            recovery_.CheckClientChange(*oid, request->record_repair(), request->other_recovering(),
+                                        request->has_expected_version());
         !st.ok()) {
       return Finish(kDelete, st);
     }
@@ -973,7 +828,9 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
                                   wire::TransactResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kTransact, st);
-  if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kTransact, st);
+  if (Status st = recovery_.RefuseClientChangeWhileRecovering(); !st.ok()) {
+    return Finish(kTransact, st);
+  }
   const int n = request->ops_size();
   if (n == 0 || n > kMaxTxnOps) {
     return Finish(kTransact,
@@ -1091,14 +948,11 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
       return Finish(kList, st);
     }
   }
-  if (Recovering() && !request->unowned()) {
+  if (!request->unowned()) {
     // A listing is a read: until our records are replayed it would miss what was created
     // meanwhile (an rmdir would find a directory with a new entry empty). The client lists
     // the other copies.
-    return Finish(kList,
-                  Status(StatusCode::kUnavailable,
-                         "OSD " + std::to_string(osd_id_) + " is recovering: list the other copy",
-                         StatusReason::kRecovering));
+    if (Status st = recovery_.RefuseWhileRecovering("list"); !st.ok()) return Finish(kList, st);
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
   if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
@@ -1240,7 +1094,7 @@ grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRe
   return grpc::Status::OK;
 }
 
-std::string OsdService::RenderMetrics() { return stats_.RenderMetrics(recovering_.load()); }
+std::string OsdService::RenderMetrics() { return stats_.RenderMetrics(recovery_.replaying()); }
 
 Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync) {
   ObjectStore::Batch batch;
@@ -1262,16 +1116,7 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
     return Finish(kRepair, st);
   }
   if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
-  if (request->has_for_osd()) reachability_.NoteAnswered(request->for_osd());  // it is back
-  if (request->has_for_osd() && request->fence()) {
-    {
-      std::lock_guard lock(fence_mu_);
-      fenced_until_[request->for_osd()] = std::chrono::steady_clock::now() + kFenceLease;
-    }
-    // A change of one copy alone that passed the check just before commits meanwhile, and its
-    // record is then in the replay (or counted as left, and asked for again).
-    std::this_thread::sleep_for(kFenceSettle);
-  }
+  if (request->has_for_osd()) recovery_.PeerRecovering(request->for_osd(), request->fence());
   if (request->has_for_osd()) repair_.PeerRestarted(request->for_osd());
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
                                                      : std::nullopt);
@@ -1322,7 +1167,7 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
   response->set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
-  response->set_recovering(Recovering());
+  response->set_recovering(recovery_.Recovering());
   return grpc::Status::OK;
 }
 

@@ -38,6 +38,7 @@
 #include "osd/peer_reachability.h"
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
+#include "osd/recovery.h"
 #include "osd/repair_worker.h"
 #include "osd/space_guard.h"
 #include "osd/write_many_request.h"
@@ -162,26 +163,9 @@ class OsdService final : public wire::Osd::Service {
   uint64_t stalls() { return counters_.stalls.load(); }
 
  private:
-  // While recovering, this OSD's copies may be older than the other copies: a client's change
-  // (no set_version), whose expected version and whose base came from the other copy, would
-  // be judged or applied against a stale one here, and a late replay could undo it. Refused
-  // (UNAVAILABLE, StatusReason::kRecovering): the client commits on the other copy with a repair
-  // record. Copy updates and replays carry set_version and only move a copy forward.
-  Status RefuseClientChangeWhileRecovering() const;
   // Logs a change of a namespace object at debug level (what, versions, how it came).
   void TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from, uint64_t to,
                            bool copy_update, bool record_repair, bool other_recovering) const;
-  // A client's change of `oid`'s copy alone after the other copy's OSD refused it as recovering
-  // (`other_recovering`), refused while that OSD is fenced (about to take changes again).
-  Status RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const;
-  // A client's conditional change of a namespace object's copy alone (`alone`: record_repair
-  // and expected_version, no set_version, not sent because the other copy's OSD refused it as
-  // recovering), refused (BUSY, StatusReason::kOriginalAnswers) when that OSD answers
-  // a ping from here: the client only failed to reach it (its connection still backing off
-  // after an outage), and the other copy, live, would take other changes at the same version,
-  // forking the object. A peer found unreachable stays so without more pings from requests until
-  // a background ping finds it back (PeerReachability).
-  Status RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone);
   using Method = OsdStats::Method;
   using enum OsdStats::Method;
   static constexpr auto& kMethodNames = OsdStats::kMethodNames;
@@ -321,27 +305,8 @@ class OsdService final : public wire::Osd::Service {
   const std::shared_ptr<CallCanceller> peer_calls_ = std::make_shared<CallCanceller>();
   PeerClients peers_;  // for rebalance calls, map catch-up and pings
   Admission admission_;
-  PrefetchEngine prefetch_;                    // after cache_ and locks_, which it uses
-  RepairWorker repair_;                        // after store_ and locks_, which it uses
-  std::atomic<bool> recovering_{false};        // reads refused (StartRecovery)
-  std::atomic<bool> refusing_changes_{false};  // clients' changes refused, the first part of it
-  // Peers about to take changes again (RepairRequest.fence): until when this OSD refuses
-  // clients' changes of one copy alone that would leave a record for them.
-  mutable std::mutex fence_mu_;
-  std::map<uint32_t, std::chrono::steady_clock::time_point> fenced_until_;
-  std::mutex recovery_mu_;
-  std::thread recovery_;  // guarded by recovery_mu_
-  void BeginRecovery();
-  void WatchForStalls();
-  // The stall watch's last tick is overdue: the process may just have resumed from a stall
-  // its watch has not noticed yet, and must not serve as if nothing had happened.
-  bool TickOverdue() const;
-  // recovering_ and refusing_changes_, or TickOverdue().
-  bool Recovering() const;
-  bool RefusingChanges() const;
-  StallWatch stall_watch_;
-  std::atomic<int64_t> last_tick_ns_{0};  // StallWatch::Clock; 0: not watching
-  std::thread watch_;
+  PrefetchEngine prefetch_;  // after cache_ and locks_, which it uses
+  RepairWorker repair_;      // after store_ and locks_, which it uses
   SpaceGuard space_;
   std::mutex adopt_mu_;  // one map check-and-adopt at a time (SetMap, CatchUp)
   std::mutex catch_up_mu_;
@@ -350,10 +315,8 @@ class OsdService final : public wire::Osd::Service {
   std::atomic<int64_t> last_catch_up_ms_{-1000000};  // steady clock
   std::atomic<bool> stopping_{false};
   const bool catch_up_from_peers_;
-  const std::string hold_recovery_while_;  // OsdServiceOptions::hold_recovery_while
-  // Last: its thread pings peers (PeerAnswers) until it is destroyed, first.
-  bool PeerAnswers(uint32_t peer_id);
-  PeerReachability reachability_;
+  // Last: its threads use the parts above (its pings, peers_; its replays, repair_).
+  Recovery recovery_;
 };
 
 }  // namespace orthofs
