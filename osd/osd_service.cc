@@ -83,34 +83,6 @@ RepairWorkerOptions WithCanceller(RepairWorkerOptions options,
 
 }  // namespace
 
-std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous) {
-  // "<length of the map's YAML>\n<map YAML><previous map's YAML, if any>"
-  const std::string text = FormatClusterMap(map);
-  return std::to_string(text.size()) + "\n" + text + (previous ? FormatClusterMap(*previous) : "");
-}
-
-Result<std::pair<ClusterMap, std::optional<ClusterMap>>> DecodeRunningMaps(std::string_view value) {
-  const size_t newline = value.find('\n');
-  size_t length = 0;
-  if (newline == std::string_view::npos ||
-      std::from_chars(value.data(), value.data() + newline, length).ec != std::errc() ||
-      length > value.size() - newline - 1) {
-    return Status::Corruption("stored cluster maps are malformed");
-  }
-  Result<ClusterMap> map = ParseClusterMap(value.substr(newline + 1, length));
-  if (!map.ok()) return Status::Corruption("stored cluster map: " + map.status().message());
-  std::optional<ClusterMap> previous;
-  const std::string_view rest = value.substr(newline + 1 + length);
-  if (!rest.empty()) {
-    Result<ClusterMap> parsed = ParseClusterMap(rest);
-    if (!parsed.ok()) {
-      return Status::Corruption("stored previous map: " + parsed.status().message());
-    }
-    previous = *parsed;
-  }
-  return std::make_pair(*map, previous);
-}
-
 OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
                        ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
@@ -124,11 +96,11 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       stats_(OsdStatsSources{options.osd_id, options.data_dir, options.tls_not_after, &maps_, store,
                              &cache_, &prefetch_, &repair_}),
       peers_(options.prefetch.tls, peer_calls_),
+      catch_up_(options.osd_id, &maps_, store, &peers_, &counters_, options.catch_up_from_peers),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
       space_(options.osd_id, options.data_dir, options.reserve_bytes, store,
              &counters_.writes_refused_full),
-      catch_up_from_peers_(options.catch_up_from_peers),
       recovery_(RecoveryOptions{options.osd_id, options.recovering_at_start,
                                 options.hold_recovery_while, options.stall_recovery},
                 &maps_, &repair_, &peers_, &admission_, &counters_) {
@@ -156,14 +128,11 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
 OsdService::~OsdService() { StopBackgroundWork(); }
 
 void OsdService::StopBackgroundWork() {
-  stopping_ = true;
+  catch_up_.RequestStop();
   recovery_.RequestStop();
   peer_calls_->CancelAll();  // what the threads joined below may be waiting for
   recovery_.Join();
-  {
-    std::lock_guard lock(catch_up_mu_);
-    if (catch_up_.joinable()) catch_up_.join();
-  }
+  catch_up_.Join();
   repair_.Stop();
 }
 
@@ -191,38 +160,6 @@ const grpc::Status kDraining(grpc::StatusCode::UNAVAILABLE, "OSD is shutting dow
   Admission::RequestScope request_scope(&admission_, maps_);   \
   [[maybe_unused]] const MapView& view = request_scope.view(); \
   if (!request_scope.admitted()) return kDraining
-
-Status OsdService::CheckEpoch(const MapView& view, uint64_t epoch) {
-  if (epoch != view.epoch()) {
-    if (epoch > view.epoch()) CatchUp();
-    return Status::StaleEpoch("request placed with map epoch " + std::to_string(epoch) + ", OSD " +
-                              std::to_string(osd_id_) + " has epoch " +
-                              std::to_string(view.epoch()));
-  }
-  return Status::Ok();
-}
-
-Status OsdService::CheckSettledEpoch(uint64_t epoch) {
-  const uint64_t settled = maps_.settled_epoch();
-  if (epoch == settled) return Status::Ok();
-  if (epoch > settled) CatchUp();
-  return Status::StaleEpoch("rebalance call with map epoch " + std::to_string(epoch) + ", OSD " +
-                            std::to_string(osd_id_) + " has settled epoch " +
-                            std::to_string(settled));
-}
-
-Result<Oid> OsdService::CheckObject(const MapView& view, uint64_t epoch,
-                                    const wire::Oid& wire_oid) {
-  ORTHOFS_RETURN_IF_ERROR(CheckEpoch(view, epoch));
-  Result<Oid> oid = FromWire(wire_oid);
-  if (!oid.ok()) return oid.status();
-  uint32_t owner = view.current().OsdFor(*oid);
-  if (owner != osd_id_) {
-    return Status::WrongOsd("object " + oid->ToString() + " belongs on OSD " +
-                            std::to_string(owner) + ", not OSD " + std::to_string(osd_id_));
-  }
-  return oid;
-}
 
 Status OsdService::Authorize(grpc::ServerContext* context, CallClass call,
                              std::string_view what) const {
@@ -319,7 +256,7 @@ Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& reque
                              std::string_view* bytes) {
   // The client reads the other copy, and retries when both copies say so.
   ORTHOFS_RETURN_IF_ERROR(recovery_.RefuseWhileRecovering("read"));
-  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
+  Result<Oid> oid = catch_up_.CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
   const uint64_t object_size = object_size_;
   if (request.offset() > object_size || request.length() > object_size) {
@@ -469,7 +406,7 @@ void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWr
   std::vector<std::string> checked_keys;
   for (size_t i = 0; i < n; ++i) {
     results[i] = response->add_results();
-    Result<Oid> oid = CheckObject(view, writes[i].fields.epoch(), writes[i].fields.oid());
+    Result<Oid> oid = catch_up_.CheckObject(view, writes[i].fields.epoch(), writes[i].fields.oid());
     if (!oid.ok()) {
       outcomes[i] = oid.status();
       continue;
@@ -576,7 +513,7 @@ Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
 
 Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
                                const BytePieces& data, wire::WriteResponse* response) {
-  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
+  Result<Oid> oid = catch_up_.CheckObject(view, request.epoch(), request.oid());
   if (!oid.ok()) return oid.status();
   ORTHOFS_RETURN_IF_ERROR(CheckWrite(*oid, request, data));
   return WriteChecked(view, *oid, EncodeStoreKey(*oid), request, data, response);
@@ -725,7 +662,7 @@ void OsdService::FinishWrite(const StagedWrite& write) {
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
                                 wire::DeleteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
+  Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kDelete, oid.status());
   if (!request->has_set_version()) {
     if (Status st =
@@ -807,7 +744,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
 grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,
                               wire::StatResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
+  Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), request->oid());
   if (!oid.ok()) return Finish(kStat, oid.status());
   const std::string key = EncodeStoreKey(*oid);
   Result<std::shared_ptr<const CachedObject>> current = [&] {
@@ -827,7 +764,8 @@ grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* req
 grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
                                   wire::TransactResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kTransact, st);
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+    return Finish(kTransact, st);
   if (Status st = recovery_.RefuseClientChangeWhileRecovering(); !st.ok()) {
     return Finish(kTransact, st);
   }
@@ -844,7 +782,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   for (int i = 0; i < n; ++i) {
     const wire::TxnOp& op = request->ops(i);
     const std::string where = "op " + std::to_string(i) + ": ";
-    Result<Oid> oid = CheckObject(view, request->epoch(), op.oid());
+    Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), op.oid());
     if (!oid.ok()) return Finish(kTransact, oid.status().WithContext(where));
     if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
         op.kind() != wire::TxnOp::DELETE) {
@@ -954,7 +892,7 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
     // the other copies.
     if (Status st = recovery_.RefuseWhileRecovering("list"); !st.ok()) return Finish(kList, st);
   }
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
   if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
     return Finish(kList, Status::InvalidArgument("invalid copy flag"));
   }
@@ -1115,7 +1053,8 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kRepair]); !st.ok()) {
     return Finish(kRepair, st);
   }
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+    return Finish(kRepair, st);
   if (request->has_for_osd()) recovery_.PeerRecovering(request->for_osd(), request->fence());
   if (request->has_for_osd()) repair_.PeerRestarted(request->for_osd());
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
@@ -1183,7 +1122,8 @@ grpc::Status OsdService::PrefetchNotify(grpc::ServerContext* context,
     return Finish(kPrefetchNotify, st);
   }
   counters_.osd_bytes_in += request->ByteSizeLong();
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+    return Finish(kPrefetchNotify, st);
   Result<Oid> oid = FromWire(request->oid());
   if (!oid.ok()) return Finish(kPrefetchNotify, oid.status());
   if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
@@ -1221,7 +1161,7 @@ grpc::Status OsdService::Prefetch(grpc::ServerContext* context,
   }
   std::vector<Oid> originals;
   for (const wire::Oid& w : request->oids()) {
-    Result<Oid> oid = CheckObject(view, request->epoch(), w);
+    Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), w);
     if (!oid.ok()) return Finish(kPrefetch, oid.status());
     if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
       return Finish(kPrefetch, Status::InvalidArgument("SPA prefetches original DATA objects"));
@@ -1243,7 +1183,8 @@ grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
   {
     // Admitted like any request, but not counted while it streams: Drain ends it instead.
     ORTHOFS_ADMIT_REQUEST();
-    if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kSubscribe, st);
+    if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+      return Finish(kSubscribe, st);
     if (request->client_id().empty() || request->client_id().size() > 64) {
       return Finish(kSubscribe, Status::InvalidArgument("client_id must be 1..64 bytes"));
     }
@@ -1262,8 +1203,6 @@ namespace {
 // How long a rebalance call waits for the other OSD to reach our epoch (it catches up from its
 // peers once it sees our request) before the caller hears UNAVAILABLE.
 constexpr auto kPeerCatchUpWait = std::chrono::seconds(5);
-// How long SetMap waits for the requests placed with the old map.
-constexpr auto kSettleTimeout = std::chrono::seconds(30);
 
 // Calls `call` again while the other OSD answers STALE_EPOCH (it is still catching up to our map,
 // which our request makes it do), for up to kPeerCatchUpWait.
@@ -1277,15 +1216,6 @@ auto RetryWhileCatchingUp(Call call) -> decltype(call()) {
     result = call();
   }
   return result;
-}
-
-Result<std::optional<ClusterMap>> ParseOptionalMap(const std::string& yaml, const char* what) {
-  if (yaml.empty()) return std::optional<ClusterMap>();
-  Result<ClusterMap> map = ParseClusterMap(yaml);
-  if (!map.ok()) {
-    return Status::InvalidArgument(std::string(what) + ": " + map.status().message());
-  }
-  return std::optional<ClusterMap>(*map);
 }
 
 }  // namespace
@@ -1509,7 +1439,7 @@ Result<Oid> OsdService::CheckHandOver(grpc::ServerContext* context, Method metho
                                       const MapView& view, uint64_t epoch,
                                       const wire::Oid& wire_oid) {
   ORTHOFS_RETURN_IF_ERROR(Authorize(context, CallClass::kPeer, kMethodNames[method]));
-  ORTHOFS_RETURN_IF_ERROR(CheckSettledEpoch(epoch));
+  ORTHOFS_RETURN_IF_ERROR(catch_up_.CheckSettledEpoch(epoch));
   Result<Oid> oid = FromWire(wire_oid);
   if (!oid.ok()) return oid.status();
   if (view.current().OsdFor(*oid) == osd_id_) {
@@ -1595,7 +1525,8 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
   if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kMigrate]); !st.ok()) {
     return Finish(kMigrate, st);
   }
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kMigrate, st);
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+    return Finish(kMigrate, st);
   const uint32_t source = request->source();
   if (source == osd_id_ || view.FindOsd(source) == nullptr) {
     return Finish(kMigrate, Status::InvalidArgument("source OSD " + std::to_string(source) +
@@ -1607,7 +1538,7 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
   std::vector<Oid> oids;
   std::vector<std::string> keys;
   for (const wire::Oid& wire_oid : request->oids()) {
-    Result<Oid> oid = CheckObject(view, request->epoch(), wire_oid);
+    Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), wire_oid);
     if (!oid.ok()) return Finish(kMigrate, oid.status());
     std::string key = EncodeStoreKey(*oid);
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
@@ -1670,113 +1601,16 @@ grpc::Status OsdService::GetMap(grpc::ServerContext*, const wire::GetMapRequest*
   return Finish(kGetMap, Status::Ok());
 }
 
-Status OsdService::AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
-                             const char* why) {
-  // Persisted first (both in one write): a restart resumes with the maps the cluster may
-  // already place by.
-  ORTHOFS_RETURN_IF_ERROR(store_->PutMeta(kMapsMetaName, EncodeRunningMaps(map, previous)));
-  ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
-  const uint64_t before = maps_.Current()->epoch();
-  const bool settled =
-      maps_.Install(std::make_shared<const MapView>(map, previous), kSettleTimeout);
-  ++counters_.map_changes;
-  if (previous) {
-    spdlog::info("map epoch {} -> {} ({}): rebalancing from epoch {}, {} OSDs", before, map.epoch,
-                 why, previous->epoch, map.osds.size());
-  } else {
-    spdlog::info("map epoch {} -> {} ({}), {} OSDs", before, map.epoch, why, map.osds.size());
-  }
-  if (!settled) {
-    return Status::Unavailable("map epoch " + std::to_string(map.epoch) +
-                               " installed, but requests placed with the old map still run; "
-                               "retry");
-  }
-  return Status::Ok();
-}
-
 grpc::Status OsdService::SetMap(grpc::ServerContext* context, const wire::SetMapRequest* request,
                                 wire::SetMapResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kSetMap]); !st.ok()) {
     return Finish(kSetMap, st);
   }
-  Result<std::optional<ClusterMap>> map = ParseOptionalMap(request->map(), "map");
-  if (!map.ok()) return Finish(kSetMap, map.status());
-  if (!map->has_value()) return Finish(kSetMap, Status::InvalidArgument("no map given"));
-  Result<std::optional<ClusterMap>> previous =
-      ParseOptionalMap(request->previous_map(), "previous_map");
-  if (!previous.ok()) return Finish(kSetMap, previous.status());
-  const ClusterMap& next = **map;
-  if (next.FindOsd(osd_id_) == nullptr &&
-      (!*previous || (*previous)->FindOsd(osd_id_) == nullptr)) {
-    return Finish(kSetMap,
-                  Status::InvalidArgument("OSD " + std::to_string(osd_id_) + " is in neither map"));
-  }
+  Result<MapCatchUp::RunningMaps> maps = catch_up_.ParseSetMap(*request);
+  if (!maps.ok()) return Finish(kSetMap, maps.status());
   request_scope.DropView();  // Install waits for the requests holding the old view
-  std::lock_guard adopting(adopt_mu_);
-  bool unchanged = false;
-  {
-    const std::shared_ptr<const MapView> running = maps_.Current();
-    if (Status st = CheckMapInstall(*running, next, *previous); !st.ok()) {
-      return Finish(kSetMap, st);
-    }
-    unchanged = next.epoch == running->epoch() && (*previous).has_value() == running->rebalancing();
-  }
-  Status st = Status::Ok();
-  if (!unchanged || maps_.settled_epoch() != next.epoch) {
-    st = AdoptMaps(next, *previous, *previous ? "rebalance begins" : "rebalance ends");
-  }
-  response->set_epoch(next.epoch);
-  return Finish(kSetMap, st);
-}
-
-void OsdService::CatchUp() {
-  // At most one at a time, and not more often than every 200 ms: a client placing with a later
-  // epoch sends many requests before this OSD has it.
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count();
-  if (!catch_up_from_peers_ || stopping_.load() || now_ms - last_catch_up_ms_.load() < 200) {
-    return;
-  }
-  if (catching_up_.exchange(true)) return;
-  last_catch_up_ms_ = now_ms;
-  std::lock_guard lock(catch_up_mu_);
-  if (stopping_.load()) {  // StopBackgroundWork joined already
-    catching_up_ = false;
-    return;
-  }
-  if (catch_up_.joinable()) catch_up_.join();  // the previous one, finished
-  catch_up_ = std::thread([this] {
-    std::shared_ptr<const MapView> view = maps_.Current();
-    std::optional<std::pair<ClusterMap, std::optional<ClusterMap>>> best;
-    std::vector<uint32_t> peers;
-    for (const OsdInfo& osd : view->current().map().osds) peers.push_back(osd.id);
-    if (view->previous()) {
-      for (const OsdInfo& osd : view->previous()->map().osds) peers.push_back(osd.id);
-    }
-    for (uint32_t id : peers) {
-      if (id == osd_id_ || stopping_.load()) continue;
-      OsdClient* peer = peers_.For(*view, id);
-      if (peer == nullptr) continue;
-      Result<wire::MapResponse> answer = peer->GetMap(wire::GetMapRequest());
-      if (!answer.ok()) continue;
-      Result<std::optional<ClusterMap>> map = ParseOptionalMap(answer->map(), "map");
-      Result<std::optional<ClusterMap>> previous =
-          ParseOptionalMap(answer->previous_map(), "previous_map");
-      if (!map.ok() || !previous.ok() || !map->has_value()) continue;
-      if (!CheckMapCatchUp(*view, **map, *previous).ok()) continue;
-      if (!best || (*map)->epoch > best->first.epoch) best.emplace(**map, *previous);
-    }
-    view.reset();  // AdoptMaps waits for every holder of the old view
-    std::lock_guard adopting(adopt_mu_);
-    if (best && best->first.epoch > maps_.Current()->epoch()) {
-      if (Status st = AdoptMaps(best->first, best->second, "caught up from a peer"); !st.ok()) {
-        spdlog::warn("catching up to map epoch {}: {}", best->first.epoch, st.ToString());
-      }
-    }
-    catching_up_ = false;
-  });
+  return Finish(kSetMap, catch_up_.Install(*maps, response));
 }
 
 }  // namespace orthofs

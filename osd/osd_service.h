@@ -30,6 +30,7 @@
 #include "common/stall_watch.h"
 #include "orthofs.grpc.pb.h"
 #include "osd/admission.h"
+#include "osd/map_catch_up.h"
 #include "osd/map_holder.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
@@ -75,10 +76,6 @@ struct OsdServiceOptions {
   // peer's 500 ms ping), none can have given up on it without it noticing.
   std::chrono::milliseconds stall_recovery{400};
 };
-
-// The current map and the previous one (empty while no rebalance runs) as one value.
-std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous);
-Result<std::pair<ClusterMap, std::optional<ClusterMap>>> DecodeRunningMaps(std::string_view value);
 
 class OsdService final : public wire::Osd::Service {
  public:
@@ -140,7 +137,7 @@ class OsdService final : public wire::Osd::Service {
 
   // The store meta name under which the maps persist (EncodeRunningMaps; osd/main.cc reads them
   // at start).
-  static constexpr const char* kMapsMetaName = "cluster_maps";
+  static constexpr const char* kMapsMetaName = MapCatchUp::kMapsMetaName;
 
   // Prometheus text (orthofs-osd --metrics): the Stats counters, store and disk gauges, and
   // per-RPC request counts and latency histograms, labelled with this OSD's id.
@@ -174,13 +171,6 @@ class OsdService final : public wire::Osd::Service {
   // `what` names the call in the message and the log.
   Status Authorize(grpc::ServerContext* context, CallClass call, std::string_view what) const;
 
-  // The epoch and placement checks every object request passes.
-  Result<Oid> CheckObject(const MapView& view, uint64_t epoch, const wire::Oid& wire_oid);
-  // A request placed with a later epoch than ours also makes this OSD catch up (CatchUp).
-  Status CheckEpoch(const MapView& view, uint64_t epoch);
-  // OSD-to-OSD rebalance calls (Fetch, Discard) need the caller's epoch to be this OSD's settled
-  // one: no request placed with an older map still runs here.
-  Status CheckSettledEpoch(uint64_t epoch);
   // Fetch and Discard: an OSD or admin caller, our settled epoch, a copy this OSD does not own.
   Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
                             uint64_t epoch, const wire::Oid& wire_oid);
@@ -277,12 +267,6 @@ class OsdService final : public wire::Osd::Service {
   // `type` if given) that this OSD gained and the previous map's OSDs still hold.
   Status TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
                       std::optional<ObjectType> type);
-  // Persists and installs a map (SetMap, catch-up).
-  Status AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
-                   const char* why);
-  // In the background: fetch the map from the peers and adopt the latest (a request showed a
-  // later epoch than ours).
-  void CatchUp();
   void FillMeta(const Oid& oid, const ObjectRecordSummary& object, wire::ObjectMeta* meta) const;
   void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
   // A write or delete that changed nothing here still owes the other copy its state: store
@@ -305,16 +289,10 @@ class OsdService final : public wire::Osd::Service {
   const std::shared_ptr<CallCanceller> peer_calls_ = std::make_shared<CallCanceller>();
   PeerClients peers_;  // for rebalance calls, map catch-up and pings
   Admission admission_;
+  MapCatchUp catch_up_;      // checks requests' epochs, follows the cluster's maps
   PrefetchEngine prefetch_;  // after cache_ and locks_, which it uses
   RepairWorker repair_;      // after store_ and locks_, which it uses
   SpaceGuard space_;
-  std::mutex adopt_mu_;  // one map check-and-adopt at a time (SetMap, CatchUp)
-  std::mutex catch_up_mu_;
-  std::thread catch_up_;                             // guarded by catch_up_mu_
-  std::atomic<bool> catching_up_{false};             // a CatchUp runs
-  std::atomic<int64_t> last_catch_up_ms_{-1000000};  // steady clock
-  std::atomic<bool> stopping_{false};
-  const bool catch_up_from_peers_;
   // Last: its threads use the parts above (its pings, peers_; its replays, repair_).
   Recovery recovery_;
 };
