@@ -18,6 +18,7 @@
 #include "common/object_record.h"
 #include "common/object_version.h"
 #include "common/prometheus_text.h"
+#include "osd/object_records.h"
 #include "osd/read_reply.h"
 #include "osd/write_many_request.h"
 #include "rpc/tls.h"
@@ -30,24 +31,6 @@
 namespace orthofs {
 namespace {
 
-ObjectRecordSummary SummaryOf(const CachedObject& object) {
-  return {object.version, object.checksum, object.data.size(), false};
-}
-
-std::shared_ptr<const CachedObject> MakeObject(uint64_t version, uint64_t checksum,
-                                               std::string data) {
-  auto o = std::make_shared<CachedObject>();
-  o->version = version;
-  o->checksum = checksum;
-  o->data = std::move(data);
-  return o;
-}
-
-std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
-  const uint64_t checksum = ObjectChecksum(data);
-  return MakeObject(version, checksum, std::move(data));
-}
-
 // The index gRPC gives an Osd method: its place in orthofs.proto's service, which the generated
 // code registers in order.
 int OsdMethodIndex(std::string_view name) {
@@ -58,15 +41,6 @@ int OsdMethodIndex(std::string_view name) {
   }
   spdlog::critical("orthofs.proto has no Osd.{}", name);
   std::abort();
-}
-
-// The store key of the other copy of `oid` (which lives on another OSD).
-std::string OtherCopyKey(const Oid& oid) { return EncodeStoreKey(oid.OtherCopy()); }
-
-// A change's version floor as this OSD applies it (common/object_version.h).
-template <typename Request>
-uint64_t FloorOf(const Request& request) {
-  return BoundedVersionFloor(request.min_version(), std::chrono::system_clock::now());
 }
 
 PrefetchEngineOptions WithCanceller(PrefetchEngineOptions options,
@@ -99,6 +73,9 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       catch_up_(options.osd_id, &maps_, store, &peers_, &counters_, options.catch_up_from_peers),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
+      hand_over_(options.osd_id, store, &cache_, &locks_, &peers_, &catch_up_, &repair_,
+                 &counters_),
+      loader_(options.osd_id, &cache_, store, &hand_over_),
       space_(options.osd_id, options.data_dir, options.reserve_bytes, store,
              &counters_.writes_refused_full),
       recovery_(RecoveryOptions{options.osd_id, options.recovering_at_start,
@@ -179,78 +156,6 @@ grpc::Status OsdService::Finish(Method method, const Status& status) {
   return ToGrpc(status);
 }
 
-Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const MapView& view,
-                                                                   const Oid& oid,
-                                                                   const std::string& key,
-                                                                   uint64_t* tombstone_version,
-                                                                   bool stand_in) {
-  uint64_t tombstone = 0;
-  Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
-  if (tombstone_version) *tombstone_version = tombstone;
-  if (local.ok() || !local.status().Is(StatusCode::kNotFound) || tombstone != 0) return local;
-  const std::optional<uint32_t> source = view.PreviousOwnerOf(oid, osd_id_);
-  if (!source) return local;
-  return TakeOver(view, oid, key, *source, tombstone_version, stand_in);
-}
-
-Result<ObjectRecordSummary> OsdService::LoadSummaryLocked(const MapView& view, const Oid& oid,
-                                                          const std::string& key,
-                                                          uint64_t* tombstone_version) {
-  *tombstone_version = 0;
-  if (auto cached = cache_.Peek(key)) return SummaryOf(*cached);
-  Result<ObjectRecordSummary> summary = store_->GetSummary(key);
-  if (summary.ok() && summary->tombstone) {
-    *tombstone_version = summary->version;
-    return Status::NotFound("object deleted");
-  }
-  if (summary.ok() || !summary.status().Is(StatusCode::kNotFound) ||
-      !view.PreviousOwnerOf(oid, osd_id_)) {
-    return summary;
-  }
-  // Absent here during a rebalance: the previous owner may hold it, and LoadLocked takes it over.
-  Result<std::shared_ptr<const CachedObject>> object =
-      LoadLocked(view, oid, key, tombstone_version);
-  if (!object.ok()) return object.status();
-  return SummaryOf(**object);
-}
-
-Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocalLocked(
-    const std::string& key, uint64_t* tombstone_version) {
-  if (tombstone_version) *tombstone_version = 0;
-  if (auto cached = cache_.Peek(key)) return cached;
-  Result<StoredObject> stored = store_->Get(key);
-  if (!stored.ok()) return stored.status();
-  if (stored->tombstone) {
-    if (tombstone_version) *tombstone_version = stored->version;
-    return Status::NotFound("object deleted");
-  }
-  return ToCachedObject(std::move(*stored));
-}
-
-void OsdService::FillMeta(const Oid& oid, const ObjectRecordSummary& object,
-                          wire::ObjectMeta* meta) const {
-  *meta->mutable_oid() = ToWire(oid);
-  meta->set_version(object.version);
-  meta->set_length(object.length);
-  meta->set_checksum(object.checksum);
-}
-
-void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
-                          wire::ObjectMeta* meta) const {
-  FillMeta(oid, SummaryOf(object), meta);
-}
-
-void OsdService::TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from,
-                                     uint64_t to, bool copy_update, bool record_repair,
-                                     bool other_recovering) const {
-  // At debug level, every namespace object's change: the history to follow when fsck finds a
-  // dangling entry (which change of an INODE or DIRENT went where, at which version).
-  if (oid.type == ObjectType::kData || !spdlog::should_log(spdlog::level::debug)) return;
-  spdlog::debug("{} {} v{} -> v{}{}{}{}", what, oid.ToString(), from, to,
-                copy_update ? " (copy update)" : "", record_repair ? " +repair record" : "",
-                other_recovering ? " (other copy recovering)" : "");
-}
-
 Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
                              wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
                              std::string_view* bytes) {
@@ -270,7 +175,7 @@ Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& reque
     // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
     std::lock_guard lock(locks_.For(key));
     Result<std::shared_ptr<const CachedObject>> loaded =
-        LoadLocked(view, *oid, key, nullptr, !request.for_stand_in());
+        loader_.LoadLocked(view, *oid, key, nullptr, !request.for_stand_in());
     if (!loaded.ok()) {
       if (loaded.status().Is(StatusCode::kNotFound)) {
         return Status::NotFound("object " + oid->ToString() + " not found");
@@ -544,7 +449,8 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
   std::shared_ptr<const CachedObject> old_object;
   Result<ObjectRecordSummary> current = [&]() -> Result<ObjectRecordSummary> {
     if (request.replace()) {
-      Result<ObjectRecordSummary> summary = LoadSummaryLocked(view, oid, key, &tombstone_version);
+      Result<ObjectRecordSummary> summary =
+          loader_.LoadSummaryLocked(view, oid, key, &tombstone_version);
       const uint64_t stored = summary.ok() ? summary->version : tombstone_version;
       const bool answered = summary.ok() || summary.status().Is(StatusCode::kNotFound);
       if (!request.has_set_version() || (answered && request.set_version() > stored)) {
@@ -552,7 +458,7 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
       }
     }
     Result<std::shared_ptr<const CachedObject>> loaded =
-        LoadLocked(view, oid, key, &tombstone_version);
+        loader_.LoadLocked(view, oid, key, &tombstone_version);
     if (!loaded.ok()) return loaded.status();
     old_object = *loaded;
     return SummaryOf(*old_object);
@@ -647,7 +553,7 @@ Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
 }
 
 void OsdService::FinishWrite(const StagedWrite& write) {
-  if (write.record_repair) RepairRecorded();
+  if (write.record_repair) RepairRecorded(&counters_, &repair_);
   if (cache_.Contains(write.key)) {
     cache_.Insert(
         write.key,
@@ -676,7 +582,8 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   std::lock_guard lock(locks_.For(key));
   uint64_t tombstone_version = 0;
   // The version and length are all a delete needs: the summary, not the object's bytes.
-  Result<ObjectRecordSummary> current = LoadSummaryLocked(view, *oid, key, &tombstone_version);
+  Result<ObjectRecordSummary> current =
+      loader_.LoadSummaryLocked(view, *oid, key, &tombstone_version);
   if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
     return Finish(kDelete, current.status());
   }
@@ -729,7 +636,7 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
   TraceMetadataChange(*oid, "delete", stored_version, new_version, request->has_set_version(),
                       request->record_repair(), request->other_recovering());
   if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
-  if (request->record_repair()) RepairRecorded();
+  if (request->record_repair()) RepairRecorded(&counters_, &repair_);
   space_.ReclaimSpaceIfFull();
   cache_.Erase(key);
   locks_.Committed(key);
@@ -749,7 +656,7 @@ grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* req
   const std::string key = EncodeStoreKey(*oid);
   Result<std::shared_ptr<const CachedObject>> current = [&] {
     std::lock_guard lock(locks_.For(key));
-    return LoadLocked(view, *oid, key);
+    return loader_.LoadLocked(view, *oid, key);
   }();
   if (!current.ok()) {
     if (current.status().Is(StatusCode::kNotFound)) {
@@ -817,7 +724,7 @@ grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequ
   std::vector<uint64_t> tombstone_versions(n, 0);
   for (int i = 0; i < n; ++i) {
     Result<std::shared_ptr<const CachedObject>> c =
-        LoadLocked(view, oids[i], keys[i], &tombstone_versions[i]);
+        loader_.LoadLocked(view, oids[i], keys[i], &tombstone_versions[i]);
     if (c.ok()) {
       current[i] = *c;
     } else if (!c.status().Is(StatusCode::kNotFound)) {
@@ -928,7 +835,8 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
   if (view.rebalancing() && !request->unowned() && request->has_fno() && token.empty()) {
     std::optional<ObjectType> type;
     if (request->has_type()) type = static_cast<ObjectType>(request->type());
-    if (Status st = TakeOverFile(view, flag, request->fnso(), request->fno(), type); !st.ok()) {
+    if (Status st = hand_over_.TakeOverFile(view, flag, request->fnso(), request->fno(), type);
+        !st.ok()) {
       return Finish(kList, st);
     }
   }
@@ -1038,13 +946,8 @@ Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool
   ObjectStore::Batch batch;
   batch.PutRepairRecord(OtherCopyKey(oid), version);
   ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, sync));
-  RepairRecorded();
+  RepairRecorded(&counters_, &repair_);
   return Status::Ok();
-}
-
-void OsdService::RepairRecorded() {
-  ++counters_.repair_records_written;
-  repair_.RecordsAdded();
 }
 
 grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::RepairRequest* request,
@@ -1198,325 +1101,22 @@ grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
 // Cluster map changes and the moving of copies (orthofs rebalance; proto SetMap .. Migrate).
 namespace orthofs {
 
-namespace {
-
-// How long a rebalance call waits for the other OSD to reach our epoch (it catches up from its
-// peers once it sees our request) before the caller hears UNAVAILABLE.
-constexpr auto kPeerCatchUpWait = std::chrono::seconds(5);
-
-// Calls `call` again while the other OSD answers STALE_EPOCH (it is still catching up to our map,
-// which our request makes it do), for up to kPeerCatchUpWait.
-template <typename Call>
-auto RetryWhileCatchingUp(Call call) -> decltype(call()) {
-  auto result = call();
-  const auto give_up = std::chrono::steady_clock::now() + kPeerCatchUpWait;
-  while (!result.ok() && result.status().Is(StatusCode::kStaleEpoch) &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    result = call();
-  }
-  return result;
-}
-
-}  // namespace
-
-Result<wire::FetchResponse> OsdService::FetchFrom(const MapView& view, uint32_t source,
-                                                  const Oid& oid) {
-  OsdClient* peer = peers_.For(view, source);
-  if (peer == nullptr) {
-    return Status::Internal("OSD " + std::to_string(source) + " is in neither map");
-  }
-  wire::FetchRequest fetch;
-  fetch.set_epoch(view.epoch());
-  *fetch.mutable_oid() = ToWire(oid);
-  Result<wire::FetchResponse> fetched = Status::Internal("not fetched");
-  // Bytes that fail their checksum on the way are asked for once more.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    fetched = RetryWhileCatchingUp([&] { return peer->Fetch(fetch); });
-    if (!fetched.ok()) {
-      const std::string why = "object " + oid.ToString() + " is moving here from OSD " +
-                              std::to_string(source) +
-                              ", which did not hand it over: " + fetched.status().message();
-      // Neither its bytes nor its summary could be read there.
-      if (fetched.status().Is(StatusCode::kCorruption)) return Status::Corruption(why);
-      return Status::Unavailable(why);
-    }
-    if (!fetched->found() || fetched->tombstone() || fetched->damaged() ||
-        ObjectChecksum(fetched->data()) == fetched->checksum()) {
-      return fetched;
-    }
-  }
-  return Status::Unavailable("object " + oid.ToString() + " from OSD " + std::to_string(source) +
-                             " failed its checksum twice on its way here");
-}
-
-Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_t source,
-                                                    const Oid& oid) {
-  Result<wire::FetchResponse> fetched = FetchFrom(view, source, oid);
-  if (!fetched.ok()) {
-    if (!fetched.status().Is(StatusCode::kCorruption)) return fetched;
-    return Status::Corruption(fetched.status().message() +
-                              " (its bytes and summary are damaged: nothing tells whether its "
-                              "other copy is as new)");
-  }
-  if (!fetched->damaged()) return fetched;
-  const std::string what =
-      "object " + oid.ToString() + " on OSD " + std::to_string(source) + " is damaged";
-  const uint64_t version = fetched->version();
-  if (fetched->tombstone()) {
-    // A deletion: its summary is all there is to move.
-    wire::FetchResponse deleted = std::move(*fetched);
-    deleted.set_damaged(false);
-    ++counters_.damaged_copies_replaced;
-    return deleted;
-  }
-  if (fetched->has_repair_version()) {
-    return Status::Corruption(what +
-                              ", and its other copy missed writes (a repair record to "
-                              "version " +
-                              std::to_string(fetched->repair_version()) +
-                              "): no intact copy of its last version is left");
-  }
-  // The other copy stands in, read as any client would: its holder verifies it and takes it
-  // over first if it is moving too. (Its holder is never this OSD: the layout is orthogonal.)
-  const Oid other = oid.OtherCopy();
-  const uint32_t holder = view.current().OsdFor(other);
-  OsdClient* peer = peers_.For(view, holder);
-  if (peer == nullptr) return Status::Internal("OSD " + std::to_string(holder) + " is unknown");
-  wire::ReadRequest read;
-  read.set_epoch(view.epoch());
-  *read.mutable_oid() = ToWire(other);
-  read.set_for_stand_in(true);
-  Result<wire::ReadResponse> intact = RetryWhileCatchingUp([&] { return peer->Read(read); });
-  const std::string where = "; its other copy on OSD " + std::to_string(holder);
-  if (!intact.ok()) {
-    if (intact.status().Is(StatusCode::kNotFound) || intact.status().Is(StatusCode::kCorruption)) {
-      return Status::Corruption(what + where + " cannot stand in: " + intact.status().message());
-    }
-    return Status::Unavailable(what + where + " cannot be read now: " + intact.status().message());
-  }
-  if (ObjectChecksum(intact->data()) != intact->meta().checksum()) {
-    return Status::Unavailable(what + where + " failed its checksum on its way here");
-  }
-  if (intact->meta().version() < version) {
-    return Status::Corruption(what + where + " is older (version " +
-                              std::to_string(intact->meta().version()) + " < " +
-                              std::to_string(version) + "): it cannot stand in");
-  }
-  spdlog::warn("{}; it moves here from its intact other copy on OSD {} (version {})", what, holder,
-               intact->meta().version());
-  ++counters_.damaged_copies_replaced;
-  wire::FetchResponse replaced;
-  replaced.set_found(true);
-  replaced.set_version(intact->meta().version());
-  replaced.set_checksum(intact->meta().checksum());
-  replaced.set_data(std::move(*intact->mutable_data()));
-  return replaced;
-}
-
-std::shared_ptr<const CachedObject> OsdService::StageTakenCopy(const Oid& oid,
-                                                               const std::string& key,
-                                                               wire::FetchResponse* fetched,
-                                                               ObjectStore::Batch* batch) {
-  std::shared_ptr<const CachedObject> object;
-  if (fetched->tombstone()) {
-    batch->PutTombstone(key, fetched->version(), false, 0);
-  } else {
-    auto taken = std::make_shared<CachedObject>();
-    taken->version = fetched->version();
-    taken->checksum = fetched->checksum();
-    taken->data = std::move(*fetched->mutable_data());
-    batch->Put(key, taken->version, taken->checksum, taken->data, false, 0);
-    object = std::move(taken);
-  }
-  if (fetched->has_repair_version()) {
-    batch->PutRepairRecord(OtherCopyKey(oid), fetched->repair_version());
-  }
-  return object;
-}
-
-void OsdService::TakenOver(const std::string& key, bool repair_record) {
-  if (repair_record) RepairRecorded();
-  locks_.Committed(key);
-  ++counters_.copies_taken_over;
-}
-
-Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(
-    const MapView& view, const Oid& oid, const std::string& key, uint32_t source,
-    uint64_t* tombstone_version, bool stand_in) {
-  if (tombstone_version) *tombstone_version = 0;
-  Result<wire::FetchResponse> fetched =
-      stand_in ? FetchIntact(view, source, oid) : FetchFrom(view, source, oid);
-  if (!fetched.ok()) return fetched.status();
-  if (fetched->damaged()) {
-    return Status::Corruption("object " + oid.ToString() + " on OSD " + std::to_string(source) +
-                              " is damaged");
-  }
-  if (!fetched->found()) return Status::NotFound("object absent");
-  ObjectStore::Batch batch;
-  std::shared_ptr<const CachedObject> object = StageTakenCopy(oid, key, &*fetched, &batch);
-  // Durable here before the source forgets it.
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, /*sync=*/true));
-  TakenOver(key, fetched->has_repair_version());
-  ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, source, oid));
-  if (!object) {
-    if (tombstone_version) *tombstone_version = fetched->version();
-    return Status::NotFound("object deleted");
-  }
-  return object;
-}
-
-Status OsdService::DiscardAt(const MapView& view, uint32_t source, const Oid& oid) {
-  OsdClient* peer = peers_.For(view, source);
-  if (peer == nullptr) return Status::Internal("OSD " + std::to_string(source) + " is unknown");
-  wire::DiscardRequest discard;
-  discard.set_epoch(view.epoch());
-  *discard.mutable_oid() = ToWire(oid);
-  Result<wire::DiscardResponse> dropped =
-      RetryWhileCatchingUp([&] { return peer->Discard(discard); });
-  if (!dropped.ok()) {
-    return Status::Unavailable("object " + oid.ToString() + " moved here, but OSD " +
-                               std::to_string(source) +
-                               " did not drop its old copy: " + dropped.status().message());
-  }
-  return Status::Ok();
-}
-
-Status OsdService::TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
-                                std::optional<ObjectType> type) {
-  for (const OsdInfo& holder : view.previous()->map().osds) {
-    if (holder.id == osd_id_) continue;
-    OsdClient* peer = peers_.For(view, holder.id);
-    if (peer == nullptr) continue;
-    std::string token;
-    do {
-      wire::ListRequest list;
-      list.set_epoch(view.epoch());
-      list.set_flag(static_cast<wire::CopyFlag>(flag));
-      list.set_fnso(fnso);
-      list.set_fno(fno);
-      if (type) list.set_type(static_cast<wire::ObjectType>(*type));
-      list.set_unowned(true);
-      list.set_page_token(token);
-      Result<wire::ListResponse> page = RetryWhileCatchingUp([&] { return peer->List(list); });
-      if (!page.ok()) {
-        return Status::Unavailable("listing a file while it moves: OSD " +
-                                   std::to_string(holder.id) +
-                                   " did not answer: " + page.status().message());
-      }
-      // Damaged copies move too (from their other copies, FetchIntact).
-      std::vector<const wire::Oid*> listed;
-      for (const wire::ObjectMeta& meta : page->objects()) listed.push_back(&meta.oid());
-      for (const wire::Oid& damaged : page->corrupt()) listed.push_back(&damaged);
-      for (const wire::Oid* wire_oid : listed) {
-        Result<Oid> oid = FromWire(*wire_oid);
-        if (!oid.ok() || view.current().OsdFor(*oid) != osd_id_) continue;
-        const std::string key = EncodeStoreKey(*oid);
-        std::lock_guard lock(locks_.For(key));
-        uint64_t tombstone = 0;
-        Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
-        if (local.ok() || tombstone != 0) {
-          ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, holder.id, *oid));  // a stale leftover
-          continue;
-        }
-        if (!local.status().Is(StatusCode::kNotFound)) return local.status();
-        Result<std::shared_ptr<const CachedObject>> taken =
-            TakeOver(view, *oid, key, holder.id, nullptr);
-        if (!taken.ok() && taken.status().Is(StatusCode::kCorruption)) {
-          // Nothing intact to move: it stays there (orthofs rebalance reports it).
-          spdlog::error("{}", taken.status().message());
-          continue;
-        }
-        if (!taken.ok() && !taken.status().Is(StatusCode::kNotFound)) return taken.status();
-      }
-      token = page->next_page_token();
-    } while (!token.empty());
-  }
-  return Status::Ok();
-}
-
-Result<Oid> OsdService::CheckHandOver(grpc::ServerContext* context, Method method,
-                                      const MapView& view, uint64_t epoch,
-                                      const wire::Oid& wire_oid) {
-  ORTHOFS_RETURN_IF_ERROR(Authorize(context, CallClass::kPeer, kMethodNames[method]));
-  ORTHOFS_RETURN_IF_ERROR(catch_up_.CheckSettledEpoch(epoch));
-  Result<Oid> oid = FromWire(wire_oid);
-  if (!oid.ok()) return oid.status();
-  if (view.current().OsdFor(*oid) == osd_id_) {
-    return Status::WrongOsd("OSD " + std::to_string(osd_id_) + " owns " + oid->ToString() +
-                            ": it keeps it");
-  }
-  return oid;
-}
-
 grpc::Status OsdService::Fetch(grpc::ServerContext* context, const wire::FetchRequest* request,
                                wire::FetchResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckHandOver(context, kFetch, view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kFetch, oid.status());
-  // No lock: under the settled map no request changes a copy this OSD does not own.
-  const std::string key = EncodeStoreKey(*oid);
-  Result<StoredObject> stored = store_->Get(key);
-  if (!stored.ok()) {
-    if (stored.status().Is(StatusCode::kNotFound)) return Finish(kFetch, Status::Ok());
-    if (!stored.status().Is(StatusCode::kCorruption)) return Finish(kFetch, stored.status());
-    // Damaged bytes: what the summary says of them, for the new owner to judge the other copy.
-    Result<ObjectRecordSummary> summary = store_->GetSummary(key);
-    if (!summary.ok()) return Finish(kFetch, stored.status());
-    response->set_found(true);
-    response->set_damaged(true);
-    response->set_tombstone(summary->tombstone);
-    response->set_version(summary->version);
-    Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
-    if (repair.ok()) response->set_repair_version(*repair);
-    return Finish(kFetch, Status::Ok());
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kFetch]); !st.ok()) {
+    return Finish(kFetch, st);
   }
-  response->set_found(true);
-  response->set_tombstone(stored->tombstone);
-  response->set_version(stored->version);
-  response->set_checksum(stored->checksum);
-  response->set_data(std::move(stored->data));
-  Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
-  if (repair.ok()) response->set_repair_version(*repair);
-  counters_.bytes_out += response->data().size();
-  return Finish(kFetch, Status::Ok());
+  return Finish(kFetch, hand_over_.Fetch(view, *request, response));
 }
 
 grpc::Status OsdService::Discard(grpc::ServerContext* context, const wire::DiscardRequest* request,
                                  wire::DiscardResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckHandOver(context, kDiscard, view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kDiscard, oid.status());
-  const std::string key = EncodeStoreKey(*oid);
-  // No lock here: under the settled map no request changes a copy this OSD does not own, and the
-  // new owner asks for each key under its own lock. (Taking ours would let two OSDs handing
-  // copies to each other wait for each other.)
-  uint64_t tombstone = 0;
-  Result<std::shared_ptr<const CachedObject>> current = LoadLocalLocked(key, &tombstone);
-  const bool live = current.ok();
-  if (!live && !current.status().Is(StatusCode::kNotFound) &&
-      !current.status().Is(StatusCode::kCorruption)) {
-    return Finish(kDiscard, current.status());
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kDiscard]); !st.ok()) {
+    return Finish(kDiscard, st);
   }
-  const bool corrupt = !live && current.status().Is(StatusCode::kCorruption);
-  if (live || tombstone != 0 || corrupt) {
-    ObjectStore::Batch batch;
-    uint64_t length = live ? (*current)->data.size() : 0;
-    if (corrupt) {
-      Result<std::string> raw = store_->GetRecordBytes(key);
-      if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
-        length = raw->size() - kObjectRecordHeaderSize;
-      }
-    }
-    batch.Delete(key, live || corrupt, length);
-    batch.DeleteRepairRecord(OtherCopyKey(*oid));
-    if (Status st = store_->Commit(&batch, false); !st.ok()) return Finish(kDiscard, st);
-    cache_.Erase(key);
-    locks_.Committed(key);
-    ++counters_.copies_discarded;
-    response->set_existed(true);
-  }
-  return Finish(kDiscard, Status::Ok());
+  return Finish(kDiscard, hand_over_.Discard(view, *request, response));
 }
 
 grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::MigrateRequest* request,
@@ -1525,72 +1125,7 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
   if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kMigrate]); !st.ok()) {
     return Finish(kMigrate, st);
   }
-  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
-    return Finish(kMigrate, st);
-  const uint32_t source = request->source();
-  if (source == osd_id_ || view.FindOsd(source) == nullptr) {
-    return Finish(kMigrate, Status::InvalidArgument("source OSD " + std::to_string(source) +
-                                                    " is not another OSD of the maps"));
-  }
-  if (request->oids_size() > static_cast<int>(kMaxListLimit)) {
-    return Finish(kMigrate, Status::InvalidArgument("too many objects in one migrate"));
-  }
-  std::vector<Oid> oids;
-  std::vector<std::string> keys;
-  for (const wire::Oid& wire_oid : request->oids()) {
-    Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), wire_oid);
-    if (!oid.ok()) return Finish(kMigrate, oid.status());
-    std::string key = EncodeStoreKey(*oid);
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      return Finish(kMigrate, Status::InvalidArgument("object " + oid->ToString() + " twice"));
-    }
-    oids.push_back(*oid);
-    keys.push_back(std::move(key));
-  }
-  // The whole batch under its stripes' locks (ascending, as Transact), committed with one WAL
-  // fsync; only then does the source drop its copies.
-  std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(keys);
-  ObjectStore::Batch batch;
-  std::vector<std::pair<size_t, bool>> taken;  // index, with a repair record
-  std::vector<size_t> leftovers;               // taken over on first use already
-  // The staged copies' bytes, which the batch refers to until Commit.
-  std::vector<std::shared_ptr<const CachedObject>> staged;
-  for (size_t i = 0; i < oids.size(); ++i) {
-    uint64_t tombstone = 0;
-    Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(keys[i], &tombstone);
-    if (local.ok() || tombstone != 0) {
-      leftovers.push_back(i);
-      continue;
-    }
-    if (!local.status().Is(StatusCode::kNotFound)) return Finish(kMigrate, local.status());
-    Result<wire::FetchResponse> fetched = FetchIntact(view, source, oids[i]);
-    if (!fetched.ok() && fetched.status().Is(StatusCode::kCorruption)) {
-      // Nothing intact to move: the damaged copy stays at the source, and the rest moves.
-      spdlog::error("{}; it stays on OSD {}", fetched.status().message(), source);
-      *response->add_left_damaged() = ToWire(oids[i]);
-      continue;
-    }
-    if (!fetched.ok()) return Finish(kMigrate, fetched.status());
-    if (!fetched->found()) {
-      response->set_absent(response->absent() + 1);
-      continue;
-    }
-    staged.push_back(StageTakenCopy(oids[i], keys[i], &*fetched, &batch));
-    taken.emplace_back(i, fetched->has_repair_version());
-  }
-  if (!batch.empty()) {
-    if (Status st = store_->Commit(&batch, /*sync=*/true); !st.ok()) return Finish(kMigrate, st);
-  }
-  for (const auto& [i, repair_record] : taken) TakenOver(keys[i], repair_record);
-  for (const auto& [i, repair_record] : taken) {
-    if (Status st = DiscardAt(view, source, oids[i]); !st.ok()) return Finish(kMigrate, st);
-  }
-  for (size_t i : leftovers) {
-    if (Status st = DiscardAt(view, source, oids[i]); !st.ok()) return Finish(kMigrate, st);
-  }
-  response->set_moved(static_cast<uint32_t>(taken.size()));
-  response->set_present(static_cast<uint32_t>(leftovers.size()));
-  return Finish(kMigrate, Status::Ok());
+  return Finish(kMigrate, hand_over_.Migrate(view, *request, response));
 }
 
 grpc::Status OsdService::GetMap(grpc::ServerContext*, const wire::GetMapRequest*,

@@ -30,8 +30,10 @@
 #include "common/stall_watch.h"
 #include "orthofs.grpc.pb.h"
 #include "osd/admission.h"
+#include "osd/hand_over.h"
 #include "osd/map_catch_up.h"
 #include "osd/map_holder.h"
+#include "osd/object_loader.h"
 #include "osd/object_locks.h"
 #include "osd/object_store.h"
 #include "osd/osd_stats.h"
@@ -160,9 +162,6 @@ class OsdService final : public wire::Osd::Service {
   uint64_t stalls() { return counters_.stalls.load(); }
 
  private:
-  // Logs a change of a namespace object at debug level (what, versions, how it came).
-  void TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from, uint64_t to,
-                           bool copy_update, bool record_repair, bool other_recovering) const;
   using Method = OsdStats::Method;
   using enum OsdStats::Method;
   static constexpr auto& kMethodNames = OsdStats::kMethodNames;
@@ -171,9 +170,6 @@ class OsdService final : public wire::Osd::Service {
   // `what` names the call in the message and the log.
   Status Authorize(grpc::ServerContext* context, CallClass call, std::string_view what) const;
 
-  // Fetch and Discard: an OSD or admin caller, our settled epoch, a copy this OSD does not own.
-  Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
-                            uint64_t epoch, const wire::Oid& wire_oid);
   // Counts the call (and its latency since admission) and logs a refusal; its gRPC status.
   grpc::Status Finish(Method method, const Status& status);
   // One write under the request's map view, committed alone; `data` is its bytes
@@ -221,58 +217,9 @@ class OsdService final : public wire::Osd::Service {
   Result<std::vector<ReadManyItem>> ServeReadMany(const MapView& view,
                                                   const wire::ReadManyRequest& request);
 
-  // The current object (cache, then store); kNotFound if absent or deleted, and then
-  // *tombstone_version (if given) is the deleted object's last version, else 0. During a
-  // rebalance a copy this OSD gained is taken over from its previous owner first (TakeOver;
-  // `stand_in` as there). Caller holds locks_.For(key).
-  Result<std::shared_ptr<const CachedObject>> LoadLocked(const MapView& view, const Oid& oid,
-                                                         const std::string& key,
-                                                         uint64_t* tombstone_version = nullptr,
-                                                         bool stand_in = true);
-  Result<std::shared_ptr<const CachedObject>> LoadLocalLocked(const std::string& key,
-                                                              uint64_t* tombstone_version);
-  // LoadLocked's answer without the object's bytes (the record's summary), for a write that
-  // replaces the object whole and for deletes. Unlike LoadLocked it does not notice a damaged
-  // record whose summary is intact. Caller holds locks_.For(key).
-  Result<ObjectRecordSummary> LoadSummaryLocked(const MapView& view, const Oid& oid,
-                                                const std::string& key,
-                                                uint64_t* tombstone_version);
-  // Moves `oid` here from `source`: fetches it, commits it durably (with its repair record),
-  // then has the source drop it. kNotFound (tombstone_version as in LoadLocked) when the source
-  // has nothing. A copy damaged at the source moves from its other copy (FetchIntact) unless
-  // !stand_in: then it stays, kCorruption. Caller holds locks_.For(key) and has found nothing
-  // local.
-  Result<std::shared_ptr<const CachedObject>> TakeOver(const MapView& view, const Oid& oid,
-                                                       const std::string& key, uint32_t source,
-                                                       uint64_t* tombstone_version,
-                                                       bool stand_in = true);
-  Status DiscardAt(const MapView& view, uint32_t source, const Oid& oid);
-  // TakeOver's steps, also used for a batch (Migrate): the copy as `source` holds it (checksum
-  // verified, asked twice; `damaged`, without bytes, when it fails at the source); its records
-  // added to `batch` (the object, null for a tombstone: the batch refers to its bytes until
-  // Commit); after the commit, the bookkeeping.
-  Result<wire::FetchResponse> FetchFrom(const MapView& view, uint32_t source, const Oid& oid);
-  // FetchFrom, but when the source's copy is damaged there, the other copy's bytes and version,
-  // read from its holder: a damaged copy still moves, and arrives intact (as scrub would have
-  // rewritten it). kCorruption when nothing intact can stand in (the other copy is damaged,
-  // missing, older or missed writes, or the damaged copy's summary is unreadable too);
-  // kUnavailable when the other copy cannot be read now.
-  Result<wire::FetchResponse> FetchIntact(const MapView& view, uint32_t source, const Oid& oid);
-  [[nodiscard]] std::shared_ptr<const CachedObject> StageTakenCopy(const Oid& oid,
-                                                                   const std::string& key,
-                                                                   wire::FetchResponse* fetched,
-                                                                   ObjectStore::Batch* batch);
-  void TakenOver(const std::string& key, bool repair_record);
-  // Before a per-file listing during a rebalance: take over that file's copies (of `flag`, and
-  // `type` if given) that this OSD gained and the previous map's OSDs still hold.
-  Status TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
-                      std::optional<ObjectType> type);
-  void FillMeta(const Oid& oid, const ObjectRecordSummary& object, wire::ObjectMeta* meta) const;
-  void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
   // A write or delete that changed nothing here still owes the other copy its state: store
   // only the repair record (proto WriteRequest.record_repair). `version` is ours.
   Status CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync);
-  void RepairRecorded();
 
   const uint32_t osd_id_;
   const bool authorize_callers_;
@@ -292,6 +239,8 @@ class OsdService final : public wire::Osd::Service {
   MapCatchUp catch_up_;      // checks requests' epochs, follows the cluster's maps
   PrefetchEngine prefetch_;  // after cache_ and locks_, which it uses
   RepairWorker repair_;      // after store_ and locks_, which it uses
+  HandOver hand_over_;       // rebalance: copies this OSD gains and loses
+  ObjectLoader loader_;      // cache, store, or taken over
   SpaceGuard space_;
   // Last: its threads use the parts above (its pings, peers_; its replays, repair_).
   Recovery recovery_;
