@@ -78,6 +78,10 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
       loader_(options.osd_id, &cache_, store, &hand_over_),
       space_(options.osd_id, options.data_dir, options.reserve_bytes, store,
              &counters_.writes_refused_full),
+      reads_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
+              &recovery_, &prefetch_, &stats_}),
+      writes_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
+               &recovery_, &space_, &repair_, &stats_}),
       recovery_(RecoveryOptions{options.osd_id, options.recovering_at_start,
                                 options.hold_recovery_while, options.stall_recovery},
                 &maps_, &repair_, &peers_, &admission_, &counters_) {
@@ -156,54 +160,12 @@ grpc::Status OsdService::Finish(Method method, const Status& status) {
   return ToGrpc(status);
 }
 
-Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
-                             wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
-                             std::string_view* bytes) {
-  // The client reads the other copy, and retries when both copies say so.
-  ORTHOFS_RETURN_IF_ERROR(recovery_.RefuseWhileRecovering("read"));
-  Result<Oid> oid = catch_up_.CheckObject(view, request.epoch(), request.oid());
-  if (!oid.ok()) return oid.status();
-  const uint64_t object_size = object_size_;
-  if (request.offset() > object_size || request.length() > object_size) {
-    return Status::InvalidArgument("read range beyond the object size " +
-                                   std::to_string(object_size));
-  }
-  const std::string key = EncodeStoreKey(*oid);
-  *object = cache_.Lookup(key);
-  const bool from_cache = *object != nullptr;
-  if (!from_cache) {
-    // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
-    std::lock_guard lock(locks_.For(key));
-    Result<std::shared_ptr<const CachedObject>> loaded =
-        loader_.LoadLocked(view, *oid, key, nullptr, !request.for_stand_in());
-    if (!loaded.ok()) {
-      if (loaded.status().Is(StatusCode::kNotFound)) {
-        return Status::NotFound("object " + oid->ToString() + " not found");
-      }
-      return loaded.status();
-    }
-    *object = *loaded;
-    cache_.Insert(key, *object, CacheChain::kDemand);
-  }
-  const std::string& all = (*object)->data;
-  FillMeta(*oid, **object, head->mutable_meta());
-  const uint64_t begin = std::min<uint64_t>(request.offset(), all.size());
-  const uint64_t end =
-      request.length() == 0 ? all.size() : std::min<uint64_t>(begin + request.length(), all.size());
-  *bytes = std::string_view(all).substr(begin, end - begin);
-  if (bytes->size() != all.size()) head->set_range_checksum(ObjectChecksum(*bytes));
-  head->set_from_cache(from_cache);
-  counters_.bytes_out += bytes->size();
-  prefetch_.AfterDemandRead(*oid, request.client_id(), from_cache);
-  return Status::Ok();
-}
-
 grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
                               wire::ReadResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   std::shared_ptr<const CachedObject> object;
   std::string_view bytes;
-  Status st = ServeRead(view, *request, response, &object, &bytes);
+  Status st = reads_.ServeRead(view, *request, response, &object, &bytes);
   if (st.ok()) response->set_data(bytes.data(), bytes.size());
   return Finish(kRead, st);
 }
@@ -217,7 +179,7 @@ grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* stream
   wire::ReadResponse head;  // the reply but its bytes
   std::shared_ptr<const CachedObject> object;
   std::string_view bytes;
-  const grpc::Status st = Finish(kRead, ServeRead(view, request, &head, &object, &bytes));
+  const grpc::Status st = Finish(kRead, reads_.ServeRead(view, request, &head, &object, &bytes));
   // The cached object is immutable: the reply sends its bytes in place and keeps it alive.
   if (st.ok() && !streamer->Write(EncodeReadResponse(head, bytes, object))) {
     return ToGrpc(Status::Unavailable("the reader went away"));
@@ -225,41 +187,10 @@ grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* stream
   return st;
 }
 
-Result<std::vector<ReadManyItem>> OsdService::ServeReadMany(const MapView& view,
-                                                            const wire::ReadManyRequest& request) {
-  const uint64_t reads = static_cast<uint64_t>(request.reads_size());
-  if (reads > kMaxReadManyReads || (reads > 1 && reads * object_size_ > kMaxReadManyBytes)) {
-    return Status::InvalidArgument("ReadMany of " + std::to_string(reads) + " reads: at most " +
-                                   std::to_string(kMaxReadManyReads) + ", of " +
-                                   std::to_string(kMaxReadManyBytes >> 20) +
-                                   " MiB of objects together");
-  }
-  // The objects not in the cache are loaded one after another below: their disk reads start
-  // together first.
-  std::vector<std::string> uncached;
-  for (const wire::ReadRequest& read : request.reads()) {
-    Result<Oid> oid = FromWire(read.oid());
-    if (!oid.ok()) continue;  // refused below
-    std::string key = EncodeStoreKey(*oid);
-    if (!cache_.Contains(key)) uncached.push_back(std::move(key));
-  }
-  if (uncached.size() > 1) store_->WillNeed(uncached);
-  std::vector<ReadManyItem> items(reads);
-  for (uint64_t i = 0; i < reads; ++i) {
-    ReadManyItem& item = items[i];
-    std::shared_ptr<const CachedObject> object;
-    item.status =
-        ServeRead(view, request.reads(static_cast<int>(i)), &item.head, &object, &item.bytes);
-    item.owner = std::move(object);
-    stats_.Count(kRead, item.status);
-  }
-  return items;
-}
-
 grpc::Status OsdService::ReadMany(grpc::ServerContext*, const wire::ReadManyRequest* request,
                                   wire::ReadManyResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<std::vector<ReadManyItem>> items = ServeReadMany(view, *request);
+  Result<std::vector<ReadManyItem>> items = reads_.ServeReadMany(view, *request);
   if (!items.ok()) return Finish(kReadMany, items.status());
   // The reply gRPC would send, parsed back: callers in the process (the fuzzer) check the
   // hand-made encoding too.
@@ -277,7 +208,7 @@ grpc::Status OsdService::StreamedReadMany(grpc::ServerContext*, ReadManyStreamer
   if (!streamer->Read(&request)) {
     return Finish(kReadMany, Status::InvalidArgument("a ReadMany without its request"));
   }
-  Result<std::vector<ReadManyItem>> items = ServeReadMany(view, request);
+  Result<std::vector<ReadManyItem>> items = reads_.ServeReadMany(view, request);
   const grpc::Status st = Finish(kReadMany, items.status());
   // The cached objects are immutable: the reply sends their bytes in place and keeps them.
   if (st.ok() && !streamer->Write(EncodeReadManyResponse(*items))) {
@@ -289,7 +220,7 @@ grpc::Status OsdService::StreamedReadMany(grpc::ServerContext*, ReadManyStreamer
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  return Finish(kWrite, WriteObject(view, *request, BytePieces(request->data()), response));
+  return Finish(kWrite, writes_.Write(view, *request, BytePieces(request->data()), response));
 }
 
 grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
@@ -297,76 +228,8 @@ grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
   ORTHOFS_ADMIT_REQUEST();
   Result<std::vector<ReceivedWrite>> writes = ParseWriteMany(message);
   if (!writes.ok()) return Finish(kWriteMany, writes.status());
-  WriteTogether(view, *writes, response);
+  writes_.WriteTogether(view, *writes, response);
   return Finish(kWriteMany, Status::Ok());
-}
-
-void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWrite>& writes,
-                               wire::WriteManyResponse* response) {
-  const size_t n = writes.size();
-  std::vector<wire::WriteManyResult*> results(n);
-  std::vector<Status> outcomes(n);
-  std::vector<std::optional<Oid>> oids(n);
-  std::vector<std::string> keys(n);
-  std::vector<std::string> checked_keys;
-  for (size_t i = 0; i < n; ++i) {
-    results[i] = response->add_results();
-    Result<Oid> oid = catch_up_.CheckObject(view, writes[i].fields.epoch(), writes[i].fields.oid());
-    if (!oid.ok()) {
-      outcomes[i] = oid.status();
-      continue;
-    }
-    // Before any lock: the space check may wait for room (CheckSpaceFor).
-    if (Status st = CheckWrite(*oid, writes[i].fields, writes[i].data); !st.ok()) {
-      outcomes[i] = st;
-      continue;
-    }
-    oids[i] = *oid;
-    keys[i] = EncodeStoreKey(*oid);
-    checked_keys.push_back(keys[i]);
-  }
-  std::vector<std::string> sorted = checked_keys;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    // One object twice (no client sends that): each write must see the one before it.
-    for (size_t i = 0; i < n; ++i) {
-      if (oids[i]) {
-        outcomes[i] = WriteChecked(view, *oids[i], keys[i], writes[i].fields, writes[i].data,
-                                   results[i]->mutable_response());
-      }
-    }
-  } else {
-    std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(checked_keys);
-    ObjectStore::Batch batch;
-    std::vector<std::pair<size_t, StagedWrite>> staged;
-    bool sync = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (!oids[i]) continue;
-      Result<std::optional<StagedWrite>> write =
-          StageWrite(view, *oids[i], keys[i], writes[i].fields, writes[i].data, &batch,
-                     results[i]->mutable_response());
-      if (!write.ok()) {
-        outcomes[i] = write.status();
-      } else if (*write) {
-        staged.emplace_back(i, std::move(**write));
-        sync = sync || writes[i].fields.sync();
-      }
-    }
-    if (!staged.empty()) {
-      const Status committed = store_->Commit(&batch, sync);
-      for (const auto& [i, write] : staged) {
-        if (committed.ok()) {
-          FinishWrite(write);
-        } else {
-          outcomes[i] = committed;
-        }
-      }
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    stats_.Count(kWrite, outcomes[i]);
-    if (!outcomes[i].ok()) SetRefusal(outcomes[i], results[i]);
-  }
 }
 
 grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStreamer* streamer) {
@@ -388,284 +251,16 @@ grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStream
   return st;
 }
 
-Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
-                              const BytePieces& data) {
-  const uint64_t object_size = object_size_;
-  if (request.replace() && request.offset() != 0) {
-    return Status::InvalidArgument("a replacing write must start at offset 0");
-  }
-  if (request.offset() > object_size || data.size() > object_size - request.offset()) {
-    return Status::InvalidArgument("write of " + std::to_string(data.size()) + " bytes at offset " +
-                                   std::to_string(request.offset()) + " exceeds the object size " +
-                                   std::to_string(object_size));
-  }
-  if (request.has_set_version() && request.set_version() == 0) {
-    return Status::InvalidArgument("set_version must be at least 1");
-  }
-  if (!request.has_set_version()) {
-    ORTHOFS_RETURN_IF_ERROR(recovery_.CheckClientChange(
-        oid, request.record_repair(), request.other_recovering(), request.has_expected_version()));
-  }
-  if (request.has_checksum() && !request.replace()) {
-    return Status::InvalidArgument("only a replacing write carries its object's checksum");
-  }
-  const auto use =
-      oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
-  ORTHOFS_RETURN_IF_ERROR(space_.CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use));
-  counters_.bytes_in += data.size();
-  return Status::Ok();
-}
-
-Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
-                               const BytePieces& data, wire::WriteResponse* response) {
-  Result<Oid> oid = catch_up_.CheckObject(view, request.epoch(), request.oid());
-  if (!oid.ok()) return oid.status();
-  ORTHOFS_RETURN_IF_ERROR(CheckWrite(*oid, request, data));
-  return WriteChecked(view, *oid, EncodeStoreKey(*oid), request, data, response);
-}
-
-Status OsdService::WriteChecked(const MapView& view, const Oid& oid, const std::string& key,
-                                const wire::WriteRequest& request, const BytePieces& data,
-                                wire::WriteResponse* response) {
-  std::lock_guard lock(locks_.For(key));
-  ObjectStore::Batch batch;
-  Result<std::optional<StagedWrite>> staged =
-      StageWrite(view, oid, key, request, data, &batch, response);
-  if (!staged.ok()) return staged.status();
-  if (!*staged) return Status::Ok();
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, request.sync()));
-  FinishWrite(**staged);
-  return Status::Ok();
-}
-
-Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
-    const MapView& view, const Oid& oid, const std::string& key, const wire::WriteRequest& request,
-    const BytePieces& data, ObjectStore::Batch* batch, wire::WriteResponse* response) {
-  uint64_t tombstone_version = 0;
-  // A ranged write needs the old bytes. A write that replaces the object whole needs only its
-  // version and length: the record's summary, not a read of 128 KiB (overwrites). A copy update
-  // (set_version) that is not newer than the summary changes nothing unless the stored record
-  // is damaged, so it reads the record to find out.
-  std::shared_ptr<const CachedObject> old_object;
-  Result<ObjectRecordSummary> current = [&]() -> Result<ObjectRecordSummary> {
-    if (request.replace()) {
-      Result<ObjectRecordSummary> summary =
-          loader_.LoadSummaryLocked(view, oid, key, &tombstone_version);
-      const uint64_t stored = summary.ok() ? summary->version : tombstone_version;
-      const bool answered = summary.ok() || summary.status().Is(StatusCode::kNotFound);
-      if (!request.has_set_version() || (answered && request.set_version() > stored)) {
-        return summary;
-      }
-    }
-    Result<std::shared_ptr<const CachedObject>> loaded =
-        loader_.LoadLocked(view, oid, key, &tombstone_version);
-    if (!loaded.ok()) return loaded.status();
-    old_object = *loaded;
-    return SummaryOf(*old_object);
-  }();
-  // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
-  // update, repair or scrub): a ranged write needs its bytes, a version check its header.
-  const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption) &&
-                       request.replace() && request.has_set_version();
-  if (!current.ok() && !current.status().Is(StatusCode::kNotFound) && !damaged) {
-    return current.status();
-  }
-  const bool existed = current.ok();
-  const uint64_t old_version = existed ? current->version : 0;
-  uint64_t old_length = existed ? current->length : 0;
-  if (damaged) {
-    Result<std::string> raw = store_->GetRecordBytes(key);
-    if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
-      old_length = raw->size() - kObjectRecordHeaderSize;
-    }
-    spdlog::warn("replacing damaged record of {} with the other copy's version {}", oid.ToString(),
-                 request.set_version());
-  }
-  // Versions only grow, also across a delete: the tombstone's version counts.
-  const uint64_t stored_version = existed ? old_version : tombstone_version;
-  // A data write this copy took while its other copy's write failed: the client asks for the
-  // record now, and for the version floor the write would have had had it known
-  // (common/object_version.h). The copy is written again as a ranged write of no bytes (a
-  // record's version is in its header) at the floor. Without room for that, the record alone.
-  const bool restamp = request.record_repair() && existed && old_object &&
-                       request.min_version() > 0 && request.has_set_version() &&
-                       request.set_version() == stored_version && oid.type == ObjectType::kData &&
-                       space_
-                           .CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(),
-                                          SpaceReserve::Use::kData)
-                           .ok();
-  // A repair record asked for once the copy is gone (deleted after the write it follows: a
-  // DATA delete leaves no tombstone) records only: a ranged write of no bytes would bring the
-  // object back empty, and the repair would then push it to the other copy as well.
-  const bool record_of_absent = request.record_repair() && request.has_set_version() &&
-                                !request.replace() && !existed && !damaged;
-  if (request.has_set_version() && (request.set_version() <= stored_version || record_of_absent) &&
-      !restamp) {
-    // A copy update that arrives after a newer one, or after the copy was deleted (two
-    // clients' copy writes crossing), must not roll the copy back: keep what is stored.
-    if (request.record_repair()) {
-      if (Status st = CommitRepairRecordOnly(oid, stored_version, request.sync()); !st.ok()) {
-        return st;
-      }
-    } else if (request.sync()) {
-      // What is kept may itself not be durable yet (a newer copy update without sync): a sync
-      // request answers only once it is (a repair's pusher then drops its record).
-      ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
-    }
-    if (existed) {
-      FillMeta(oid, *current, response->mutable_meta());
-    } else {
-      *response->mutable_meta()->mutable_oid() = ToWire(oid);
-      response->mutable_meta()->set_version(stored_version);
-    }
-    return std::optional<StagedWrite>();
-  }
-  if (request.has_expected_version() && request.expected_version() != old_version) {
-    return Status::VersionMismatch("object " + oid.ToString() + " is at version " +
-                                   std::to_string(old_version) + ", expected " +
-                                   std::to_string(request.expected_version()));
-  }
-  const uint64_t version = request.has_set_version() && !restamp
-                               ? request.set_version()
-                               : NextObjectVersion(stored_version, FloorOf(request));
-  // A replacing write stores the bytes as they arrived (no copy; they are joined only to
-  // refresh a cached copy); a ranged one merges them into the old bytes.
-  std::shared_ptr<const CachedObject> merged;
-  if (!request.replace()) {
-    std::string new_data = existed ? old_object->data : std::string();
-    const uint64_t end = request.offset() + data.size();
-    if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
-    data.CopyTo(new_data.data() + request.offset());
-    merged = MakeObject(version, std::move(new_data));
-  }
-  const BytePieces stored_bytes = merged ? BytePieces(merged->data) : data;
-  // A replacing write's bytes keep the client's checksum when it sent one (end to end).
-  const uint64_t checksum = merged                   ? merged->checksum
-                            : request.has_checksum() ? request.checksum()
-                                                     : ObjectChecksum(data);
-  const ObjectRecordSummary summary{version, checksum, stored_bytes.size()};
-  batch->Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
-  if (request.record_repair()) batch->PutRepairRecord(OtherCopyKey(oid), version);
-  TraceMetadataChange(oid, "write", stored_version, version, request.has_set_version(),
-                      request.record_repair(), request.other_recovering());
-  return std::optional<StagedWrite>(
-      StagedWrite{oid, key, std::move(merged), data, summary, request.record_repair(), response});
-}
-
-void OsdService::FinishWrite(const StagedWrite& write) {
-  if (write.record_repair) RepairRecorded(&counters_, &repair_);
-  if (cache_.Contains(write.key)) {
-    cache_.Insert(
-        write.key,
-        write.merged ? write.merged
-                     : MakeObject(write.summary.version, write.summary.checksum, write.data.Join()),
-        CacheChain::kDemand);
-  }
-  locks_.Committed(write.key);
-  FillMeta(write.oid, write.summary, write.response->mutable_meta());
-}
-
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
                                 wire::DeleteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kDelete, oid.status());
-  if (!request->has_set_version()) {
-    if (Status st =
-            recovery_.CheckClientChange(*oid, request->record_repair(), request->other_recovering(),
-                                        request->has_expected_version());
-        !st.ok()) {
-      return Finish(kDelete, st);
-    }
-  }
-  const std::string key = EncodeStoreKey(*oid);
-  std::lock_guard lock(locks_.For(key));
-  uint64_t tombstone_version = 0;
-  // The version and length are all a delete needs: the summary, not the object's bytes.
-  Result<ObjectRecordSummary> current =
-      loader_.LoadSummaryLocked(view, *oid, key, &tombstone_version);
-  if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
-    return Finish(kDelete, current.status());
-  }
-  const bool existed = current.ok();
-  const uint64_t old_version = existed ? current->version : 0;
-  const uint64_t stored_version = existed ? old_version : tombstone_version;
-  if (request->has_expected_version() && request->expected_version() != old_version) {
-    return Finish(kDelete, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
-                                                   std::to_string(old_version) + ", expected " +
-                                                   std::to_string(request->expected_version())));
-  }
-  response->set_version(stored_version);
-  response->set_tombstone(!existed && stored_version > 0);
-  // A degraded delete of a data copy that is absent here still leaves a tombstone (below), at
-  // the client's floor: its version is what the replay at the other copy carries, so that a
-  // newer write there (made while this OSD was down in turn) is not deleted by it. Not for
-  // metadata, which has no floor: a tombstone at stored + 1 would tie with a copy the other
-  // OSD holds at that version, and neither replay would change anything.
-  const bool tombstone_for_absent = request->record_repair() && oid->type == ObjectType::kData;
-  if ((request->has_set_version() && request->set_version() <= stored_version) ||
-      (!existed && !request->has_set_version() && !tombstone_for_absent)) {
-    // A newer state is already here, or nothing to remove and no version to record; the other
-    // copy may still need the deletion.
-    Status st = request->record_repair()
-                    ? CommitRepairRecordOnly(*oid, stored_version, request->sync())
-                : request->sync() ? store_->SyncWal()  // what is kept is durable (see StageWrite)
-                                  : Status::Ok();
-    return Finish(kDelete, st);
-  }
-  // During a rebalance a gained DATA copy leaves a tombstone too: were the key simply gone, a
-  // later miss would ask the previous owner, which may still hold the old copy. So does a DATA
-  // copy deleted for the other one, which missed it: the next write here must get a version
-  // above the other copy's, or its replay there would be a no-op and leave the old bytes.
-  // And so does a replayed deletion (set_version), which makes this copy equal to one that
-  // holds a tombstone at that version.
-  const bool tombstone = oid->type != ObjectType::kData ||
-                         view.PreviousOwnerOf(*oid, osd_id_).has_value() ||
-                         request->record_repair() || request->has_set_version();
-  const uint64_t new_version = request->has_set_version()
-                                   ? request->set_version()
-                                   : NextObjectVersion(stored_version, FloorOf(*request));
-  const uint64_t old_length = existed ? current->length : 0;
-  ObjectStore::Batch batch;
-  if (tombstone) {
-    batch.PutTombstone(key, new_version, existed, old_length);
-  } else {
-    batch.Delete(key, existed, old_length);
-  }
-  if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), new_version);
-  TraceMetadataChange(*oid, "delete", stored_version, new_version, request->has_set_version(),
-                      request->record_repair(), request->other_recovering());
-  if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
-  if (request->record_repair()) RepairRecorded(&counters_, &repair_);
-  space_.ReclaimSpaceIfFull();
-  cache_.Erase(key);
-  locks_.Committed(key);
-  response->set_existed(existed);
-  // The deletion's version, tombstone or not: a client whose delete of the other copy fails
-  // passes it back with the repair record (ClusterClient::DeleteBothCopies).
-  response->set_version(new_version);
-  response->set_tombstone(tombstone);
-  return Finish(kDelete, Status::Ok());
+  return Finish(kDelete, writes_.Delete(view, *request, response));
 }
 
 grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,
                               wire::StatResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kStat, oid.status());
-  const std::string key = EncodeStoreKey(*oid);
-  Result<std::shared_ptr<const CachedObject>> current = [&] {
-    std::lock_guard lock(locks_.For(key));
-    return loader_.LoadLocked(view, *oid, key);
-  }();
-  if (!current.ok()) {
-    if (current.status().Is(StatusCode::kNotFound)) {
-      return Finish(kStat, Status::NotFound("object " + oid->ToString() + " not found"));
-    }
-    return Finish(kStat, current.status());
-  }
-  FillMeta(*oid, **current, response->mutable_meta());
-  return Finish(kStat, Status::Ok());
+  return Finish(kStat, reads_.Stat(view, *request, response));
 }
 
 grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
@@ -941,14 +536,6 @@ grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRe
 }
 
 std::string OsdService::RenderMetrics() { return stats_.RenderMetrics(recovery_.replaying()); }
-
-Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync) {
-  ObjectStore::Batch batch;
-  batch.PutRepairRecord(OtherCopyKey(oid), version);
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, sync));
-  RepairRecorded(&counters_, &repair_);
-  return Status::Ok();
-}
 
 grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::RepairRequest* request,
                                 wire::RepairResponse* response) {

@@ -35,7 +35,9 @@
 #include "osd/map_holder.h"
 #include "osd/object_loader.h"
 #include "osd/object_locks.h"
+#include "osd/object_reads.h"
 #include "osd/object_store.h"
+#include "osd/object_writes.h"
 #include "osd/osd_stats.h"
 #include "osd/peer_clients.h"
 #include "osd/peer_reachability.h"
@@ -172,54 +174,6 @@ class OsdService final : public wire::Osd::Service {
 
   // Counts the call (and its latency since admission) and logs a refusal; its gRPC status.
   grpc::Status Finish(Method method, const Status& status);
-  // One write under the request's map view, committed alone; `data` is its bytes
-  // (request.data() is not looked at). A replacing write stores them as they are (no copy of
-  // the object).
-  Status WriteObject(const MapView& view, const wire::WriteRequest& request, const BytePieces& data,
-                     wire::WriteResponse* response);
-  // A write's arguments and the room for it (which may wait: CheckSpaceFor), before any lock.
-  Status CheckWrite(const Oid& oid, const wire::WriteRequest& request, const BytePieces& data);
-  // WriteObject after CheckObject and CheckWrite: locks the object, stages and commits.
-  Status WriteChecked(const MapView& view, const Oid& oid, const std::string& key,
-                      const wire::WriteRequest& request, const BytePieces& data,
-                      wire::WriteResponse* response);
-  // WriteMany's writes, each answered in its result, committed together: one data-log append
-  // and one index write for all of them (the per-commit cost of the store, not the bytes, is
-  // what a batch of 128 KiB objects saves). Their objects' locks are held across the commit.
-  void WriteTogether(const MapView& view, const std::vector<ReceivedWrite>& writes,
-                     wire::WriteManyResponse* response);
-  // A write checked, with its object's lock held, and added to a batch that is still to be
-  // committed; FinishWrite completes it after the commit, under the same lock.
-  struct StagedWrite {
-    Oid oid;
-    std::string key;
-    std::shared_ptr<const CachedObject> merged;  // a ranged write's object after it
-    BytePieces data;                             // the write's bytes as received
-    ObjectRecordSummary summary;
-    bool record_repair = false;
-    wire::WriteResponse* response = nullptr;
-  };
-  // Adds the change of `request` (passed CheckWrite) to `batch`. No staged write when the
-  // write is already answered in `response` (a copy update older than the stored copy). Caller
-  // holds locks_.For(key).
-  Result<std::optional<StagedWrite>> StageWrite(const MapView& view, const Oid& oid,
-                                                const std::string& key,
-                                                const wire::WriteRequest& request,
-                                                const BytePieces& data, ObjectStore::Batch* batch,
-                                                wire::WriteResponse* response);
-  void FinishWrite(const StagedWrite& write);
-  // Read's work for both entry points: `head` gets the reply but its bytes, which are `*bytes`,
-  // kept valid by `*object`.
-  Status ServeRead(const MapView& view, const wire::ReadRequest& request, wire::ReadResponse* head,
-                   std::shared_ptr<const CachedObject>* object, std::string_view* bytes);
-  // ReadMany's work for both entry points: one item per read, in order (each counted as a
-  // read), or the refusal of the whole call (too many reads, or too many objects' bytes).
-  Result<std::vector<ReadManyItem>> ServeReadMany(const MapView& view,
-                                                  const wire::ReadManyRequest& request);
-
-  // A write or delete that changed nothing here still owes the other copy its state: store
-  // only the repair record (proto WriteRequest.record_repair). `version` is ours.
-  Status CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync);
 
   const uint32_t osd_id_;
   const bool authorize_callers_;
@@ -242,6 +196,8 @@ class OsdService final : public wire::Osd::Service {
   HandOver hand_over_;       // rebalance: copies this OSD gains and loses
   ObjectLoader loader_;      // cache, store, or taken over
   SpaceGuard space_;
+  ObjectReads reads_;
+  ObjectWrites writes_;
   // Last: its threads use the parts above (its pings, peers_; its replays, repair_).
   Recovery recovery_;
 };
