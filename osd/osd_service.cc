@@ -61,11 +61,9 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
                        ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
       authorize_callers_(options.authorize_callers),
-      object_size_(map.object_size),
       maps_(std::make_shared<const MapView>(map, previous_map)),
       store_(store),
       cache_(options.cache_bytes),
-      data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()),
       stats_(OsdStatsSources{options.osd_id, options.data_dir, options.tls_not_after, &maps_, store,
                              &cache_, &prefetch_, &repair_}),
@@ -82,6 +80,9 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
               &recovery_, &prefetch_, &stats_}),
       writes_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
                &recovery_, &space_, &repair_, &stats_}),
+      transactions_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
+                     &recovery_, &space_}),
+      listing_(options.osd_id, store, &catch_up_, &recovery_, &hand_over_, &counters_),
       recovery_(RecoveryOptions{options.osd_id, options.recovering_at_start,
                                 options.hold_recovery_while, options.stall_recovery},
                 &maps_, &repair_, &peers_, &admission_, &counters_) {
@@ -266,118 +267,7 @@ grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* req
 grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
                                   wire::TransactResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
-    return Finish(kTransact, st);
-  if (Status st = recovery_.RefuseClientChangeWhileRecovering(); !st.ok()) {
-    return Finish(kTransact, st);
-  }
-  const int n = request->ops_size();
-  if (n == 0 || n > kMaxTxnOps) {
-    return Finish(kTransact,
-                  Status::InvalidArgument("a transaction has 1.." + std::to_string(kMaxTxnOps) +
-                                          " ops, not " + std::to_string(n)));
-  }
-  const uint64_t object_size = object_size_;
-  std::vector<Oid> oids;
-  std::vector<std::string> keys;
-  uint64_t put_bytes = 0;
-  for (int i = 0; i < n; ++i) {
-    const wire::TxnOp& op = request->ops(i);
-    const std::string where = "op " + std::to_string(i) + ": ";
-    Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), op.oid());
-    if (!oid.ok()) return Finish(kTransact, oid.status().WithContext(where));
-    if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
-        op.kind() != wire::TxnOp::DELETE) {
-      return Finish(kTransact, Status::InvalidArgument(where + "unknown kind"));
-    }
-    if (op.kind() != wire::TxnOp::PUT && !op.data().empty()) {
-      return Finish(kTransact, Status::InvalidArgument(where + "only PUT carries data"));
-    }
-    if (op.kind() == wire::TxnOp::CHECK && !op.has_expected_version()) {
-      return Finish(kTransact, Status::InvalidArgument(where + "CHECK needs expected_version"));
-    }
-    if (op.data().size() > object_size) {
-      return Finish(kTransact, Status::InvalidArgument(where + "data exceeds the object size"));
-    }
-    std::string key = EncodeStoreKey(*oid);
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      return Finish(kTransact, Status::InvalidArgument(where + "object " + oid->ToString() +
-                                                       " appears twice"));
-    }
-    oids.push_back(*oid);
-    keys.push_back(std::move(key));
-    if (op.kind() == wire::TxnOp::PUT) put_bytes += kObjectRecordHeaderSize + op.data().size();
-  }
-  // Transactions carry namespace changes (creates, renames, unlinks).
-  if (Status st = space_.CheckSpaceFor(put_bytes, SpaceReserve::Use::kMetadata); !st.ok()) {
-    return Finish(kTransact, st);
-  }
-  // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
-  std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(keys);
-
-  std::vector<std::shared_ptr<const CachedObject>> current(n);
-  std::vector<uint64_t> tombstone_versions(n, 0);
-  for (int i = 0; i < n; ++i) {
-    Result<std::shared_ptr<const CachedObject>> c =
-        loader_.LoadLocked(view, oids[i], keys[i], &tombstone_versions[i]);
-    if (c.ok()) {
-      current[i] = *c;
-    } else if (!c.status().Is(StatusCode::kNotFound)) {
-      return Finish(kTransact, c.status());
-    }
-    const wire::TxnOp& op = request->ops(i);
-    const uint64_t version = current[i] ? current[i]->version : 0;
-    if (op.has_expected_version() && op.expected_version() != version) {
-      return Finish(kTransact, Status::VersionMismatch("op " + std::to_string(i) + ": object " +
-                                                       oids[i].ToString() + " is at version " +
-                                                       std::to_string(version) + ", expected " +
-                                                       std::to_string(op.expected_version())));
-    }
-  }
-  ObjectStore::Batch batch;
-  std::vector<std::shared_ptr<const CachedObject>> updated(n);
-  for (int i = 0; i < n; ++i) {
-    const wire::TxnOp& op = request->ops(i);
-    const uint64_t old_version = current[i] ? current[i]->version : 0;
-    const uint64_t stored_version = current[i] ? old_version : tombstone_versions[i];
-    const uint64_t old_length = current[i] ? current[i]->data.size() : 0;
-    if (op.kind() != wire::TxnOp::CHECK) {
-      TraceMetadataChange(oids[i], op.kind() == wire::TxnOp::PUT ? "txn put" : "txn delete",
-                          stored_version, stored_version + 1, false, false, false);
-    }
-    if (op.kind() == wire::TxnOp::PUT) {
-      updated[i] = MakeObject(stored_version + 1, op.data());
-      batch.Put(keys[i], updated[i]->version, updated[i]->checksum, updated[i]->data,
-                current[i] != nullptr, old_length);
-      response->add_versions(stored_version + 1);
-    } else if (op.kind() == wire::TxnOp::DELETE) {
-      if (current[i] && (oids[i].type != ObjectType::kData ||
-                         view.PreviousOwnerOf(oids[i], osd_id_).has_value())) {
-        batch.PutTombstone(keys[i], stored_version + 1, true, old_length);
-      } else if (current[i]) {
-        batch.Delete(keys[i], true, old_length);
-      }
-      response->add_versions(0);
-    } else {
-      response->add_versions(old_version);
-    }
-  }
-  if (!batch.empty()) {
-    if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) {
-      response->clear_versions();
-      return Finish(kTransact, st);
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    const wire::TxnOp& op = request->ops(i);
-    if (op.kind() == wire::TxnOp::DELETE) {
-      cache_.Erase(keys[i]);
-    } else if (op.kind() == wire::TxnOp::PUT && cache_.Contains(keys[i])) {
-      cache_.Insert(keys[i], updated[i], CacheChain::kDemand);
-    }
-    if (op.kind() != wire::TxnOp::CHECK) locks_.Committed(keys[i]);
-  }
-  return Finish(kTransact, Status::Ok());
+  return Finish(kTransact, transactions_.Transact(view, *request, response));
 }
 
 grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequest* request,
@@ -388,134 +278,7 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
       return Finish(kList, st);
     }
   }
-  if (!request->unowned()) {
-    // A listing is a read: until our records are replayed it would miss what was created
-    // meanwhile (an rmdir would find a directory with a new entry empty). The client lists
-    // the other copies.
-    if (Status st = recovery_.RefuseWhileRecovering("list"); !st.ok()) return Finish(kList, st);
-  }
-  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
-  if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
-    return Finish(kList, Status::InvalidArgument("invalid copy flag"));
-  }
-  const CopyFlag flag = static_cast<CopyFlag>(request->flag());
-  std::string prefix;
-  if (request->has_type()) {
-    if (!request->has_fno() || !request->has_fnso()) {
-      return Finish(kList, Status::InvalidArgument("listing by type needs fnso and fno"));
-    }
-    if (!IsValidObjectType(static_cast<uint32_t>(request->type()))) {
-      return Finish(kList, Status::InvalidArgument("invalid object type"));
-    }
-    prefix = FileTypeKeyPrefix(flag, request->fnso(), request->fno(),
-                               static_cast<ObjectType>(request->type()));
-  } else if (request->has_from_offset()) {
-    return Finish(kList, Status::InvalidArgument("listing from an offset needs a type"));
-  } else if (request->has_fno()) {
-    if (!request->has_fnso()) {
-      return Finish(kList, Status::InvalidArgument("listing by fno needs fnso"));
-    }
-    prefix = FileKeyPrefix(flag, request->fnso(), request->fno());
-  } else if (request->has_fnso()) {
-    prefix = NamespaceKeyPrefix(flag, request->fnso());
-  } else {
-    prefix = FlagKeyPrefix(flag);
-  }
-  const std::string& token = request->page_token();
-  if (!token.empty() &&
-      (token.size() != kStoreKeySize || token.compare(0, prefix.size(), prefix) != 0)) {
-    return Finish(kList, Status::InvalidArgument("page token does not belong to this listing"));
-  }
-  // A file's listing during a rebalance is whole: what moved to us is taken over first.
-  if (view.rebalancing() && !request->unowned() && request->has_fno() && token.empty()) {
-    std::optional<ObjectType> type;
-    if (request->has_type()) type = static_cast<ObjectType>(request->type());
-    if (Status st = hand_over_.TakeOverFile(view, flag, request->fnso(), request->fno(), type);
-        !st.ok()) {
-      return Finish(kList, st);
-    }
-  }
-  const uint32_t limit =
-      request->limit() == 0 ? kDefaultListLimit : std::min(request->limit(), kMaxListLimit);
-  std::string last_key;
-  bool more = false;
-  uint64_t page_bytes = 0;
-  uint64_t corrupt = 0;
-  auto page_full = [&] {
-    return static_cast<uint32_t>(response->objects_size() + response->corrupt_size()) >= limit;
-  };
-  // One object for the page (`data` with with_data); false when the page is full.
-  auto add = [&](const std::string& key, const ObjectRecordSummary& object,
-                 const std::string* data) {
-    if (page_full() || (request->with_data() && page_bytes > 0 &&
-                        page_bytes + object.length > kMaxListPageBytes)) {
-      more = true;
-      return false;
-    }
-    Result<Oid> oid = DecodeStoreKey(key);
-    if (!oid.ok()) return true;
-    // Copies this OSD holds but no longer owns belong to the listing of their new owner.
-    const bool owned = view.current().OsdFor(*oid) == osd_id_;
-    if (request->unowned() ? owned : (!owned && view.rebalancing())) {
-      last_key = key;
-      return true;
-    }
-    if (object.tombstone && !request->unowned()) {
-      last_key = key;
-      return true;
-    }
-    FillMeta(*oid, object, response->add_objects());
-    if (data != nullptr) {
-      response->add_data(*data);
-      page_bytes += data->size();
-    }
-    last_key = key;
-    return true;
-  };
-  // The first key listed: the prefix's first, or the object at from_offset (the key ends with
-  // the offset, big-endian).
-  const std::string begin =
-      request->has_from_offset()
-          ? EncodeStoreKey(Oid{request->fnso(), request->fno(), request->from_offset(),
-                               static_cast<ObjectType>(request->type()), flag})
-          : prefix;
-  Status st;
-  if (request->summaries_only() && !request->with_data()) {
-    st = store_->ScanSummaries(begin, PrefixSuccessor(prefix), token,
-                               [&](const std::string& key, const ObjectRecordSummary& object) {
-                                 return add(key, object, nullptr);
-                               });
-  } else {
-    st = store_->Scan(
-        begin, PrefixSuccessor(prefix), token,
-        [&](const std::string& key, const StoredObject& object) {
-          return add(key, object.summary(), request->with_data() ? &object.data : nullptr);
-        },
-        [&](const std::string& key) {
-          if (page_full()) {
-            more = true;
-            return false;
-          }
-          Result<Oid> oid = DecodeStoreKey(key);
-          if (!oid.ok()) return true;
-          // A listing of unowned copies names the damaged ones among them (they move from
-          // their other copies); others name every damaged copy (scrub judges them).
-          if (request->unowned() && view.current().OsdFor(*oid) == osd_id_) {
-            last_key = key;
-            return true;
-          }
-          *response->add_corrupt() = ToWire(*oid);
-          ++corrupt;
-          last_key = key;
-          return true;
-        },
-        /*with_tombstones=*/request->unowned());
-  }
-  if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
-  if (!st.ok()) return Finish(kList, st);
-  if (more) response->set_next_page_token(last_key);
-  counters_.objects_listed += static_cast<uint64_t>(response->objects_size());
-  return Finish(kList, Status::Ok());
+  return Finish(kList, listing_.List(view, *request, response));
 }
 
 grpc::Status OsdService::Sync(grpc::ServerContext*, const wire::SyncRequest*, wire::SyncResponse*) {

@@ -31,6 +31,7 @@
 #include "orthofs.grpc.pb.h"
 #include "osd/admission.h"
 #include "osd/hand_over.h"
+#include "osd/listing.h"
 #include "osd/map_catch_up.h"
 #include "osd/map_holder.h"
 #include "osd/object_loader.h"
@@ -46,6 +47,7 @@
 #include "osd/recovery.h"
 #include "osd/repair_worker.h"
 #include "osd/space_guard.h"
+#include "osd/transactions.h"
 #include "osd/write_many_request.h"
 #include "rpc/call_canceller.h"
 
@@ -177,11 +179,9 @@ class OsdService final : public wire::Osd::Service {
 
   const uint32_t osd_id_;
   const bool authorize_callers_;
-  const uint64_t object_size_;  // a map change keeps it
   MapHolder maps_;
   ObjectStore* const store_;
   ObjectCache cache_;
-  const std::string data_dir_;
   const std::chrono::steady_clock::time_point started_;
   ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
   OsdStats stats_;
@@ -198,6 +198,8 @@ class OsdService final : public wire::Osd::Service {
   SpaceGuard space_;
   ObjectReads reads_;
   ObjectWrites writes_;
+  Transactions transactions_;
+  Listing listing_;
   // Last: its threads use the parts above (its pings, peers_; its replays, repair_).
   Recovery recovery_;
 };
