@@ -3,22 +3,10 @@
 #include <google/protobuf/descriptor.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <spdlog/spdlog.h>
-#include <sys/statvfs.h>
 
-#include <algorithm>
-#include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <set>
-#include <thread>
+#include <utility>
 
-#include "common/checksum.h"
-#include "common/object_record.h"
-#include "common/object_version.h"
-#include "common/prometheus_text.h"
-#include "osd/object_records.h"
 #include "osd/read_reply.h"
 #include "osd/write_many_request.h"
 #include "rpc/tls.h"

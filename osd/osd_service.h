@@ -1,33 +1,30 @@
-// The OSD's gRPC service: validates each request against the cluster map (epoch, placement,
-// sizes), then serves it from the object cache and the RocksDB store.
+// The OSD's gRPC service: a thin shell whose handlers check the caller's certificate, admit
+// the request (Admission: refused while shutting down; it places by one map view), hand it to
+// the part that serves it and count its answer (OsdStats). The parts:
+//   ObjectReads, ObjectWrites  one object's reads and changes (osd/object_reads.h, _writes.h)
+//   Transactions, Listing      several objects' changes, listings (osd/transactions.h, listing.h)
+//   ObjectLoader, HandOver     loading objects; copies moving in a rebalance (osd/hand_over.h)
+//   MapCatchUp                 epoch and placement checks, map changes (osd/map_catch_up.h)
+//   Recovery                   refusals while this OSD's copies may be stale (osd/recovery.h)
+//   SpaceGuard, PeerClients    the free-space reserve; clients to the other OSDs
 #pragma once
 
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/method_handler.h>
 
-#include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <vector>
 
 #include "common/byte_pieces.h"
-#include "common/latency_histogram.h"
-#include "common/limits.h"
+#include "common/cluster_map.h"
 #include "common/map_view.h"
 #include "common/object_cache.h"
 #include "common/peer_role.h"
-#include "common/placement.h"
-#include "common/single_flight.h"
-#include "common/space_reserve.h"
-#include "common/stall_watch.h"
+#include "common/status.h"
 #include "orthofs.grpc.pb.h"
 #include "osd/admission.h"
 #include "osd/hand_over.h"
@@ -41,7 +38,6 @@
 #include "osd/object_writes.h"
 #include "osd/osd_stats.h"
 #include "osd/peer_clients.h"
-#include "osd/peer_reachability.h"
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
 #include "osd/recovery.h"
@@ -83,6 +79,7 @@ struct OsdServiceOptions {
   std::chrono::milliseconds stall_recovery{400};
 };
 
+// Thread-safe: gRPC runs handlers on many threads at once; each part states its own contract.
 class OsdService final : public wire::Osd::Service {
  public:
   // `previous_map`: set while a rebalance runs (as persisted by an earlier SetMap).
