@@ -311,8 +311,9 @@ Status ObjectWrites::Delete(const MapView& view, const wire::DeleteRequest& requ
       (!existed && !request.has_set_version() && !tombstone_for_absent)) {
     // A newer state is already here, or nothing to remove and no version to record; the other
     // copy may still need the deletion.
-    if (request.record_repair())
+    if (request.record_repair()) {
       return CommitRepairRecordOnly(*oid, stored_version, request.sync());
+    }
     return request.sync() ? parts_.store->SyncWal()  // what is kept is durable (see StageWrite)
                           : Status::Ok();
   }

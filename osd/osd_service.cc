@@ -294,8 +294,9 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kRepair]); !st.ok()) {
     return Finish(kRepair, st);
   }
-  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) {
     return Finish(kRepair, st);
+  }
   if (request->has_for_osd()) recovery_.PeerRecovering(request->for_osd(), request->fence());
   if (request->has_for_osd()) repair_.PeerRestarted(request->for_osd());
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
@@ -363,8 +364,9 @@ grpc::Status OsdService::PrefetchNotify(grpc::ServerContext* context,
     return Finish(kPrefetchNotify, st);
   }
   counters_.osd_bytes_in += request->ByteSizeLong();
-  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) {
     return Finish(kPrefetchNotify, st);
+  }
   Result<Oid> oid = FromWire(request->oid());
   if (!oid.ok()) return Finish(kPrefetchNotify, oid.status());
   if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
@@ -424,8 +426,9 @@ grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
   {
     // Admitted like any request, but not counted while it streams: Drain ends it instead.
     ORTHOFS_ADMIT_REQUEST();
-    if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok())
+    if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) {
       return Finish(kSubscribe, st);
+    }
     if (request->client_id().empty() || request->client_id().size() > 64) {
       return Finish(kSubscribe, Status::InvalidArgument("client_id must be 1..64 bytes"));
     }
