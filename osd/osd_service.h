@@ -160,7 +160,7 @@ class OsdService final : public wire::Osd::Service {
   void StartRecovery();
   ~OsdService() override;
   // Stalls the watch found (each followed by a recovery unless one was running).
-  uint64_t stalls() { return counters_.stalls.load(); }
+  uint64_t stalls() const { return counters_.stalls.load(); }
 
  private:
   using Method = OsdStats::Method;
