@@ -3,21 +3,10 @@
 #include <google/protobuf/descriptor.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <spdlog/spdlog.h>
-#include <sys/statvfs.h>
 
-#include <algorithm>
-#include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <set>
-#include <thread>
+#include <utility>
 
-#include "common/checksum.h"
-#include "common/object_record.h"
-#include "common/object_version.h"
-#include "common/prometheus_text.h"
 #include "osd/read_reply.h"
 #include "osd/write_many_request.h"
 #include "rpc/tls.h"
@@ -30,38 +19,6 @@
 namespace orthofs {
 namespace {
 
-// How long a peer refuses changes of one copy alone sent after a recovering OSD refused them
-// (RepairRequest.fence): past that OSD's recovery, so that such a change sent just before it
-// ended cannot land after it took changes again; past a crash in the middle of it, too.
-constexpr auto kFenceLease = std::chrono::seconds(3);
-// Between fencing and replaying: for such a change already past the check to commit.
-constexpr auto kFenceSettle = std::chrono::milliseconds(50);
-// How often the stall watch ticks (OsdServiceOptions::stall_recovery).
-constexpr auto kStallTick = std::chrono::milliseconds(50);
-// RefuseChangeAloneWhileOtherAnswers: how long a ping of the other copy's OSD may take (on a
-// closed port it fails at once).
-constexpr auto kPingDeadline = std::chrono::milliseconds(500);
-// How often a peer found unreachable is pinged again in the background (PeerReachability).
-constexpr auto kRepingUnreachable = std::chrono::milliseconds(100);
-
-ObjectRecordSummary SummaryOf(const CachedObject& object) {
-  return {object.version, object.checksum, object.data.size(), false};
-}
-
-std::shared_ptr<const CachedObject> MakeObject(uint64_t version, uint64_t checksum,
-                                               std::string data) {
-  auto o = std::make_shared<CachedObject>();
-  o->version = version;
-  o->checksum = checksum;
-  o->data = std::move(data);
-  return o;
-}
-
-std::shared_ptr<const CachedObject> MakeObject(uint64_t version, std::string data) {
-  const uint64_t checksum = ObjectChecksum(data);
-  return MakeObject(version, checksum, std::move(data));
-}
-
 // The index gRPC gives an Osd method: its place in orthofs.proto's service, which the generated
 // code registers in order.
 int OsdMethodIndex(std::string_view name) {
@@ -72,15 +29,6 @@ int OsdMethodIndex(std::string_view name) {
   }
   spdlog::critical("orthofs.proto has no Osd.{}", name);
   std::abort();
-}
-
-// The store key of the other copy of `oid` (which lives on another OSD).
-std::string OtherCopyKey(const Oid& oid) { return EncodeStoreKey(oid.OtherCopy()); }
-
-// A change's version floor as this OSD applies it (common/object_version.h).
-template <typename Request>
-uint64_t FloorOf(const Request& request) {
-  return BoundedVersionFloor(request.min_version(), std::chrono::system_clock::now());
 }
 
 PrefetchEngineOptions WithCanceller(PrefetchEngineOptions options,
@@ -97,55 +45,35 @@ RepairWorkerOptions WithCanceller(RepairWorkerOptions options,
 
 }  // namespace
 
-std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous) {
-  // "<length of the map's YAML>\n<map YAML><previous map's YAML, if any>"
-  const std::string text = FormatClusterMap(map);
-  return std::to_string(text.size()) + "\n" + text + (previous ? FormatClusterMap(*previous) : "");
-}
-
-Result<std::pair<ClusterMap, std::optional<ClusterMap>>> DecodeRunningMaps(std::string_view value) {
-  const size_t newline = value.find('\n');
-  size_t length = 0;
-  if (newline == std::string_view::npos ||
-      std::from_chars(value.data(), value.data() + newline, length).ec != std::errc() ||
-      length > value.size() - newline - 1) {
-    return Status::Corruption("stored cluster maps are malformed");
-  }
-  Result<ClusterMap> map = ParseClusterMap(value.substr(newline + 1, length));
-  if (!map.ok()) return Status::Corruption("stored cluster map: " + map.status().message());
-  std::optional<ClusterMap> previous;
-  const std::string_view rest = value.substr(newline + 1 + length);
-  if (!rest.empty()) {
-    Result<ClusterMap> parsed = ParseClusterMap(rest);
-    if (!parsed.ok()) {
-      return Status::Corruption("stored previous map: " + parsed.status().message());
-    }
-    previous = *parsed;
-  }
-  return std::make_pair(*map, previous);
-}
-
 OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& previous_map,
                        ObjectStore* store, const OsdServiceOptions& options)
     : osd_id_(options.osd_id),
       authorize_callers_(options.authorize_callers),
-      tls_not_after_(options.tls_not_after),
-      object_size_(map.object_size),
       maps_(std::make_shared<const MapView>(map, previous_map)),
       store_(store),
       cache_(options.cache_bytes),
-      data_dir_(options.data_dir),
       started_(std::chrono::steady_clock::now()),
+      stats_(OsdStatsSources{options.osd_id, options.data_dir, options.tls_not_after, &maps_, store,
+                             &cache_, &prefetch_, &repair_}),
+      peers_(options.prefetch.tls, peer_calls_),
+      catch_up_(options.osd_id, &maps_, store, &peers_, &counters_, options.catch_up_from_peers),
       prefetch_(map, &maps_, store, &cache_, &locks_, WithCanceller(options.prefetch, peer_calls_)),
       repair_(options.osd_id, &maps_, store, &locks_, WithCanceller(options.repair, peer_calls_)),
-      recovering_(options.recovering_at_start),
-      refusing_changes_(options.recovering_at_start),
-      stall_watch_(options.stall_recovery),
-      space_(options.reserve_bytes, std::chrono::seconds(1)),
-      tls_(options.prefetch.tls),
-      catch_up_from_peers_(options.catch_up_from_peers),
-      hold_recovery_while_(options.hold_recovery_while),
-      reachability_([this](uint32_t peer) { return PeerAnswers(peer); }, kRepingUnreachable) {
+      hand_over_(options.osd_id, store, &cache_, &locks_, &peers_, &catch_up_, &repair_,
+                 &counters_),
+      loader_(options.osd_id, &cache_, store, &hand_over_),
+      space_(options.osd_id, options.data_dir, options.reserve_bytes, store,
+             &counters_.writes_refused_full),
+      reads_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
+              &recovery_, &prefetch_, &stats_}),
+      writes_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
+               &recovery_, &space_, &repair_, &stats_}),
+      transactions_({options.osd_id, map.object_size, store, &cache_, &locks_, &loader_, &catch_up_,
+                     &recovery_, &space_}),
+      listing_(options.osd_id, store, &catch_up_, &recovery_, &hand_over_, &counters_),
+      recovery_(RecoveryOptions{options.osd_id, options.recovering_at_start,
+                                options.hold_recovery_while, options.stall_recovery},
+                &maps_, &repair_, &peers_, &admission_, &counters_) {
   // Read, ReadMany and WriteMany take and give object bytes where they are (StreamedRead,
   // StreamedReadMany, StreamedWriteMany); clients still make plain unary calls.
   MarkMethodStreamed(OsdMethodIndex("Read"),
@@ -170,116 +98,23 @@ OsdService::OsdService(const ClusterMap& map, const std::optional<ClusterMap>& p
 OsdService::~OsdService() { StopBackgroundWork(); }
 
 void OsdService::StopBackgroundWork() {
-  stopping_ = true;
+  catch_up_.RequestStop();
+  recovery_.RequestStop();
   peer_calls_->CancelAll();  // what the threads joined below may be waiting for
-  if (watch_.joinable()) watch_.join();
-  {
-    std::lock_guard lock(recovery_mu_);
-    if (recovery_.joinable()) recovery_.join();
-  }
-  {
-    std::lock_guard lock(catch_up_mu_);
-    if (catch_up_.joinable()) catch_up_.join();
-  }
+  recovery_.Join();
+  catch_up_.Join();
   repair_.Stop();
 }
 
-void OsdService::StartRecovery() {
-  BeginRecovery();
-  if (stall_watch_.threshold() > StallWatch::Clock::duration::zero()) {
-    last_tick_ns_ = StallWatch::Clock::now().time_since_epoch().count();
-    watch_ = std::thread([this] { WatchForStalls(); });
-  }
-}
-
-void OsdService::WatchForStalls() {
-  while (!stopping_.load()) {
-    std::this_thread::sleep_for(kStallTick);
-    const auto now = StallWatch::Clock::now();
-    if (std::optional<StallWatch::Clock::duration> stall = stall_watch_.Tick(now)) {
-      ++stalls_;
-      if (!recovering_.load()) {
-        spdlog::warn(
-            "this OSD did not run for {} ms (stopped, suspended or starved of CPU): its peers may "
-            "have taken changes of its copies alone meanwhile; recovering as after a restart",
-            std::chrono::duration_cast<std::chrono::milliseconds>(*stall).count());
-        BeginRecovery();  // before the tick below: requests see one or the other
-      }
-    }
-    last_tick_ns_ = now.time_since_epoch().count();
-  }
-}
-
-bool OsdService::TickOverdue() const {
-  const int64_t tick = last_tick_ns_.load();
-  if (tick == 0) return false;  // not watching
-  return stall_watch_.Overdue(StallWatch::Clock::time_point(StallWatch::Clock::duration(tick)),
-                              StallWatch::Clock::now());
-}
-
-// The tick first: a fresh one was stored after a stall's recovery had begun, so a request that
-// finds it fresh finds the recovery's flags set.
-bool OsdService::Recovering() const { return TickOverdue() || recovering_.load(); }
-bool OsdService::RefusingChanges() const { return TickOverdue() || refusing_changes_.load(); }
-
-void OsdService::BeginRecovery() {
-  std::lock_guard lock(recovery_mu_);
-  if (recovery_.joinable()) recovery_.join();  // one that has ended (recovering_ was false)
-  recovering_ = true;
-  refusing_changes_ = true;
-  recovery_ = std::thread([this] {
-    const auto start = std::chrono::steady_clock::now();
-    while (!hold_recovery_while_.empty() && std::filesystem::exists(hold_recovery_while_) &&
-           !draining_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    // While we refuse clients' changes, they make them on the other copies, each with a record
-    // for us, so a replay never quite ends. After the first, the peers are fenced: they refuse
-    // such changes too (the clients wait and retry), and replay what came meanwhile until they
-    // hold nothing for us. Only then do we take changes and serve reads, both at once. A copy
-    // read before its record was replayed would be an old state, and a change committed on it
-    // while the other copy took another at the same version would fork the object (chaos runs:
-    // a rename's link count read or committed that way freed the file under its new name).
-    repair_.AskPeersToReplay(/*until_none_left=*/false, /*fence=*/false);
-    repair_.AskPeersToReplay(/*until_none_left=*/true, /*fence=*/true);
-    refusing_changes_ = false;
-    recovering_ = false;
-    spdlog::info("recovery done in {} ms: serving reads",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - start)
-                     .count());
-  });
-}
-
-namespace {
-
-// When the request this thread serves was admitted (the sync server runs a call on one
-// thread), for Finish's latency histogram.
-thread_local std::chrono::steady_clock::time_point request_admitted;
-
-}  // namespace
-
-OsdService::RequestScope::RequestScope(OsdService* service)
-    : service_(service), view_(service->maps_.Current()) {
-  request_admitted = std::chrono::steady_clock::now();
-  ++service_->in_flight_;
-  admitted_ = !service_->draining_.load();
-}
-
-OsdService::RequestScope::~RequestScope() { --service_->in_flight_; }
+void OsdService::StartRecovery() { recovery_.Start(); }
 
 bool OsdService::Drain(std::chrono::milliseconds timeout) {
-  draining_ = true;
+  admission_.BeginDraining();
   prefetch_.Shutdown();  // ends Subscribe streams, which would otherwise hold the server
   // Requests in flight that wait for a peer (a Repair call's pushes, a take-over's fetch) fail
   // now instead of at their deadline; the peer work they leave is redone after the restart.
   peer_calls_->CancelAll();
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (in_flight_.load() > 0) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+  return admission_.WaitIdle(std::chrono::steady_clock::now() + timeout);
 }
 
 namespace {
@@ -292,41 +127,9 @@ const grpc::Status kDraining(grpc::StatusCode::UNAVAILABLE, "OSD is shutting dow
 // Every handler starts with this: admitted, or refused because the OSD is shutting down.
 // `view` is the map snapshot the request places by.
 #define ORTHOFS_ADMIT_REQUEST()                                \
-  RequestScope request_scope(this);                            \
+  Admission::RequestScope request_scope(&admission_, maps_);   \
   [[maybe_unused]] const MapView& view = request_scope.view(); \
   if (!request_scope.admitted()) return kDraining
-
-Status OsdService::CheckEpoch(const MapView& view, uint64_t epoch) {
-  if (epoch != view.epoch()) {
-    if (epoch > view.epoch()) CatchUp();
-    return Status::StaleEpoch("request placed with map epoch " + std::to_string(epoch) + ", OSD " +
-                              std::to_string(osd_id_) + " has epoch " +
-                              std::to_string(view.epoch()));
-  }
-  return Status::Ok();
-}
-
-Status OsdService::CheckSettledEpoch(uint64_t epoch) {
-  const uint64_t settled = maps_.settled_epoch();
-  if (epoch == settled) return Status::Ok();
-  if (epoch > settled) CatchUp();
-  return Status::StaleEpoch("rebalance call with map epoch " + std::to_string(epoch) + ", OSD " +
-                            std::to_string(osd_id_) + " has settled epoch " +
-                            std::to_string(settled));
-}
-
-Result<Oid> OsdService::CheckObject(const MapView& view, uint64_t epoch,
-                                    const wire::Oid& wire_oid) {
-  ORTHOFS_RETURN_IF_ERROR(CheckEpoch(view, epoch));
-  Result<Oid> oid = FromWire(wire_oid);
-  if (!oid.ok()) return oid.status();
-  uint32_t owner = view.current().OsdFor(*oid);
-  if (owner != osd_id_) {
-    return Status::WrongOsd("object " + oid->ToString() + " belongs on OSD " +
-                            std::to_string(owner) + ", not OSD " + std::to_string(osd_id_));
-  }
-  return oid;
-}
 
 Status OsdService::Authorize(grpc::ServerContext* context, CallClass call,
                              std::string_view what) const {
@@ -342,229 +145,8 @@ Status OsdService::Authorize(grpc::ServerContext* context, CallClass call,
 }
 
 grpc::Status OsdService::Finish(Method method, const Status& status) {
-  counters_[method].latency.Observe(std::chrono::steady_clock::now() - request_admitted);
-  Count(method, status);
+  stats_.Answered(method, status, std::chrono::steady_clock::now() - Admission::AdmittedAt());
   return ToGrpc(status);
-}
-
-void OsdService::Count(Method method, const Status& status) {
-  ++counters_[method].calls;
-  if (!status.ok()) {
-    ++counters_[method].errors;
-    // A full disk refuses every write: CheckSpaceFor logs that once per episode instead.
-    bool serious = status.Is(StatusCode::kIoError) || status.Is(StatusCode::kCorruption) ||
-                   status.Is(StatusCode::kInternal);
-    spdlog::log(serious ? spdlog::level::warn : spdlog::level::debug, "{} refused: {}",
-                kMethodNames[method], status.ToString());
-  }
-}
-
-void OsdService::ReclaimSpaceIfFull() {
-  std::lock_guard lock(space_mu_);
-  if (full_) store_->RequestCompaction();
-}
-
-Status OsdService::CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use) {
-  if (space_.reserve_bytes() == 0 || data_dir_.empty()) return Status::Ok();
-  // A memtable flush holds its data twice (WAL and the new table) until it ends: on a nearly
-  // full disk free space dips for a moment. Metadata (an rm, a rename) waits that out rather
-  // than fail; data is refused at once.
-  const auto give_up = SpaceReserve::Clock::now() + std::chrono::seconds(2);
-  std::unique_lock lock(space_mu_);
-  for (bool fresh = false;; fresh = true) {
-    const auto now = SpaceReserve::Clock::now();
-    if (fresh || space_.NeedsProbe(now)) {
-      struct statvfs fs {};
-      if (statvfs(data_dir_.c_str(), &fs) != 0) return Status::Ok();  // cannot tell: let RocksDB
-      space_.Probed(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize, now);
-    }
-    if (space_.Admits(bytes, use)) {
-      if (full_) {
-        full_ = false;
-        spdlog::info("OSD {} takes writes again: {} MiB free", osd_id_,
-                     space_.estimated_available() >> 20);
-      }
-      return Status::Ok();
-    }
-    if (use != SpaceReserve::Use::kMetadata || now >= give_up) break;
-    lock.unlock();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    lock.lock();
-  }
-  const std::string message =
-      "OSD " + std::to_string(osd_id_) +
-      " is full: " + std::to_string(space_.estimated_available() >> 20) + " MiB free on " +
-      data_dir_ + ", " + std::to_string(space_.reserve_bytes() >> 20) +
-      " MiB kept in reserve for its store (--reserve-mb); free space or add OSDs";
-  ++writes_refused_full_;
-  if (!full_) spdlog::warn("{}", message);
-  full_ = true;
-  return Status::NoSpace(message);
-}
-
-Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocked(const MapView& view,
-                                                                   const Oid& oid,
-                                                                   const std::string& key,
-                                                                   uint64_t* tombstone_version,
-                                                                   bool stand_in) {
-  uint64_t tombstone = 0;
-  Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
-  if (tombstone_version) *tombstone_version = tombstone;
-  if (local.ok() || !local.status().Is(StatusCode::kNotFound) || tombstone != 0) return local;
-  const std::optional<uint32_t> source = view.PreviousOwnerOf(oid, osd_id_);
-  if (!source) return local;
-  return TakeOver(view, oid, key, *source, tombstone_version, stand_in);
-}
-
-Result<ObjectRecordSummary> OsdService::LoadSummaryLocked(const MapView& view, const Oid& oid,
-                                                          const std::string& key,
-                                                          uint64_t* tombstone_version) {
-  *tombstone_version = 0;
-  if (auto cached = cache_.Peek(key)) return SummaryOf(*cached);
-  Result<ObjectRecordSummary> summary = store_->GetSummary(key);
-  if (summary.ok() && summary->tombstone) {
-    *tombstone_version = summary->version;
-    return Status::NotFound("object deleted");
-  }
-  if (summary.ok() || !summary.status().Is(StatusCode::kNotFound) ||
-      !view.PreviousOwnerOf(oid, osd_id_)) {
-    return summary;
-  }
-  // Absent here during a rebalance: the previous owner may hold it, and LoadLocked takes it over.
-  Result<std::shared_ptr<const CachedObject>> object =
-      LoadLocked(view, oid, key, tombstone_version);
-  if (!object.ok()) return object.status();
-  return SummaryOf(**object);
-}
-
-Result<std::shared_ptr<const CachedObject>> OsdService::LoadLocalLocked(
-    const std::string& key, uint64_t* tombstone_version) {
-  if (tombstone_version) *tombstone_version = 0;
-  if (auto cached = cache_.Peek(key)) return cached;
-  Result<StoredObject> stored = store_->Get(key);
-  if (!stored.ok()) return stored.status();
-  if (stored->tombstone) {
-    if (tombstone_version) *tombstone_version = stored->version;
-    return Status::NotFound("object deleted");
-  }
-  return ToCachedObject(std::move(*stored));
-}
-
-void OsdService::FillMeta(const Oid& oid, const ObjectRecordSummary& object,
-                          wire::ObjectMeta* meta) const {
-  *meta->mutable_oid() = ToWire(oid);
-  meta->set_version(object.version);
-  meta->set_length(object.length);
-  meta->set_checksum(object.checksum);
-}
-
-void OsdService::FillMeta(const Oid& oid, const CachedObject& object,
-                          wire::ObjectMeta* meta) const {
-  FillMeta(oid, SummaryOf(object), meta);
-}
-
-void OsdService::TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from,
-                                     uint64_t to, bool copy_update, bool record_repair,
-                                     bool other_recovering) const {
-  // At debug level, every namespace object's change: the history to follow when fsck finds a
-  // dangling entry (which change of an INODE or DIRENT went where, at which version).
-  if (oid.type == ObjectType::kData || !spdlog::should_log(spdlog::level::debug)) return;
-  spdlog::debug("{} {} v{} -> v{}{}{}{}", what, oid.ToString(), from, to,
-                copy_update ? " (copy update)" : "", record_repair ? " +repair record" : "",
-                other_recovering ? " (other copy recovering)" : "");
-}
-
-Status OsdService::RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const {
-  if (!other_recovering) return Status::Ok();
-  const uint32_t other = maps_.Current()->current().OsdFor(oid.OtherCopy());
-  std::lock_guard lock(fence_mu_);
-  auto it = fenced_until_.find(other);
-  if (it == fenced_until_.end() || std::chrono::steady_clock::now() >= it->second) {
-    return Status::Ok();
-  }
-  // Both copies refuse, so the client retries.
-  return Status(
-      StatusCode::kUnavailable,
-      "OSD " + std::to_string(other) + " is recovering: it takes this change itself in a moment",
-      StatusReason::kPeerRecovering);
-}
-
-bool OsdService::PeerAnswers(uint32_t peer_id) {
-  OsdClient* peer = Peer(*maps_.Current(), peer_id);
-  if (peer == nullptr) return false;  // not in the map: no copy there to fork
-  peer->ReconnectNow();               // our own channel may be backing off from its outage as well
-  Result<wire::HealthResponse> ping = peer->Ping(kPingDeadline);
-  return ping.ok() || !(ping.status().Is(StatusCode::kUnavailable) ||
-                        ping.status().Is(StatusCode::kDeadlineExceeded));
-}
-
-Status OsdService::RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone) {
-  if (!alone || oid.type == ObjectType::kData) return Status::Ok();
-  const std::shared_ptr<const MapView> view = maps_.Current();
-  const uint32_t other = view->current().OsdFor(oid.OtherCopy());
-  if (other == osd_id_) return Status::Ok();
-  // Changes arriving together share one ping, and once a peer is found unreachable none
-  // waits on it again until a background ping finds it back (osd/peer_reachability.h).
-  const bool answers = reachability_.Reachable(other);
-  if (!answers) return Status::Ok();
-  ++changes_alone_refused_;
-  return Status(StatusCode::kBusy,
-                "OSD " + std::to_string(other) +
-                    " answers: change the original there (this client's connection to it failed)",
-                StatusReason::kOriginalAnswers);
-}
-
-Status OsdService::RefuseClientChangeWhileRecovering() const {
-  if (!RefusingChanges()) return Status::Ok();
-  return Status(StatusCode::kUnavailable,
-                "OSD " + std::to_string(osd_id_) + " is recovering: change the other copy",
-                StatusReason::kRecovering);
-}
-
-Status OsdService::ServeRead(const MapView& view, const wire::ReadRequest& request,
-                             wire::ReadResponse* head, std::shared_ptr<const CachedObject>* object,
-                             std::string_view* bytes) {
-  if (Recovering()) {
-    // The client reads the other copy, and retries when both copies say so.
-    return Status(StatusCode::kUnavailable,
-                  "OSD " + std::to_string(osd_id_) + " is recovering: read the other copy",
-                  StatusReason::kRecovering);
-  }
-  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
-  if (!oid.ok()) return oid.status();
-  const uint64_t object_size = object_size_;
-  if (request.offset() > object_size || request.length() > object_size) {
-    return Status::InvalidArgument("read range beyond the object size " +
-                                   std::to_string(object_size));
-  }
-  const std::string key = EncodeStoreKey(*oid);
-  *object = cache_.Lookup(key);
-  const bool from_cache = *object != nullptr;
-  if (!from_cache) {
-    // Fill under the object's lock so a concurrent writer cannot be overtaken by a stale fill.
-    std::lock_guard lock(locks_.For(key));
-    Result<std::shared_ptr<const CachedObject>> loaded =
-        LoadLocked(view, *oid, key, nullptr, !request.for_stand_in());
-    if (!loaded.ok()) {
-      if (loaded.status().Is(StatusCode::kNotFound)) {
-        return Status::NotFound("object " + oid->ToString() + " not found");
-      }
-      return loaded.status();
-    }
-    *object = *loaded;
-    cache_.Insert(key, *object, CacheChain::kDemand);
-  }
-  const std::string& all = (*object)->data;
-  FillMeta(*oid, **object, head->mutable_meta());
-  const uint64_t begin = std::min<uint64_t>(request.offset(), all.size());
-  const uint64_t end =
-      request.length() == 0 ? all.size() : std::min<uint64_t>(begin + request.length(), all.size());
-  *bytes = std::string_view(all).substr(begin, end - begin);
-  if (bytes->size() != all.size()) head->set_range_checksum(ObjectChecksum(*bytes));
-  head->set_from_cache(from_cache);
-  bytes_out_ += bytes->size();
-  prefetch_.AfterDemandRead(*oid, request.client_id(), from_cache);
-  return Status::Ok();
 }
 
 grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* request,
@@ -572,7 +154,7 @@ grpc::Status OsdService::Read(grpc::ServerContext*, const wire::ReadRequest* req
   ORTHOFS_ADMIT_REQUEST();
   std::shared_ptr<const CachedObject> object;
   std::string_view bytes;
-  Status st = ServeRead(view, *request, response, &object, &bytes);
+  Status st = reads_.ServeRead(view, *request, response, &object, &bytes);
   if (st.ok()) response->set_data(bytes.data(), bytes.size());
   return Finish(kRead, st);
 }
@@ -586,7 +168,7 @@ grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* stream
   wire::ReadResponse head;  // the reply but its bytes
   std::shared_ptr<const CachedObject> object;
   std::string_view bytes;
-  const grpc::Status st = Finish(kRead, ServeRead(view, request, &head, &object, &bytes));
+  const grpc::Status st = Finish(kRead, reads_.ServeRead(view, request, &head, &object, &bytes));
   // The cached object is immutable: the reply sends its bytes in place and keeps it alive.
   if (st.ok() && !streamer->Write(EncodeReadResponse(head, bytes, object))) {
     return ToGrpc(Status::Unavailable("the reader went away"));
@@ -594,41 +176,10 @@ grpc::Status OsdService::StreamedRead(grpc::ServerContext*, ReadStreamer* stream
   return st;
 }
 
-Result<std::vector<ReadManyItem>> OsdService::ServeReadMany(const MapView& view,
-                                                            const wire::ReadManyRequest& request) {
-  const uint64_t reads = static_cast<uint64_t>(request.reads_size());
-  if (reads > kMaxReadManyReads || (reads > 1 && reads * object_size_ > kMaxReadManyBytes)) {
-    return Status::InvalidArgument("ReadMany of " + std::to_string(reads) + " reads: at most " +
-                                   std::to_string(kMaxReadManyReads) + ", of " +
-                                   std::to_string(kMaxReadManyBytes >> 20) +
-                                   " MiB of objects together");
-  }
-  // The objects not in the cache are loaded one after another below: their disk reads start
-  // together first.
-  std::vector<std::string> uncached;
-  for (const wire::ReadRequest& read : request.reads()) {
-    Result<Oid> oid = FromWire(read.oid());
-    if (!oid.ok()) continue;  // refused below
-    std::string key = EncodeStoreKey(*oid);
-    if (!cache_.Contains(key)) uncached.push_back(std::move(key));
-  }
-  if (uncached.size() > 1) store_->WillNeed(uncached);
-  std::vector<ReadManyItem> items(reads);
-  for (uint64_t i = 0; i < reads; ++i) {
-    ReadManyItem& item = items[i];
-    std::shared_ptr<const CachedObject> object;
-    item.status =
-        ServeRead(view, request.reads(static_cast<int>(i)), &item.head, &object, &item.bytes);
-    item.owner = std::move(object);
-    Count(kRead, item.status);
-  }
-  return items;
-}
-
 grpc::Status OsdService::ReadMany(grpc::ServerContext*, const wire::ReadManyRequest* request,
                                   wire::ReadManyResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<std::vector<ReadManyItem>> items = ServeReadMany(view, *request);
+  Result<std::vector<ReadManyItem>> items = reads_.ServeReadMany(view, *request);
   if (!items.ok()) return Finish(kReadMany, items.status());
   // The reply gRPC would send, parsed back: callers in the process (the fuzzer) check the
   // hand-made encoding too.
@@ -646,7 +197,7 @@ grpc::Status OsdService::StreamedReadMany(grpc::ServerContext*, ReadManyStreamer
   if (!streamer->Read(&request)) {
     return Finish(kReadMany, Status::InvalidArgument("a ReadMany without its request"));
   }
-  Result<std::vector<ReadManyItem>> items = ServeReadMany(view, request);
+  Result<std::vector<ReadManyItem>> items = reads_.ServeReadMany(view, request);
   const grpc::Status st = Finish(kReadMany, items.status());
   // The cached objects are immutable: the reply sends their bytes in place and keeps them.
   if (st.ok() && !streamer->Write(EncodeReadManyResponse(*items))) {
@@ -658,7 +209,7 @@ grpc::Status OsdService::StreamedReadMany(grpc::ServerContext*, ReadManyStreamer
 grpc::Status OsdService::Write(grpc::ServerContext*, const wire::WriteRequest* request,
                                wire::WriteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  return Finish(kWrite, WriteObject(view, *request, BytePieces(request->data()), response));
+  return Finish(kWrite, writes_.Write(view, *request, BytePieces(request->data()), response));
 }
 
 grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
@@ -666,76 +217,8 @@ grpc::Status OsdService::WriteManyFromWire(const BytePieces& message,
   ORTHOFS_ADMIT_REQUEST();
   Result<std::vector<ReceivedWrite>> writes = ParseWriteMany(message);
   if (!writes.ok()) return Finish(kWriteMany, writes.status());
-  WriteTogether(view, *writes, response);
+  writes_.WriteTogether(view, *writes, response);
   return Finish(kWriteMany, Status::Ok());
-}
-
-void OsdService::WriteTogether(const MapView& view, const std::vector<ReceivedWrite>& writes,
-                               wire::WriteManyResponse* response) {
-  const size_t n = writes.size();
-  std::vector<wire::WriteManyResult*> results(n);
-  std::vector<Status> outcomes(n);
-  std::vector<std::optional<Oid>> oids(n);
-  std::vector<std::string> keys(n);
-  std::vector<std::string> checked_keys;
-  for (size_t i = 0; i < n; ++i) {
-    results[i] = response->add_results();
-    Result<Oid> oid = CheckObject(view, writes[i].fields.epoch(), writes[i].fields.oid());
-    if (!oid.ok()) {
-      outcomes[i] = oid.status();
-      continue;
-    }
-    // Before any lock: the space check may wait for room (CheckSpaceFor).
-    if (Status st = CheckWrite(*oid, writes[i].fields, writes[i].data); !st.ok()) {
-      outcomes[i] = st;
-      continue;
-    }
-    oids[i] = *oid;
-    keys[i] = EncodeStoreKey(*oid);
-    checked_keys.push_back(keys[i]);
-  }
-  std::vector<std::string> sorted = checked_keys;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    // One object twice (no client sends that): each write must see the one before it.
-    for (size_t i = 0; i < n; ++i) {
-      if (oids[i]) {
-        outcomes[i] = WriteChecked(view, *oids[i], keys[i], writes[i].fields, writes[i].data,
-                                   results[i]->mutable_response());
-      }
-    }
-  } else {
-    std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(checked_keys);
-    ObjectStore::Batch batch;
-    std::vector<std::pair<size_t, StagedWrite>> staged;
-    bool sync = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (!oids[i]) continue;
-      Result<std::optional<StagedWrite>> write =
-          StageWrite(view, *oids[i], keys[i], writes[i].fields, writes[i].data, &batch,
-                     results[i]->mutable_response());
-      if (!write.ok()) {
-        outcomes[i] = write.status();
-      } else if (*write) {
-        staged.emplace_back(i, std::move(**write));
-        sync = sync || writes[i].fields.sync();
-      }
-    }
-    if (!staged.empty()) {
-      const Status committed = store_->Commit(&batch, sync);
-      for (const auto& [i, write] : staged) {
-        if (committed.ok()) {
-          FinishWrite(write);
-        } else {
-          outcomes[i] = committed;
-        }
-      }
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    Count(kWrite, outcomes[i]);
-    if (!outcomes[i].ok()) SetRefusal(outcomes[i], results[i]);
-  }
 }
 
 grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStreamer* streamer) {
@@ -757,405 +240,22 @@ grpc::Status OsdService::StreamedWriteMany(grpc::ServerContext*, WriteManyStream
   return st;
 }
 
-Status OsdService::CheckWrite(const Oid& oid, const wire::WriteRequest& request,
-                              const BytePieces& data) {
-  const uint64_t object_size = object_size_;
-  if (request.replace() && request.offset() != 0) {
-    return Status::InvalidArgument("a replacing write must start at offset 0");
-  }
-  if (request.offset() > object_size || data.size() > object_size - request.offset()) {
-    return Status::InvalidArgument("write of " + std::to_string(data.size()) + " bytes at offset " +
-                                   std::to_string(request.offset()) + " exceeds the object size " +
-                                   std::to_string(object_size));
-  }
-  if (request.has_set_version() && request.set_version() == 0) {
-    return Status::InvalidArgument("set_version must be at least 1");
-  }
-  if (!request.has_set_version()) {
-    ORTHOFS_RETURN_IF_ERROR(RefuseClientChangeWhileRecovering());
-    ORTHOFS_RETURN_IF_ERROR(
-        RefuseChangeAloneForFencedPeer(oid, request.record_repair() && request.other_recovering()));
-    ORTHOFS_RETURN_IF_ERROR(RefuseChangeAloneWhileOtherAnswers(
-        oid,
-        request.record_repair() && !request.other_recovering() && request.has_expected_version()));
-  }
-  if (request.has_checksum() && !request.replace()) {
-    return Status::InvalidArgument("only a replacing write carries its object's checksum");
-  }
-  const auto use =
-      oid.type == ObjectType::kData ? SpaceReserve::Use::kData : SpaceReserve::Use::kMetadata;
-  ORTHOFS_RETURN_IF_ERROR(CheckSpaceFor(kObjectRecordHeaderSize + data.size(), use));
-  bytes_in_ += data.size();
-  return Status::Ok();
-}
-
-Status OsdService::WriteObject(const MapView& view, const wire::WriteRequest& request,
-                               const BytePieces& data, wire::WriteResponse* response) {
-  Result<Oid> oid = CheckObject(view, request.epoch(), request.oid());
-  if (!oid.ok()) return oid.status();
-  ORTHOFS_RETURN_IF_ERROR(CheckWrite(*oid, request, data));
-  return WriteChecked(view, *oid, EncodeStoreKey(*oid), request, data, response);
-}
-
-Status OsdService::WriteChecked(const MapView& view, const Oid& oid, const std::string& key,
-                                const wire::WriteRequest& request, const BytePieces& data,
-                                wire::WriteResponse* response) {
-  std::lock_guard lock(locks_.For(key));
-  ObjectStore::Batch batch;
-  Result<std::optional<StagedWrite>> staged =
-      StageWrite(view, oid, key, request, data, &batch, response);
-  if (!staged.ok()) return staged.status();
-  if (!*staged) return Status::Ok();
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, request.sync()));
-  FinishWrite(**staged);
-  return Status::Ok();
-}
-
-Result<std::optional<OsdService::StagedWrite>> OsdService::StageWrite(
-    const MapView& view, const Oid& oid, const std::string& key, const wire::WriteRequest& request,
-    const BytePieces& data, ObjectStore::Batch* batch, wire::WriteResponse* response) {
-  uint64_t tombstone_version = 0;
-  // A ranged write needs the old bytes. A write that replaces the object whole needs only its
-  // version and length: the record's summary, not a read of 128 KiB (overwrites). A copy update
-  // (set_version) that is not newer than the summary changes nothing unless the stored record
-  // is damaged, so it reads the record to find out.
-  std::shared_ptr<const CachedObject> old_object;
-  Result<ObjectRecordSummary> current = [&]() -> Result<ObjectRecordSummary> {
-    if (request.replace()) {
-      Result<ObjectRecordSummary> summary = LoadSummaryLocked(view, oid, key, &tombstone_version);
-      const uint64_t stored = summary.ok() ? summary->version : tombstone_version;
-      const bool answered = summary.ok() || summary.status().Is(StatusCode::kNotFound);
-      if (!request.has_set_version() || (answered && request.set_version() > stored)) {
-        return summary;
-      }
-    }
-    Result<std::shared_ptr<const CachedObject>> loaded =
-        LoadLocked(view, oid, key, &tombstone_version);
-    if (!loaded.ok()) return loaded.status();
-    old_object = *loaded;
-    return SummaryOf(*old_object);
-  }();
-  // A damaged record can only be replaced whole by the other copy's bytes and version (a copy
-  // update, repair or scrub): a ranged write needs its bytes, a version check its header.
-  const bool damaged = !current.ok() && current.status().Is(StatusCode::kCorruption) &&
-                       request.replace() && request.has_set_version();
-  if (!current.ok() && !current.status().Is(StatusCode::kNotFound) && !damaged) {
-    return current.status();
-  }
-  const bool existed = current.ok();
-  const uint64_t old_version = existed ? current->version : 0;
-  uint64_t old_length = existed ? current->length : 0;
-  if (damaged) {
-    Result<std::string> raw = store_->GetRecordBytes(key);
-    if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
-      old_length = raw->size() - kObjectRecordHeaderSize;
-    }
-    spdlog::warn("replacing damaged record of {} with the other copy's version {}", oid.ToString(),
-                 request.set_version());
-  }
-  // Versions only grow, also across a delete: the tombstone's version counts.
-  const uint64_t stored_version = existed ? old_version : tombstone_version;
-  // A data write this copy took while its other copy's write failed: the client asks for the
-  // record now, and for the version floor the write would have had had it known
-  // (common/object_version.h). The copy is written again as a ranged write of no bytes (a
-  // record's version is in its header) at the floor. Without room for that, the record alone.
-  const bool restamp =
-      request.record_repair() && existed && old_object && request.min_version() > 0 &&
-      request.has_set_version() && request.set_version() == stored_version &&
-      oid.type == ObjectType::kData &&
-      CheckSpaceFor(kObjectRecordHeaderSize + old_object->data.size(), SpaceReserve::Use::kData)
-          .ok();
-  // A repair record asked for once the copy is gone (deleted after the write it follows: a
-  // DATA delete leaves no tombstone) records only: a ranged write of no bytes would bring the
-  // object back empty, and the repair would then push it to the other copy as well.
-  const bool record_of_absent = request.record_repair() && request.has_set_version() &&
-                                !request.replace() && !existed && !damaged;
-  if (request.has_set_version() && (request.set_version() <= stored_version || record_of_absent) &&
-      !restamp) {
-    // A copy update that arrives after a newer one, or after the copy was deleted (two
-    // clients' copy writes crossing), must not roll the copy back: keep what is stored.
-    if (request.record_repair()) {
-      if (Status st = CommitRepairRecordOnly(oid, stored_version, request.sync()); !st.ok()) {
-        return st;
-      }
-    } else if (request.sync()) {
-      // What is kept may itself not be durable yet (a newer copy update without sync): a sync
-      // request answers only once it is (a repair's pusher then drops its record).
-      ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
-    }
-    if (existed) {
-      FillMeta(oid, *current, response->mutable_meta());
-    } else {
-      *response->mutable_meta()->mutable_oid() = ToWire(oid);
-      response->mutable_meta()->set_version(stored_version);
-    }
-    return std::optional<StagedWrite>();
-  }
-  if (request.has_expected_version() && request.expected_version() != old_version) {
-    return Status::VersionMismatch("object " + oid.ToString() + " is at version " +
-                                   std::to_string(old_version) + ", expected " +
-                                   std::to_string(request.expected_version()));
-  }
-  const uint64_t version = request.has_set_version() && !restamp
-                               ? request.set_version()
-                               : NextObjectVersion(stored_version, FloorOf(request));
-  // A replacing write stores the bytes as they arrived (no copy; they are joined only to
-  // refresh a cached copy); a ranged one merges them into the old bytes.
-  std::shared_ptr<const CachedObject> merged;
-  if (!request.replace()) {
-    std::string new_data = existed ? old_object->data : std::string();
-    const uint64_t end = request.offset() + data.size();
-    if (new_data.size() < end) new_data.resize(end, '\0');  // a gap reads as zeros
-    data.CopyTo(new_data.data() + request.offset());
-    merged = MakeObject(version, std::move(new_data));
-  }
-  const BytePieces stored_bytes = merged ? BytePieces(merged->data) : data;
-  // A replacing write's bytes keep the client's checksum when it sent one (end to end).
-  const uint64_t checksum = merged                   ? merged->checksum
-                            : request.has_checksum() ? request.checksum()
-                                                     : ObjectChecksum(data);
-  const ObjectRecordSummary summary{version, checksum, stored_bytes.size()};
-  batch->Put(key, version, summary.checksum, stored_bytes, existed || damaged, old_length);
-  if (request.record_repair()) batch->PutRepairRecord(OtherCopyKey(oid), version);
-  TraceMetadataChange(oid, "write", stored_version, version, request.has_set_version(),
-                      request.record_repair(), request.other_recovering());
-  return std::optional<StagedWrite>(
-      StagedWrite{oid, key, std::move(merged), data, summary, request.record_repair(), response});
-}
-
-void OsdService::FinishWrite(const StagedWrite& write) {
-  if (write.record_repair) RepairRecorded();
-  if (cache_.Contains(write.key)) {
-    cache_.Insert(
-        write.key,
-        write.merged ? write.merged
-                     : MakeObject(write.summary.version, write.summary.checksum, write.data.Join()),
-        CacheChain::kDemand);
-  }
-  locks_.Committed(write.key);
-  FillMeta(write.oid, write.summary, write.response->mutable_meta());
-}
-
 grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
                                 wire::DeleteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kDelete, oid.status());
-  if (!request->has_set_version()) {
-    if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kDelete, st);
-    if (Status st = RefuseChangeAloneForFencedPeer(
-            *oid, request->record_repair() && request->other_recovering());
-        !st.ok()) {
-      return Finish(kDelete, st);
-    }
-    if (Status st = RefuseChangeAloneWhileOtherAnswers(*oid, request->record_repair() &&
-                                                                 !request->other_recovering() &&
-                                                                 request->has_expected_version());
-        !st.ok()) {
-      return Finish(kDelete, st);
-    }
-  }
-  const std::string key = EncodeStoreKey(*oid);
-  std::lock_guard lock(locks_.For(key));
-  uint64_t tombstone_version = 0;
-  // The version and length are all a delete needs: the summary, not the object's bytes.
-  Result<ObjectRecordSummary> current = LoadSummaryLocked(view, *oid, key, &tombstone_version);
-  if (!current.ok() && !current.status().Is(StatusCode::kNotFound)) {
-    return Finish(kDelete, current.status());
-  }
-  const bool existed = current.ok();
-  const uint64_t old_version = existed ? current->version : 0;
-  const uint64_t stored_version = existed ? old_version : tombstone_version;
-  if (request->has_expected_version() && request->expected_version() != old_version) {
-    return Finish(kDelete, Status::VersionMismatch("object " + oid->ToString() + " is at version " +
-                                                   std::to_string(old_version) + ", expected " +
-                                                   std::to_string(request->expected_version())));
-  }
-  response->set_version(stored_version);
-  response->set_tombstone(!existed && stored_version > 0);
-  // A degraded delete of a data copy that is absent here still leaves a tombstone (below), at
-  // the client's floor: its version is what the replay at the other copy carries, so that a
-  // newer write there (made while this OSD was down in turn) is not deleted by it. Not for
-  // metadata, which has no floor: a tombstone at stored + 1 would tie with a copy the other
-  // OSD holds at that version, and neither replay would change anything.
-  const bool tombstone_for_absent = request->record_repair() && oid->type == ObjectType::kData;
-  if ((request->has_set_version() && request->set_version() <= stored_version) ||
-      (!existed && !request->has_set_version() && !tombstone_for_absent)) {
-    // A newer state is already here, or nothing to remove and no version to record; the other
-    // copy may still need the deletion.
-    Status st = request->record_repair()
-                    ? CommitRepairRecordOnly(*oid, stored_version, request->sync())
-                : request->sync() ? store_->SyncWal()  // what is kept is durable (see StageWrite)
-                                  : Status::Ok();
-    return Finish(kDelete, st);
-  }
-  // During a rebalance a gained DATA copy leaves a tombstone too: were the key simply gone, a
-  // later miss would ask the previous owner, which may still hold the old copy. So does a DATA
-  // copy deleted for the other one, which missed it: the next write here must get a version
-  // above the other copy's, or its replay there would be a no-op and leave the old bytes.
-  // And so does a replayed deletion (set_version), which makes this copy equal to one that
-  // holds a tombstone at that version.
-  const bool tombstone = oid->type != ObjectType::kData ||
-                         view.PreviousOwnerOf(*oid, osd_id_).has_value() ||
-                         request->record_repair() || request->has_set_version();
-  const uint64_t new_version = request->has_set_version()
-                                   ? request->set_version()
-                                   : NextObjectVersion(stored_version, FloorOf(*request));
-  const uint64_t old_length = existed ? current->length : 0;
-  ObjectStore::Batch batch;
-  if (tombstone) {
-    batch.PutTombstone(key, new_version, existed, old_length);
-  } else {
-    batch.Delete(key, existed, old_length);
-  }
-  if (request->record_repair()) batch.PutRepairRecord(OtherCopyKey(*oid), new_version);
-  TraceMetadataChange(*oid, "delete", stored_version, new_version, request->has_set_version(),
-                      request->record_repair(), request->other_recovering());
-  if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) return Finish(kDelete, st);
-  if (request->record_repair()) RepairRecorded();
-  ReclaimSpaceIfFull();
-  cache_.Erase(key);
-  locks_.Committed(key);
-  response->set_existed(existed);
-  // The deletion's version, tombstone or not: a client whose delete of the other copy fails
-  // passes it back with the repair record (ClusterClient::DeleteBothCopies).
-  response->set_version(new_version);
-  response->set_tombstone(tombstone);
-  return Finish(kDelete, Status::Ok());
+  return Finish(kDelete, writes_.Delete(view, *request, response));
 }
 
 grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,
                               wire::StatResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckObject(view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kStat, oid.status());
-  const std::string key = EncodeStoreKey(*oid);
-  Result<std::shared_ptr<const CachedObject>> current = [&] {
-    std::lock_guard lock(locks_.For(key));
-    return LoadLocked(view, *oid, key);
-  }();
-  if (!current.ok()) {
-    if (current.status().Is(StatusCode::kNotFound)) {
-      return Finish(kStat, Status::NotFound("object " + oid->ToString() + " not found"));
-    }
-    return Finish(kStat, current.status());
-  }
-  FillMeta(*oid, **current, response->mutable_meta());
-  return Finish(kStat, Status::Ok());
+  return Finish(kStat, reads_.Stat(view, *request, response));
 }
 
 grpc::Status OsdService::Transact(grpc::ServerContext*, const wire::TransactRequest* request,
                                   wire::TransactResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kTransact, st);
-  if (Status st = RefuseClientChangeWhileRecovering(); !st.ok()) return Finish(kTransact, st);
-  const int n = request->ops_size();
-  if (n == 0 || n > kMaxTxnOps) {
-    return Finish(kTransact,
-                  Status::InvalidArgument("a transaction has 1.." + std::to_string(kMaxTxnOps) +
-                                          " ops, not " + std::to_string(n)));
-  }
-  const uint64_t object_size = object_size_;
-  std::vector<Oid> oids;
-  std::vector<std::string> keys;
-  uint64_t put_bytes = 0;
-  for (int i = 0; i < n; ++i) {
-    const wire::TxnOp& op = request->ops(i);
-    const std::string where = "op " + std::to_string(i) + ": ";
-    Result<Oid> oid = CheckObject(view, request->epoch(), op.oid());
-    if (!oid.ok()) return Finish(kTransact, oid.status().WithContext(where));
-    if (op.kind() != wire::TxnOp::CHECK && op.kind() != wire::TxnOp::PUT &&
-        op.kind() != wire::TxnOp::DELETE) {
-      return Finish(kTransact, Status::InvalidArgument(where + "unknown kind"));
-    }
-    if (op.kind() != wire::TxnOp::PUT && !op.data().empty()) {
-      return Finish(kTransact, Status::InvalidArgument(where + "only PUT carries data"));
-    }
-    if (op.kind() == wire::TxnOp::CHECK && !op.has_expected_version()) {
-      return Finish(kTransact, Status::InvalidArgument(where + "CHECK needs expected_version"));
-    }
-    if (op.data().size() > object_size) {
-      return Finish(kTransact, Status::InvalidArgument(where + "data exceeds the object size"));
-    }
-    std::string key = EncodeStoreKey(*oid);
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      return Finish(kTransact, Status::InvalidArgument(where + "object " + oid->ToString() +
-                                                       " appears twice"));
-    }
-    oids.push_back(*oid);
-    keys.push_back(std::move(key));
-    if (op.kind() == wire::TxnOp::PUT) put_bytes += kObjectRecordHeaderSize + op.data().size();
-  }
-  // Transactions carry namespace changes (creates, renames, unlinks).
-  if (Status st = CheckSpaceFor(put_bytes, SpaceReserve::Use::kMetadata); !st.ok()) {
-    return Finish(kTransact, st);
-  }
-  // Stripes lock in ascending order, so concurrent transactions cannot deadlock.
-  std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(keys);
-
-  std::vector<std::shared_ptr<const CachedObject>> current(n);
-  std::vector<uint64_t> tombstone_versions(n, 0);
-  for (int i = 0; i < n; ++i) {
-    Result<std::shared_ptr<const CachedObject>> c =
-        LoadLocked(view, oids[i], keys[i], &tombstone_versions[i]);
-    if (c.ok()) {
-      current[i] = *c;
-    } else if (!c.status().Is(StatusCode::kNotFound)) {
-      return Finish(kTransact, c.status());
-    }
-    const wire::TxnOp& op = request->ops(i);
-    const uint64_t version = current[i] ? current[i]->version : 0;
-    if (op.has_expected_version() && op.expected_version() != version) {
-      return Finish(kTransact, Status::VersionMismatch("op " + std::to_string(i) + ": object " +
-                                                       oids[i].ToString() + " is at version " +
-                                                       std::to_string(version) + ", expected " +
-                                                       std::to_string(op.expected_version())));
-    }
-  }
-  ObjectStore::Batch batch;
-  std::vector<std::shared_ptr<const CachedObject>> updated(n);
-  for (int i = 0; i < n; ++i) {
-    const wire::TxnOp& op = request->ops(i);
-    const uint64_t old_version = current[i] ? current[i]->version : 0;
-    const uint64_t stored_version = current[i] ? old_version : tombstone_versions[i];
-    const uint64_t old_length = current[i] ? current[i]->data.size() : 0;
-    if (op.kind() != wire::TxnOp::CHECK) {
-      TraceMetadataChange(oids[i], op.kind() == wire::TxnOp::PUT ? "txn put" : "txn delete",
-                          stored_version, stored_version + 1, false, false, false);
-    }
-    if (op.kind() == wire::TxnOp::PUT) {
-      updated[i] = MakeObject(stored_version + 1, op.data());
-      batch.Put(keys[i], updated[i]->version, updated[i]->checksum, updated[i]->data,
-                current[i] != nullptr, old_length);
-      response->add_versions(stored_version + 1);
-    } else if (op.kind() == wire::TxnOp::DELETE) {
-      if (current[i] && (oids[i].type != ObjectType::kData ||
-                         view.PreviousOwnerOf(oids[i], osd_id_).has_value())) {
-        batch.PutTombstone(keys[i], stored_version + 1, true, old_length);
-      } else if (current[i]) {
-        batch.Delete(keys[i], true, old_length);
-      }
-      response->add_versions(0);
-    } else {
-      response->add_versions(old_version);
-    }
-  }
-  if (!batch.empty()) {
-    if (Status st = store_->Commit(&batch, request->sync()); !st.ok()) {
-      response->clear_versions();
-      return Finish(kTransact, st);
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    const wire::TxnOp& op = request->ops(i);
-    if (op.kind() == wire::TxnOp::DELETE) {
-      cache_.Erase(keys[i]);
-    } else if (op.kind() == wire::TxnOp::PUT && cache_.Contains(keys[i])) {
-      cache_.Insert(keys[i], updated[i], CacheChain::kDemand);
-    }
-    if (op.kind() != wire::TxnOp::CHECK) locks_.Committed(keys[i]);
-  }
-  return Finish(kTransact, Status::Ok());
+  return Finish(kTransact, transactions_.Transact(view, *request, response));
 }
 
 grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequest* request,
@@ -1166,155 +266,13 @@ grpc::Status OsdService::List(grpc::ServerContext* context, const wire::ListRequ
       return Finish(kList, st);
     }
   }
-  if (Recovering() && !request->unowned()) {
-    // A listing is a read: until our records are replayed it would miss what was created
-    // meanwhile (an rmdir would find a directory with a new entry empty). The client lists
-    // the other copies.
-    return Finish(kList,
-                  Status(StatusCode::kUnavailable,
-                         "OSD " + std::to_string(osd_id_) + " is recovering: list the other copy",
-                         StatusReason::kRecovering));
-  }
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kList, st);
-  if (request->flag() != wire::ORIGINAL && request->flag() != wire::REPLICA) {
-    return Finish(kList, Status::InvalidArgument("invalid copy flag"));
-  }
-  const CopyFlag flag = static_cast<CopyFlag>(request->flag());
-  std::string prefix;
-  if (request->has_type()) {
-    if (!request->has_fno() || !request->has_fnso()) {
-      return Finish(kList, Status::InvalidArgument("listing by type needs fnso and fno"));
-    }
-    if (!IsValidObjectType(static_cast<uint32_t>(request->type()))) {
-      return Finish(kList, Status::InvalidArgument("invalid object type"));
-    }
-    prefix = FileTypeKeyPrefix(flag, request->fnso(), request->fno(),
-                               static_cast<ObjectType>(request->type()));
-  } else if (request->has_from_offset()) {
-    return Finish(kList, Status::InvalidArgument("listing from an offset needs a type"));
-  } else if (request->has_fno()) {
-    if (!request->has_fnso()) {
-      return Finish(kList, Status::InvalidArgument("listing by fno needs fnso"));
-    }
-    prefix = FileKeyPrefix(flag, request->fnso(), request->fno());
-  } else if (request->has_fnso()) {
-    prefix = NamespaceKeyPrefix(flag, request->fnso());
-  } else {
-    prefix = FlagKeyPrefix(flag);
-  }
-  const std::string& token = request->page_token();
-  if (!token.empty() &&
-      (token.size() != kStoreKeySize || token.compare(0, prefix.size(), prefix) != 0)) {
-    return Finish(kList, Status::InvalidArgument("page token does not belong to this listing"));
-  }
-  // A file's listing during a rebalance is whole: what moved to us is taken over first.
-  if (view.rebalancing() && !request->unowned() && request->has_fno() && token.empty()) {
-    std::optional<ObjectType> type;
-    if (request->has_type()) type = static_cast<ObjectType>(request->type());
-    if (Status st = TakeOverFile(view, flag, request->fnso(), request->fno(), type); !st.ok()) {
-      return Finish(kList, st);
-    }
-  }
-  const uint32_t limit =
-      request->limit() == 0 ? kDefaultListLimit : std::min(request->limit(), kMaxListLimit);
-  std::string last_key;
-  bool more = false;
-  uint64_t page_bytes = 0;
-  uint64_t corrupt = 0;
-  auto page_full = [&] {
-    return static_cast<uint32_t>(response->objects_size() + response->corrupt_size()) >= limit;
-  };
-  // One object for the page (`data` with with_data); false when the page is full.
-  auto add = [&](const std::string& key, const ObjectRecordSummary& object,
-                 const std::string* data) {
-    if (page_full() || (request->with_data() && page_bytes > 0 &&
-                        page_bytes + object.length > kMaxListPageBytes)) {
-      more = true;
-      return false;
-    }
-    Result<Oid> oid = DecodeStoreKey(key);
-    if (!oid.ok()) return true;
-    // Copies this OSD holds but no longer owns belong to the listing of their new owner.
-    const bool owned = view.current().OsdFor(*oid) == osd_id_;
-    if (request->unowned() ? owned : (!owned && view.rebalancing())) {
-      last_key = key;
-      return true;
-    }
-    if (object.tombstone && !request->unowned()) {
-      last_key = key;
-      return true;
-    }
-    FillMeta(*oid, object, response->add_objects());
-    if (data != nullptr) {
-      response->add_data(*data);
-      page_bytes += data->size();
-    }
-    last_key = key;
-    return true;
-  };
-  // The first key listed: the prefix's first, or the object at from_offset (the key ends with
-  // the offset, big-endian).
-  const std::string begin =
-      request->has_from_offset()
-          ? EncodeStoreKey(Oid{request->fnso(), request->fno(), request->from_offset(),
-                               static_cast<ObjectType>(request->type()), flag})
-          : prefix;
-  Status st;
-  if (request->summaries_only() && !request->with_data()) {
-    st = store_->ScanSummaries(begin, PrefixSuccessor(prefix), token,
-                               [&](const std::string& key, const ObjectRecordSummary& object) {
-                                 return add(key, object, nullptr);
-                               });
-  } else {
-    st = store_->Scan(
-        begin, PrefixSuccessor(prefix), token,
-        [&](const std::string& key, const StoredObject& object) {
-          return add(key, object.summary(), request->with_data() ? &object.data : nullptr);
-        },
-        [&](const std::string& key) {
-          if (page_full()) {
-            more = true;
-            return false;
-          }
-          Result<Oid> oid = DecodeStoreKey(key);
-          if (!oid.ok()) return true;
-          // A listing of unowned copies names the damaged ones among them (they move from
-          // their other copies); others name every damaged copy (scrub judges them).
-          if (request->unowned() && view.current().OsdFor(*oid) == osd_id_) {
-            last_key = key;
-            return true;
-          }
-          *response->add_corrupt() = ToWire(*oid);
-          ++corrupt;
-          last_key = key;
-          return true;
-        },
-        /*with_tombstones=*/request->unowned());
-  }
-  if (corrupt > 0) spdlog::warn("list found {} corrupt object record(s)", corrupt);
-  if (!st.ok()) return Finish(kList, st);
-  if (more) response->set_next_page_token(last_key);
-  objects_listed_ += static_cast<uint64_t>(response->objects_size());
-  return Finish(kList, Status::Ok());
+  return Finish(kList, listing_.List(view, *request, response));
 }
 
 grpc::Status OsdService::Sync(grpc::ServerContext*, const wire::SyncRequest*, wire::SyncResponse*) {
   ORTHOFS_ADMIT_REQUEST();
   return Finish(kSync, store_->SyncWal());
 }
-
-namespace {
-
-// Stats counters that are levels (bytes held, records left, windows open, ...) rather than
-// totals: a reset leaves them alone, and Prometheus sees them as gauges.
-bool IsLevelCounter(const std::string& name) {
-  return name.ends_with("_bytes") || name.ends_with("_left") ||
-         name.starts_with("windows_active") || name == "subscribers" ||
-         name == "prefetch_quantity" || name == "prefetch_work_pending" ||
-         name.starts_with("prefetch_mode_") || name == "rebalancing";
-}
-
-}  // namespace
 
 grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRequest* request,
                                wire::StatsResponse* response) {
@@ -1324,132 +282,11 @@ grpc::Status OsdService::Stats(grpc::ServerContext* context, const wire::StatsRe
       return ToGrpc(st);
     }
   }
-  FillStats(response);
-  std::lock_guard lock(stats_baseline_mu_);
-  for (auto& [name, value] : *response->mutable_counters()) {
-    if (IsLevelCounter(name)) continue;
-    auto base = stats_baseline_.find(name);
-    const uint64_t raw = value;
-    if (base != stats_baseline_.end()) value = raw >= base->second ? raw - base->second : 0;
-    if (request->reset()) stats_baseline_[name] = raw;
-  }
-  if (request->reset()) spdlog::info("stats reset");
+  stats_.Report(request->reset(), response);
   return grpc::Status::OK;
 }
 
-void OsdService::FillStats(wire::StatsResponse* response) {
-  response->set_osd_id(osd_id_);
-  response->set_epoch(maps_.Current()->epoch());
-  response->set_objects(store_->object_count());
-  response->set_bytes(store_->byte_count());
-  struct statvfs fs {};
-  if (statvfs(data_dir_.c_str(), &fs) == 0) {
-    response->set_capacity_bytes(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
-    response->set_available_bytes(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize);
-  }
-  auto& counters = *response->mutable_counters();
-  for (int m = 0; m < kMethodCount; ++m) {
-    counters[std::string(kMethodNames[m]) + "_calls"] = counters_[m].calls.load();
-    counters[std::string(kMethodNames[m]) + "_errors"] = counters_[m].errors.load();
-  }
-  counters["bytes_in"] = bytes_in_.load();
-  counters["writes_refused_full"] = writes_refused_full_.load();
-  counters["store_compactions"] = store_->compactions();
-  counters["store_wal_syncs"] = store_->wal_syncs();
-  counters["store_log_bytes"] = store_->data_log_bytes();
-  counters["store_log_garbage_bytes"] = store_->data_log_garbage_bytes();
-  counters["store_log_segments_collected"] = store_->segments_collected();
-  counters["bytes_out"] = bytes_out_.load();
-  counters["objects_listed"] = objects_listed_.load();
-  ObjectCacheStats cache = cache_.stats();
-  counters["cache_hits"] = cache.hits;
-  counters["cache_misses"] = cache.misses;
-  counters["cache_evictions"] = cache.evictions;
-  counters["cache_bytes"] = cache.bytes;
-  counters["cache_capacity_bytes"] = cache_.capacity_bytes();
-  counters["cache_prefetch_inserts"] = cache.prefetch_inserts;
-  counters["cache_prefetch_hits"] = cache.prefetch_hits;
-  counters["cache_prefetch_evicted_unused"] = cache.prefetch_evicted_unused;
-  counters["cache_prefetch_bytes"] = cache.prefetch_bytes;
-  counters["osd_messages_in"] = counters_[kPrefetchNotify].calls + counters_[kPrefetch].calls;
-  counters["osd_bytes_in"] = osd_bytes_in_.load();
-  counters["disk_model_reads"] = store_->disk_reads();
-  counters["disk_model_seeks"] = store_->disk_seeks();
-  counters["repair_records_written"] = repair_records_written_.load();
-  counters["changes_alone_refused"] = changes_alone_refused_.load();
-  counters["stalls"] = stalls_.load();
-  counters["repair_copies_repaired"] = repair_.repaired_total();
-  counters["repair_records_left"] = repair_.records_left();
-  counters["recovery_asks_repeated"] = repair_.recovery_asks_repeated();
-  counters["recovery_limits_reached"] = repair_.recovery_limits_reached();
-  counters["map_changes"] = map_changes_.load();
-  counters["rebalance_copies_taken_over"] = copies_taken_over_.load();
-  counters["rebalance_copies_discarded"] = copies_discarded_.load();
-  counters["rebalance_damaged_copies_replaced"] = damaged_copies_replaced_.load();
-  counters["rebalancing"] = maps_.Current()->rebalancing() ? 1 : 0;
-  std::map<std::string, uint64_t> prefetch;
-  prefetch_.AddCounters(&prefetch);
-  for (const auto& [name, value] : prefetch) counters[name] = value;
-}
-
-std::string OsdService::RenderMetrics() {
-  wire::StatsResponse stats;
-  FillStats(&stats);
-  const std::string id = std::to_string(osd_id_);
-  const MetricLabels osd = {{"osd", id}};
-  PrometheusText out;
-  out.Gauge("orthofs_osd_objects", "Object copies stored", stats.objects(), osd);
-  out.Gauge("orthofs_osd_store_bytes", "Bytes of object copies stored", stats.bytes(), osd);
-  out.Gauge("orthofs_osd_capacity_bytes", "Size of the data dir's file system",
-            stats.capacity_bytes(), osd);
-  out.Gauge("orthofs_osd_available_bytes", "Free space on the data dir's file system",
-            stats.available_bytes(), osd);
-  out.Gauge("orthofs_osd_map_epoch", "Cluster map epoch", stats.epoch(), osd);
-  out.Gauge("orthofs_osd_recovering", "1 while waiting for the others to replay missed writes",
-            recovering_.load() ? 1 : 0, osd);
-  if (tls_not_after_ > 0) {
-    out.Gauge("orthofs_osd_tls_certificate_expiry_timestamp_seconds",
-              "When this OSD's TLS certificate expires (alert well before)",
-              static_cast<double>(tls_not_after_), osd);
-  }
-  for (int m = 0; m < kMethodCount; ++m) {
-    out.Counter("orthofs_osd_requests_total", "RPCs answered", counters_[m].calls.load(),
-                {{"osd", id}, {"method", kMethodNames[m]}});
-  }
-  for (int m = 0; m < kMethodCount; ++m) {
-    out.Counter("orthofs_osd_request_errors_total", "RPCs refused or failed",
-                counters_[m].errors.load(), {{"osd", id}, {"method", kMethodNames[m]}});
-  }
-  for (int m = 0; m < kMethodCount; ++m) {
-    out.Histogram("orthofs_osd_request_duration_seconds", "Time from admission to answer",
-                  counters_[m].latency.Snapshot(), {{"osd", id}, {"method", kMethodNames[m]}});
-  }
-  // The remaining Stats counters, one family each. Levels (bytes held, records left, windows
-  // open, ...) are gauges; the rest only grow.
-  const std::map<std::string, uint64_t> sorted(stats.counters().begin(), stats.counters().end());
-  for (const auto& [name, value] : sorted) {
-    if (name.ends_with("_calls") || name.ends_with("_errors")) continue;  // per method above
-    if (IsLevelCounter(name)) {
-      out.Gauge("orthofs_osd_" + name, "orthofs stats counter " + name, value, osd);
-    } else {
-      out.Counter("orthofs_osd_" + name + "_total", "orthofs stats counter " + name, value, osd);
-    }
-  }
-  return out.text();
-}
-
-Status OsdService::CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync) {
-  ObjectStore::Batch batch;
-  batch.PutRepairRecord(OtherCopyKey(oid), version);
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, sync));
-  RepairRecorded();
-  return Status::Ok();
-}
-
-void OsdService::RepairRecorded() {
-  ++repair_records_written_;
-  repair_.RecordsAdded();
-}
+std::string OsdService::RenderMetrics() { return stats_.RenderMetrics(recovery_.replaying()); }
 
 grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::RepairRequest* request,
                                 wire::RepairResponse* response) {
@@ -1457,17 +294,10 @@ grpc::Status OsdService::Repair(grpc::ServerContext* context, const wire::Repair
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kRepair]); !st.ok()) {
     return Finish(kRepair, st);
   }
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kRepair, st);
-  if (request->has_for_osd()) reachability_.NoteAnswered(request->for_osd());  // it is back
-  if (request->has_for_osd() && request->fence()) {
-    {
-      std::lock_guard lock(fence_mu_);
-      fenced_until_[request->for_osd()] = std::chrono::steady_clock::now() + kFenceLease;
-    }
-    // A change of one copy alone that passed the check just before commits meanwhile, and its
-    // record is then in the replay (or counted as left, and asked for again).
-    std::this_thread::sleep_for(kFenceSettle);
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) {
+    return Finish(kRepair, st);
   }
+  if (request->has_for_osd()) recovery_.PeerRecovering(request->for_osd(), request->fence());
   if (request->has_for_osd()) repair_.PeerRestarted(request->for_osd());
   *response = repair_.RunPass(request->has_for_osd() ? std::optional<uint32_t>(request->for_osd())
                                                      : std::nullopt);
@@ -1518,7 +348,7 @@ grpc::Status OsdService::Health(grpc::ServerContext*, const wire::HealthRequest*
   response->set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
-  response->set_recovering(Recovering());
+  response->set_recovering(recovery_.Recovering());
   return grpc::Status::OK;
 }
 
@@ -1533,8 +363,10 @@ grpc::Status OsdService::PrefetchNotify(grpc::ServerContext* context,
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kPrefetchNotify]); !st.ok()) {
     return Finish(kPrefetchNotify, st);
   }
-  osd_bytes_in_ += request->ByteSizeLong();
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kPrefetchNotify, st);
+  counters_.osd_bytes_in += request->ByteSizeLong();
+  if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) {
+    return Finish(kPrefetchNotify, st);
+  }
   Result<Oid> oid = FromWire(request->oid());
   if (!oid.ok()) return Finish(kPrefetchNotify, oid.status());
   if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
@@ -1561,7 +393,7 @@ grpc::Status OsdService::Prefetch(grpc::ServerContext* context,
   if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kPrefetch]); !st.ok()) {
     return Finish(kPrefetch, st);
   }
-  osd_bytes_in_ += request->ByteSizeLong();
+  counters_.osd_bytes_in += request->ByteSizeLong();
   if (prefetch_.mode() != PrefetchMode::kSpa) {
     return Finish(kPrefetch, Status::InvalidArgument(
                                  "this cluster's prefetch mode is " +
@@ -1572,7 +404,7 @@ grpc::Status OsdService::Prefetch(grpc::ServerContext* context,
   }
   std::vector<Oid> originals;
   for (const wire::Oid& w : request->oids()) {
-    Result<Oid> oid = CheckObject(view, request->epoch(), w);
+    Result<Oid> oid = catch_up_.CheckObject(view, request->epoch(), w);
     if (!oid.ok()) return Finish(kPrefetch, oid.status());
     if (oid->type != ObjectType::kData || oid->flag != CopyFlag::kOriginal) {
       return Finish(kPrefetch, Status::InvalidArgument("SPA prefetches original DATA objects"));
@@ -1594,7 +426,9 @@ grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
   {
     // Admitted like any request, but not counted while it streams: Drain ends it instead.
     ORTHOFS_ADMIT_REQUEST();
-    if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kSubscribe, st);
+    if (Status st = catch_up_.CheckEpoch(view, request->epoch()); !st.ok()) {
+      return Finish(kSubscribe, st);
+    }
     if (request->client_id().empty() || request->client_id().size() > 64) {
       return Finish(kSubscribe, Status::InvalidArgument("client_id must be 1..64 bytes"));
     }
@@ -1608,349 +442,22 @@ grpc::Status OsdService::Subscribe(grpc::ServerContext* context,
 // Cluster map changes and the moving of copies (orthofs rebalance; proto SetMap .. Migrate).
 namespace orthofs {
 
-namespace {
-
-// How long a rebalance call waits for the other OSD to reach our epoch (it catches up from its
-// peers once it sees our request) before the caller hears UNAVAILABLE.
-constexpr auto kPeerCatchUpWait = std::chrono::seconds(5);
-// How long SetMap waits for the requests placed with the old map.
-constexpr auto kSettleTimeout = std::chrono::seconds(30);
-
-// Calls `call` again while the other OSD answers STALE_EPOCH (it is still catching up to our map,
-// which our request makes it do), for up to kPeerCatchUpWait.
-template <typename Call>
-auto RetryWhileCatchingUp(Call call) -> decltype(call()) {
-  auto result = call();
-  const auto give_up = std::chrono::steady_clock::now() + kPeerCatchUpWait;
-  while (!result.ok() && result.status().Is(StatusCode::kStaleEpoch) &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    result = call();
-  }
-  return result;
-}
-
-Result<std::optional<ClusterMap>> ParseOptionalMap(const std::string& yaml, const char* what) {
-  if (yaml.empty()) return std::optional<ClusterMap>();
-  Result<ClusterMap> map = ParseClusterMap(yaml);
-  if (!map.ok()) {
-    return Status::InvalidArgument(std::string(what) + ": " + map.status().message());
-  }
-  return std::optional<ClusterMap>(*map);
-}
-
-}  // namespace
-
-OsdClient* OsdService::Peer(const MapView& view, uint32_t osd_id) {
-  std::lock_guard lock(peers_mu_);
-  auto it = peers_.find(osd_id);
-  if (it != peers_.end()) return it->second.get();
-  const OsdInfo* info = view.FindOsd(osd_id);
-  if (info == nullptr) return nullptr;
-  RpcOptions rpc;
-  rpc.deadline = std::chrono::milliseconds(10000);
-  rpc.tls = tls_;
-  rpc.canceller = peer_calls_;
-  return peers_.emplace(osd_id, std::make_unique<OsdClient>(*info, rpc)).first->second.get();
-}
-
-Result<wire::FetchResponse> OsdService::FetchFrom(const MapView& view, uint32_t source,
-                                                  const Oid& oid) {
-  OsdClient* peer = Peer(view, source);
-  if (peer == nullptr) {
-    return Status::Internal("OSD " + std::to_string(source) + " is in neither map");
-  }
-  wire::FetchRequest fetch;
-  fetch.set_epoch(view.epoch());
-  *fetch.mutable_oid() = ToWire(oid);
-  Result<wire::FetchResponse> fetched = Status::Internal("not fetched");
-  // Bytes that fail their checksum on the way are asked for once more.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    fetched = RetryWhileCatchingUp([&] { return peer->Fetch(fetch); });
-    if (!fetched.ok()) {
-      const std::string why = "object " + oid.ToString() + " is moving here from OSD " +
-                              std::to_string(source) +
-                              ", which did not hand it over: " + fetched.status().message();
-      // Neither its bytes nor its summary could be read there.
-      if (fetched.status().Is(StatusCode::kCorruption)) return Status::Corruption(why);
-      return Status::Unavailable(why);
-    }
-    if (!fetched->found() || fetched->tombstone() || fetched->damaged() ||
-        ObjectChecksum(fetched->data()) == fetched->checksum()) {
-      return fetched;
-    }
-  }
-  return Status::Unavailable("object " + oid.ToString() + " from OSD " + std::to_string(source) +
-                             " failed its checksum twice on its way here");
-}
-
-Result<wire::FetchResponse> OsdService::FetchIntact(const MapView& view, uint32_t source,
-                                                    const Oid& oid) {
-  Result<wire::FetchResponse> fetched = FetchFrom(view, source, oid);
-  if (!fetched.ok()) {
-    if (!fetched.status().Is(StatusCode::kCorruption)) return fetched;
-    return Status::Corruption(fetched.status().message() +
-                              " (its bytes and summary are damaged: nothing tells whether its "
-                              "other copy is as new)");
-  }
-  if (!fetched->damaged()) return fetched;
-  const std::string what =
-      "object " + oid.ToString() + " on OSD " + std::to_string(source) + " is damaged";
-  const uint64_t version = fetched->version();
-  if (fetched->tombstone()) {
-    // A deletion: its summary is all there is to move.
-    wire::FetchResponse deleted = std::move(*fetched);
-    deleted.set_damaged(false);
-    ++damaged_copies_replaced_;
-    return deleted;
-  }
-  if (fetched->has_repair_version()) {
-    return Status::Corruption(what +
-                              ", and its other copy missed writes (a repair record to "
-                              "version " +
-                              std::to_string(fetched->repair_version()) +
-                              "): no intact copy of its last version is left");
-  }
-  // The other copy stands in, read as any client would: its holder verifies it and takes it
-  // over first if it is moving too. (Its holder is never this OSD: the layout is orthogonal.)
-  const Oid other = oid.OtherCopy();
-  const uint32_t holder = view.current().OsdFor(other);
-  OsdClient* peer = Peer(view, holder);
-  if (peer == nullptr) return Status::Internal("OSD " + std::to_string(holder) + " is unknown");
-  wire::ReadRequest read;
-  read.set_epoch(view.epoch());
-  *read.mutable_oid() = ToWire(other);
-  read.set_for_stand_in(true);
-  Result<wire::ReadResponse> intact = RetryWhileCatchingUp([&] { return peer->Read(read); });
-  const std::string where = "; its other copy on OSD " + std::to_string(holder);
-  if (!intact.ok()) {
-    if (intact.status().Is(StatusCode::kNotFound) || intact.status().Is(StatusCode::kCorruption)) {
-      return Status::Corruption(what + where + " cannot stand in: " + intact.status().message());
-    }
-    return Status::Unavailable(what + where + " cannot be read now: " + intact.status().message());
-  }
-  if (ObjectChecksum(intact->data()) != intact->meta().checksum()) {
-    return Status::Unavailable(what + where + " failed its checksum on its way here");
-  }
-  if (intact->meta().version() < version) {
-    return Status::Corruption(what + where + " is older (version " +
-                              std::to_string(intact->meta().version()) + " < " +
-                              std::to_string(version) + "): it cannot stand in");
-  }
-  spdlog::warn("{}; it moves here from its intact other copy on OSD {} (version {})", what, holder,
-               intact->meta().version());
-  ++damaged_copies_replaced_;
-  wire::FetchResponse replaced;
-  replaced.set_found(true);
-  replaced.set_version(intact->meta().version());
-  replaced.set_checksum(intact->meta().checksum());
-  replaced.set_data(std::move(*intact->mutable_data()));
-  return replaced;
-}
-
-std::shared_ptr<const CachedObject> OsdService::StageTakenCopy(const Oid& oid,
-                                                               const std::string& key,
-                                                               wire::FetchResponse* fetched,
-                                                               ObjectStore::Batch* batch) {
-  std::shared_ptr<const CachedObject> object;
-  if (fetched->tombstone()) {
-    batch->PutTombstone(key, fetched->version(), false, 0);
-  } else {
-    auto taken = std::make_shared<CachedObject>();
-    taken->version = fetched->version();
-    taken->checksum = fetched->checksum();
-    taken->data = std::move(*fetched->mutable_data());
-    batch->Put(key, taken->version, taken->checksum, taken->data, false, 0);
-    object = std::move(taken);
-  }
-  if (fetched->has_repair_version()) {
-    batch->PutRepairRecord(OtherCopyKey(oid), fetched->repair_version());
-  }
-  return object;
-}
-
-void OsdService::TakenOver(const std::string& key, bool repair_record) {
-  if (repair_record) RepairRecorded();
-  locks_.Committed(key);
-  ++copies_taken_over_;
-}
-
-Result<std::shared_ptr<const CachedObject>> OsdService::TakeOver(
-    const MapView& view, const Oid& oid, const std::string& key, uint32_t source,
-    uint64_t* tombstone_version, bool stand_in) {
-  if (tombstone_version) *tombstone_version = 0;
-  Result<wire::FetchResponse> fetched =
-      stand_in ? FetchIntact(view, source, oid) : FetchFrom(view, source, oid);
-  if (!fetched.ok()) return fetched.status();
-  if (fetched->damaged()) {
-    return Status::Corruption("object " + oid.ToString() + " on OSD " + std::to_string(source) +
-                              " is damaged");
-  }
-  if (!fetched->found()) return Status::NotFound("object absent");
-  ObjectStore::Batch batch;
-  std::shared_ptr<const CachedObject> object = StageTakenCopy(oid, key, &*fetched, &batch);
-  // Durable here before the source forgets it.
-  ORTHOFS_RETURN_IF_ERROR(store_->Commit(&batch, /*sync=*/true));
-  TakenOver(key, fetched->has_repair_version());
-  ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, source, oid));
-  if (!object) {
-    if (tombstone_version) *tombstone_version = fetched->version();
-    return Status::NotFound("object deleted");
-  }
-  return object;
-}
-
-Status OsdService::DiscardAt(const MapView& view, uint32_t source, const Oid& oid) {
-  OsdClient* peer = Peer(view, source);
-  if (peer == nullptr) return Status::Internal("OSD " + std::to_string(source) + " is unknown");
-  wire::DiscardRequest discard;
-  discard.set_epoch(view.epoch());
-  *discard.mutable_oid() = ToWire(oid);
-  Result<wire::DiscardResponse> dropped =
-      RetryWhileCatchingUp([&] { return peer->Discard(discard); });
-  if (!dropped.ok()) {
-    return Status::Unavailable("object " + oid.ToString() + " moved here, but OSD " +
-                               std::to_string(source) +
-                               " did not drop its old copy: " + dropped.status().message());
-  }
-  return Status::Ok();
-}
-
-Status OsdService::TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
-                                std::optional<ObjectType> type) {
-  for (const OsdInfo& holder : view.previous()->map().osds) {
-    if (holder.id == osd_id_) continue;
-    OsdClient* peer = Peer(view, holder.id);
-    if (peer == nullptr) continue;
-    std::string token;
-    do {
-      wire::ListRequest list;
-      list.set_epoch(view.epoch());
-      list.set_flag(static_cast<wire::CopyFlag>(flag));
-      list.set_fnso(fnso);
-      list.set_fno(fno);
-      if (type) list.set_type(static_cast<wire::ObjectType>(*type));
-      list.set_unowned(true);
-      list.set_page_token(token);
-      Result<wire::ListResponse> page = RetryWhileCatchingUp([&] { return peer->List(list); });
-      if (!page.ok()) {
-        return Status::Unavailable("listing a file while it moves: OSD " +
-                                   std::to_string(holder.id) +
-                                   " did not answer: " + page.status().message());
-      }
-      // Damaged copies move too (from their other copies, FetchIntact).
-      std::vector<const wire::Oid*> listed;
-      for (const wire::ObjectMeta& meta : page->objects()) listed.push_back(&meta.oid());
-      for (const wire::Oid& damaged : page->corrupt()) listed.push_back(&damaged);
-      for (const wire::Oid* wire_oid : listed) {
-        Result<Oid> oid = FromWire(*wire_oid);
-        if (!oid.ok() || view.current().OsdFor(*oid) != osd_id_) continue;
-        const std::string key = EncodeStoreKey(*oid);
-        std::lock_guard lock(locks_.For(key));
-        uint64_t tombstone = 0;
-        Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(key, &tombstone);
-        if (local.ok() || tombstone != 0) {
-          ORTHOFS_RETURN_IF_ERROR(DiscardAt(view, holder.id, *oid));  // a stale leftover
-          continue;
-        }
-        if (!local.status().Is(StatusCode::kNotFound)) return local.status();
-        Result<std::shared_ptr<const CachedObject>> taken =
-            TakeOver(view, *oid, key, holder.id, nullptr);
-        if (!taken.ok() && taken.status().Is(StatusCode::kCorruption)) {
-          // Nothing intact to move: it stays there (orthofs rebalance reports it).
-          spdlog::error("{}", taken.status().message());
-          continue;
-        }
-        if (!taken.ok() && !taken.status().Is(StatusCode::kNotFound)) return taken.status();
-      }
-      token = page->next_page_token();
-    } while (!token.empty());
-  }
-  return Status::Ok();
-}
-
-Result<Oid> OsdService::CheckHandOver(grpc::ServerContext* context, Method method,
-                                      const MapView& view, uint64_t epoch,
-                                      const wire::Oid& wire_oid) {
-  ORTHOFS_RETURN_IF_ERROR(Authorize(context, CallClass::kPeer, kMethodNames[method]));
-  ORTHOFS_RETURN_IF_ERROR(CheckSettledEpoch(epoch));
-  Result<Oid> oid = FromWire(wire_oid);
-  if (!oid.ok()) return oid.status();
-  if (view.current().OsdFor(*oid) == osd_id_) {
-    return Status::WrongOsd("OSD " + std::to_string(osd_id_) + " owns " + oid->ToString() +
-                            ": it keeps it");
-  }
-  return oid;
-}
-
 grpc::Status OsdService::Fetch(grpc::ServerContext* context, const wire::FetchRequest* request,
                                wire::FetchResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckHandOver(context, kFetch, view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kFetch, oid.status());
-  // No lock: under the settled map no request changes a copy this OSD does not own.
-  const std::string key = EncodeStoreKey(*oid);
-  Result<StoredObject> stored = store_->Get(key);
-  if (!stored.ok()) {
-    if (stored.status().Is(StatusCode::kNotFound)) return Finish(kFetch, Status::Ok());
-    if (!stored.status().Is(StatusCode::kCorruption)) return Finish(kFetch, stored.status());
-    // Damaged bytes: what the summary says of them, for the new owner to judge the other copy.
-    Result<ObjectRecordSummary> summary = store_->GetSummary(key);
-    if (!summary.ok()) return Finish(kFetch, stored.status());
-    response->set_found(true);
-    response->set_damaged(true);
-    response->set_tombstone(summary->tombstone);
-    response->set_version(summary->version);
-    Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
-    if (repair.ok()) response->set_repair_version(*repair);
-    return Finish(kFetch, Status::Ok());
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kFetch]); !st.ok()) {
+    return Finish(kFetch, st);
   }
-  response->set_found(true);
-  response->set_tombstone(stored->tombstone);
-  response->set_version(stored->version);
-  response->set_checksum(stored->checksum);
-  response->set_data(std::move(stored->data));
-  Result<uint64_t> repair = store_->GetRepairRecord(OtherCopyKey(*oid));
-  if (repair.ok()) response->set_repair_version(*repair);
-  bytes_out_ += response->data().size();
-  return Finish(kFetch, Status::Ok());
+  return Finish(kFetch, hand_over_.Fetch(view, *request, response));
 }
 
 grpc::Status OsdService::Discard(grpc::ServerContext* context, const wire::DiscardRequest* request,
                                  wire::DiscardResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
-  Result<Oid> oid = CheckHandOver(context, kDiscard, view, request->epoch(), request->oid());
-  if (!oid.ok()) return Finish(kDiscard, oid.status());
-  const std::string key = EncodeStoreKey(*oid);
-  // No lock here: under the settled map no request changes a copy this OSD does not own, and the
-  // new owner asks for each key under its own lock. (Taking ours would let two OSDs handing
-  // copies to each other wait for each other.)
-  uint64_t tombstone = 0;
-  Result<std::shared_ptr<const CachedObject>> current = LoadLocalLocked(key, &tombstone);
-  const bool live = current.ok();
-  if (!live && !current.status().Is(StatusCode::kNotFound) &&
-      !current.status().Is(StatusCode::kCorruption)) {
-    return Finish(kDiscard, current.status());
+  if (Status st = Authorize(context, CallClass::kPeer, kMethodNames[kDiscard]); !st.ok()) {
+    return Finish(kDiscard, st);
   }
-  const bool corrupt = !live && current.status().Is(StatusCode::kCorruption);
-  if (live || tombstone != 0 || corrupt) {
-    ObjectStore::Batch batch;
-    uint64_t length = live ? (*current)->data.size() : 0;
-    if (corrupt) {
-      Result<std::string> raw = store_->GetRecordBytes(key);
-      if (raw.ok() && raw->size() > kObjectRecordHeaderSize) {
-        length = raw->size() - kObjectRecordHeaderSize;
-      }
-    }
-    batch.Delete(key, live || corrupt, length);
-    batch.DeleteRepairRecord(OtherCopyKey(*oid));
-    if (Status st = store_->Commit(&batch, false); !st.ok()) return Finish(kDiscard, st);
-    cache_.Erase(key);
-    locks_.Committed(key);
-    ++copies_discarded_;
-    response->set_existed(true);
-  }
-  return Finish(kDiscard, Status::Ok());
+  return Finish(kDiscard, hand_over_.Discard(view, *request, response));
 }
 
 grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::MigrateRequest* request,
@@ -1959,71 +466,7 @@ grpc::Status OsdService::Migrate(grpc::ServerContext* context, const wire::Migra
   if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kMigrate]); !st.ok()) {
     return Finish(kMigrate, st);
   }
-  if (Status st = CheckEpoch(view, request->epoch()); !st.ok()) return Finish(kMigrate, st);
-  const uint32_t source = request->source();
-  if (source == osd_id_ || view.FindOsd(source) == nullptr) {
-    return Finish(kMigrate, Status::InvalidArgument("source OSD " + std::to_string(source) +
-                                                    " is not another OSD of the maps"));
-  }
-  if (request->oids_size() > static_cast<int>(kMaxListLimit)) {
-    return Finish(kMigrate, Status::InvalidArgument("too many objects in one migrate"));
-  }
-  std::vector<Oid> oids;
-  std::vector<std::string> keys;
-  for (const wire::Oid& wire_oid : request->oids()) {
-    Result<Oid> oid = CheckObject(view, request->epoch(), wire_oid);
-    if (!oid.ok()) return Finish(kMigrate, oid.status());
-    std::string key = EncodeStoreKey(*oid);
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      return Finish(kMigrate, Status::InvalidArgument("object " + oid->ToString() + " twice"));
-    }
-    oids.push_back(*oid);
-    keys.push_back(std::move(key));
-  }
-  // The whole batch under its stripes' locks (ascending, as Transact), committed with one WAL
-  // fsync; only then does the source drop its copies.
-  std::vector<std::unique_lock<std::mutex>> locks = locks_.LockAll(keys);
-  ObjectStore::Batch batch;
-  std::vector<std::pair<size_t, bool>> taken;  // index, with a repair record
-  std::vector<size_t> leftovers;               // taken over on first use already
-  // The staged copies' bytes, which the batch refers to until Commit.
-  std::vector<std::shared_ptr<const CachedObject>> staged;
-  for (size_t i = 0; i < oids.size(); ++i) {
-    uint64_t tombstone = 0;
-    Result<std::shared_ptr<const CachedObject>> local = LoadLocalLocked(keys[i], &tombstone);
-    if (local.ok() || tombstone != 0) {
-      leftovers.push_back(i);
-      continue;
-    }
-    if (!local.status().Is(StatusCode::kNotFound)) return Finish(kMigrate, local.status());
-    Result<wire::FetchResponse> fetched = FetchIntact(view, source, oids[i]);
-    if (!fetched.ok() && fetched.status().Is(StatusCode::kCorruption)) {
-      // Nothing intact to move: the damaged copy stays at the source, and the rest moves.
-      spdlog::error("{}; it stays on OSD {}", fetched.status().message(), source);
-      *response->add_left_damaged() = ToWire(oids[i]);
-      continue;
-    }
-    if (!fetched.ok()) return Finish(kMigrate, fetched.status());
-    if (!fetched->found()) {
-      response->set_absent(response->absent() + 1);
-      continue;
-    }
-    staged.push_back(StageTakenCopy(oids[i], keys[i], &*fetched, &batch));
-    taken.emplace_back(i, fetched->has_repair_version());
-  }
-  if (!batch.empty()) {
-    if (Status st = store_->Commit(&batch, /*sync=*/true); !st.ok()) return Finish(kMigrate, st);
-  }
-  for (const auto& [i, repair_record] : taken) TakenOver(keys[i], repair_record);
-  for (const auto& [i, repair_record] : taken) {
-    if (Status st = DiscardAt(view, source, oids[i]); !st.ok()) return Finish(kMigrate, st);
-  }
-  for (size_t i : leftovers) {
-    if (Status st = DiscardAt(view, source, oids[i]); !st.ok()) return Finish(kMigrate, st);
-  }
-  response->set_moved(static_cast<uint32_t>(taken.size()));
-  response->set_present(static_cast<uint32_t>(leftovers.size()));
-  return Finish(kMigrate, Status::Ok());
+  return Finish(kMigrate, hand_over_.Migrate(view, *request, response));
 }
 
 grpc::Status OsdService::GetMap(grpc::ServerContext*, const wire::GetMapRequest*,
@@ -2034,113 +477,16 @@ grpc::Status OsdService::GetMap(grpc::ServerContext*, const wire::GetMapRequest*
   return Finish(kGetMap, Status::Ok());
 }
 
-Status OsdService::AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
-                             const char* why) {
-  // Persisted first (both in one write): a restart resumes with the maps the cluster may
-  // already place by.
-  ORTHOFS_RETURN_IF_ERROR(store_->PutMeta(kMapsMetaName, EncodeRunningMaps(map, previous)));
-  ORTHOFS_RETURN_IF_ERROR(store_->SyncWal());
-  const uint64_t before = maps_.Current()->epoch();
-  const bool settled =
-      maps_.Install(std::make_shared<const MapView>(map, previous), kSettleTimeout);
-  ++map_changes_;
-  if (previous) {
-    spdlog::info("map epoch {} -> {} ({}): rebalancing from epoch {}, {} OSDs", before, map.epoch,
-                 why, previous->epoch, map.osds.size());
-  } else {
-    spdlog::info("map epoch {} -> {} ({}), {} OSDs", before, map.epoch, why, map.osds.size());
-  }
-  if (!settled) {
-    return Status::Unavailable("map epoch " + std::to_string(map.epoch) +
-                               " installed, but requests placed with the old map still run; "
-                               "retry");
-  }
-  return Status::Ok();
-}
-
 grpc::Status OsdService::SetMap(grpc::ServerContext* context, const wire::SetMapRequest* request,
                                 wire::SetMapResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   if (Status st = Authorize(context, CallClass::kAdmin, kMethodNames[kSetMap]); !st.ok()) {
     return Finish(kSetMap, st);
   }
-  Result<std::optional<ClusterMap>> map = ParseOptionalMap(request->map(), "map");
-  if (!map.ok()) return Finish(kSetMap, map.status());
-  if (!map->has_value()) return Finish(kSetMap, Status::InvalidArgument("no map given"));
-  Result<std::optional<ClusterMap>> previous =
-      ParseOptionalMap(request->previous_map(), "previous_map");
-  if (!previous.ok()) return Finish(kSetMap, previous.status());
-  const ClusterMap& next = **map;
-  if (next.FindOsd(osd_id_) == nullptr &&
-      (!*previous || (*previous)->FindOsd(osd_id_) == nullptr)) {
-    return Finish(kSetMap,
-                  Status::InvalidArgument("OSD " + std::to_string(osd_id_) + " is in neither map"));
-  }
+  Result<MapCatchUp::RunningMaps> maps = catch_up_.ParseSetMap(*request);
+  if (!maps.ok()) return Finish(kSetMap, maps.status());
   request_scope.DropView();  // Install waits for the requests holding the old view
-  std::lock_guard adopting(adopt_mu_);
-  bool unchanged = false;
-  {
-    const std::shared_ptr<const MapView> running = maps_.Current();
-    if (Status st = CheckMapInstall(*running, next, *previous); !st.ok()) {
-      return Finish(kSetMap, st);
-    }
-    unchanged = next.epoch == running->epoch() && (*previous).has_value() == running->rebalancing();
-  }
-  Status st = Status::Ok();
-  if (!unchanged || maps_.settled_epoch() != next.epoch) {
-    st = AdoptMaps(next, *previous, *previous ? "rebalance begins" : "rebalance ends");
-  }
-  response->set_epoch(next.epoch);
-  return Finish(kSetMap, st);
-}
-
-void OsdService::CatchUp() {
-  // At most one at a time, and not more often than every 200 ms: a client placing with a later
-  // epoch sends many requests before this OSD has it.
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count();
-  if (!catch_up_from_peers_ || stopping_.load() || now_ms - last_catch_up_ms_.load() < 200) {
-    return;
-  }
-  if (catching_up_.exchange(true)) return;
-  last_catch_up_ms_ = now_ms;
-  std::lock_guard lock(catch_up_mu_);
-  if (stopping_.load()) {  // StopBackgroundWork joined already
-    catching_up_ = false;
-    return;
-  }
-  if (catch_up_.joinable()) catch_up_.join();  // the previous one, finished
-  catch_up_ = std::thread([this] {
-    std::shared_ptr<const MapView> view = maps_.Current();
-    std::optional<std::pair<ClusterMap, std::optional<ClusterMap>>> best;
-    std::vector<uint32_t> peers;
-    for (const OsdInfo& osd : view->current().map().osds) peers.push_back(osd.id);
-    if (view->previous()) {
-      for (const OsdInfo& osd : view->previous()->map().osds) peers.push_back(osd.id);
-    }
-    for (uint32_t id : peers) {
-      if (id == osd_id_ || stopping_.load()) continue;
-      OsdClient* peer = Peer(*view, id);
-      if (peer == nullptr) continue;
-      Result<wire::MapResponse> answer = peer->GetMap(wire::GetMapRequest());
-      if (!answer.ok()) continue;
-      Result<std::optional<ClusterMap>> map = ParseOptionalMap(answer->map(), "map");
-      Result<std::optional<ClusterMap>> previous =
-          ParseOptionalMap(answer->previous_map(), "previous_map");
-      if (!map.ok() || !previous.ok() || !map->has_value()) continue;
-      if (!CheckMapCatchUp(*view, **map, *previous).ok()) continue;
-      if (!best || (*map)->epoch > best->first.epoch) best.emplace(**map, *previous);
-    }
-    view.reset();  // AdoptMaps waits for every holder of the old view
-    std::lock_guard adopting(adopt_mu_);
-    if (best && best->first.epoch > maps_.Current()->epoch()) {
-      if (Status st = AdoptMaps(best->first, best->second, "caught up from a peer"); !st.ok()) {
-        spdlog::warn("catching up to map epoch {}: {}", best->first.epoch, st.ToString());
-      }
-    }
-    catching_up_ = false;
-  });
+  return Finish(kSetMap, catch_up_.Install(*maps, response));
 }
 
 }  // namespace orthofs

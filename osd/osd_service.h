@@ -1,41 +1,49 @@
-// The OSD's gRPC service: validates each request against the cluster map (epoch, placement,
-// sizes), then serves it from the object cache and the RocksDB store.
+// The OSD's gRPC service: a thin shell whose handlers check the caller's certificate, admit
+// the request (Admission: refused while shutting down; it places by one map view), hand it to
+// the part that serves it and count its answer (OsdStats). The parts:
+//   ObjectReads, ObjectWrites  one object's reads and changes (osd/object_reads.h, _writes.h)
+//   Transactions, Listing      several objects' changes, listings (osd/transactions.h, listing.h)
+//   ObjectLoader, HandOver     loading objects; copies moving in a rebalance (osd/hand_over.h)
+//   MapCatchUp                 epoch and placement checks, map changes (osd/map_catch_up.h)
+//   Recovery                   refusals while this OSD's copies may be stale (osd/recovery.h)
+//   SpaceGuard, PeerClients    the free-space reserve; clients to the other OSDs
 #pragma once
 
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/method_handler.h>
 
-#include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <vector>
 
 #include "common/byte_pieces.h"
-#include "common/latency_histogram.h"
-#include "common/limits.h"
+#include "common/cluster_map.h"
 #include "common/map_view.h"
 #include "common/object_cache.h"
 #include "common/peer_role.h"
-#include "common/placement.h"
-#include "common/single_flight.h"
-#include "common/space_reserve.h"
-#include "common/stall_watch.h"
+#include "common/status.h"
 #include "orthofs.grpc.pb.h"
+#include "osd/admission.h"
+#include "osd/hand_over.h"
+#include "osd/listing.h"
+#include "osd/map_catch_up.h"
 #include "osd/map_holder.h"
+#include "osd/object_loader.h"
 #include "osd/object_locks.h"
+#include "osd/object_reads.h"
 #include "osd/object_store.h"
-#include "osd/peer_reachability.h"
+#include "osd/object_writes.h"
+#include "osd/osd_stats.h"
+#include "osd/peer_clients.h"
 #include "osd/prefetch_engine.h"
 #include "osd/read_reply.h"
+#include "osd/recovery.h"
 #include "osd/repair_worker.h"
+#include "osd/space_guard.h"
+#include "osd/transactions.h"
 #include "osd/write_many_request.h"
 #include "rpc/call_canceller.h"
 
@@ -71,10 +79,7 @@ struct OsdServiceOptions {
   std::chrono::milliseconds stall_recovery{400};
 };
 
-// The current map and the previous one (empty while no rebalance runs) as one value.
-std::string EncodeRunningMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous);
-Result<std::pair<ClusterMap, std::optional<ClusterMap>>> DecodeRunningMaps(std::string_view value);
-
+// Thread-safe: gRPC runs handlers on many threads at once; each part states its own contract.
 class OsdService final : public wire::Osd::Service {
  public:
   // `previous_map`: set while a rebalance runs (as persisted by an earlier SetMap).
@@ -135,7 +140,7 @@ class OsdService final : public wire::Osd::Service {
 
   // The store meta name under which the maps persist (EncodeRunningMaps; osd/main.cc reads them
   // at start).
-  static constexpr const char* kMapsMetaName = "cluster_maps";
+  static constexpr const char* kMapsMetaName = MapCatchUp::kMapsMetaName;
 
   // Prometheus text (orthofs-osd --metrics): the Stats counters, store and disk gauges, and
   // per-RPC request counts and latency histograms, labelled with this OSD's id.
@@ -155,279 +160,45 @@ class OsdService final : public wire::Osd::Service {
   void StartRecovery();
   ~OsdService() override;
   // Stalls the watch found (each followed by a recovery unless one was running).
-  uint64_t stalls() const { return stalls_.load(); }
+  uint64_t stalls() const { return counters_.stalls.load(); }
 
  private:
-  // While recovering, this OSD's copies may be older than the other copies: a client's change
-  // (no set_version), whose expected version and whose base came from the other copy, would
-  // be judged or applied against a stale one here, and a late replay could undo it. Refused
-  // (UNAVAILABLE, StatusReason::kRecovering): the client commits on the other copy with a repair
-  // record. Copy updates and replays carry set_version and only move a copy forward.
-  Status RefuseClientChangeWhileRecovering() const;
-  // Logs a change of a namespace object at debug level (what, versions, how it came).
-  void TraceMetadataChange(const Oid& oid, std::string_view what, uint64_t from, uint64_t to,
-                           bool copy_update, bool record_repair, bool other_recovering) const;
-  // A client's change of `oid`'s copy alone after the other copy's OSD refused it as recovering
-  // (`other_recovering`), refused while that OSD is fenced (about to take changes again).
-  Status RefuseChangeAloneForFencedPeer(const Oid& oid, bool other_recovering) const;
-  // A client's conditional change of a namespace object's copy alone (`alone`: record_repair
-  // and expected_version, no set_version, not sent because the other copy's OSD refused it as
-  // recovering), refused (BUSY, StatusReason::kOriginalAnswers) when that OSD answers
-  // a ping from here: the client only failed to reach it (its connection still backing off
-  // after an outage), and the other copy, live, would take other changes at the same version,
-  // forking the object. A peer found unreachable stays so without more pings from requests until
-  // a background ping finds it back (PeerReachability).
-  Status RefuseChangeAloneWhileOtherAnswers(const Oid& oid, bool alone);
-  // Counts a request in flight for Drain (false once draining has begun) and holds the map
-  // view it places by until it answers (MapHolder::Install waits for that).
-  class RequestScope {
-   public:
-    explicit RequestScope(OsdService* service);
-    ~RequestScope();
-    bool admitted() const { return admitted_; }
-    const MapView& view() const { return *view_; }
-    // For a request that installs a map: it must not wait for itself.
-    void DropView() { view_.reset(); }
-
-   private:
-    OsdService* service_;
-    bool admitted_;
-    std::shared_ptr<const MapView> view_;
-  };
-
-  // Counters for one RPC method.
-  struct MethodCounters {
-    std::atomic<uint64_t> calls{0};
-    std::atomic<uint64_t> errors{0};
-    LatencyHistogram latency;  // admission to answer
-  };
-  enum Method {
-    kRead,
-    kWrite,
-    kDelete,
-    kStat,
-    kTransact,
-    kList,
-    kSync,
-    kPrefetchNotify,
-    kPrefetch,
-    kSubscribe,
-    kRepair,
-    kSetLogLevel,
-    kGetMap,
-    kSetMap,
-    kFetch,
-    kDiscard,
-    kMigrate,
-    kWriteMany,  // calls; each of their writes counts as a write too
-    kReadMany,   // calls; each of their reads counts as a read too
-    kDropCaches,
-    kMethodCount
-  };
-  static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read",    "write",         "delete",          "stat",      "transact",
-      "list",    "sync",          "prefetch_notify", "prefetch",  "subscribe",
-      "repair",  "set_log_level", "get_map",         "set_map",   "fetch",
-      "discard", "migrate",       "write_many",      "read_many", "drop_caches"};
+  using Method = OsdStats::Method;
+  using enum OsdStats::Method;
+  static constexpr auto& kMethodNames = OsdStats::kMethodNames;
 
   // PERMISSION_DENIED unless the caller's certificate allows `call` (with authorize_callers);
   // `what` names the call in the message and the log.
   Status Authorize(grpc::ServerContext* context, CallClass call, std::string_view what) const;
-  // The Stats counters as they are (the Prometheus endpoint), not relative to a reset.
-  void FillStats(wire::StatsResponse* response);
 
-  // The epoch and placement checks every object request passes.
-  Result<Oid> CheckObject(const MapView& view, uint64_t epoch, const wire::Oid& wire_oid);
-  // A request placed with a later epoch than ours also makes this OSD catch up (CatchUp).
-  Status CheckEpoch(const MapView& view, uint64_t epoch);
-  // OSD-to-OSD rebalance calls (Fetch, Discard) need the caller's epoch to be this OSD's settled
-  // one: no request placed with an older map still runs here.
-  Status CheckSettledEpoch(uint64_t epoch);
-  // Fetch and Discard: an OSD or admin caller, our settled epoch, a copy this OSD does not own.
-  Result<Oid> CheckHandOver(grpc::ServerContext* context, Method method, const MapView& view,
-                            uint64_t epoch, const wire::Oid& wire_oid);
   // Counts the call (and its latency since admission) and logs a refusal; its gRPC status.
   grpc::Status Finish(Method method, const Status& status);
-  // Counts one call or one write or read of a batch, and logs a refusal (serious ones at warn).
-  void Count(Method method, const Status& status);
-  // One write under the request's map view, committed alone; `data` is its bytes
-  // (request.data() is not looked at). A replacing write stores them as they are (no copy of
-  // the object).
-  Status WriteObject(const MapView& view, const wire::WriteRequest& request, const BytePieces& data,
-                     wire::WriteResponse* response);
-  // A write's arguments and the room for it (which may wait: CheckSpaceFor), before any lock.
-  Status CheckWrite(const Oid& oid, const wire::WriteRequest& request, const BytePieces& data);
-  // WriteObject after CheckObject and CheckWrite: locks the object, stages and commits.
-  Status WriteChecked(const MapView& view, const Oid& oid, const std::string& key,
-                      const wire::WriteRequest& request, const BytePieces& data,
-                      wire::WriteResponse* response);
-  // WriteMany's writes, each answered in its result, committed together: one data-log append
-  // and one index write for all of them (the per-commit cost of the store, not the bytes, is
-  // what a batch of 128 KiB objects saves). Their objects' locks are held across the commit.
-  void WriteTogether(const MapView& view, const std::vector<ReceivedWrite>& writes,
-                     wire::WriteManyResponse* response);
-  // A write checked, with its object's lock held, and added to a batch that is still to be
-  // committed; FinishWrite completes it after the commit, under the same lock.
-  struct StagedWrite {
-    Oid oid;
-    std::string key;
-    std::shared_ptr<const CachedObject> merged;  // a ranged write's object after it
-    BytePieces data;                             // the write's bytes as received
-    ObjectRecordSummary summary;
-    bool record_repair = false;
-    wire::WriteResponse* response = nullptr;
-  };
-  // Adds the change of `request` (passed CheckWrite) to `batch`. No staged write when the
-  // write is already answered in `response` (a copy update older than the stored copy). Caller
-  // holds locks_.For(key).
-  Result<std::optional<StagedWrite>> StageWrite(const MapView& view, const Oid& oid,
-                                                const std::string& key,
-                                                const wire::WriteRequest& request,
-                                                const BytePieces& data, ObjectStore::Batch* batch,
-                                                wire::WriteResponse* response);
-  void FinishWrite(const StagedWrite& write);
-  // Read's work for both entry points: `head` gets the reply but its bytes, which are `*bytes`,
-  // kept valid by `*object`.
-  Status ServeRead(const MapView& view, const wire::ReadRequest& request, wire::ReadResponse* head,
-                   std::shared_ptr<const CachedObject>* object, std::string_view* bytes);
-  // ReadMany's work for both entry points: one item per read, in order (each counted as a
-  // read), or the refusal of the whole call (too many reads, or too many objects' bytes).
-  Result<std::vector<ReadManyItem>> ServeReadMany(const MapView& view,
-                                                  const wire::ReadManyRequest& request);
-  // NO_SPACE when `bytes` more would eat into the disk's reserve (probing statvfs as needed).
-  Status CheckSpaceFor(uint64_t bytes, SpaceReserve::Use use);
-  // After a delete on a full OSD: compact so that the deleted bytes' space comes back.
-  void ReclaimSpaceIfFull();
-
-  // The current object (cache, then store); kNotFound if absent or deleted, and then
-  // *tombstone_version (if given) is the deleted object's last version, else 0. During a
-  // rebalance a copy this OSD gained is taken over from its previous owner first (TakeOver;
-  // `stand_in` as there). Caller holds locks_.For(key).
-  Result<std::shared_ptr<const CachedObject>> LoadLocked(const MapView& view, const Oid& oid,
-                                                         const std::string& key,
-                                                         uint64_t* tombstone_version = nullptr,
-                                                         bool stand_in = true);
-  Result<std::shared_ptr<const CachedObject>> LoadLocalLocked(const std::string& key,
-                                                              uint64_t* tombstone_version);
-  // LoadLocked's answer without the object's bytes (the record's summary), for a write that
-  // replaces the object whole and for deletes. Unlike LoadLocked it does not notice a damaged
-  // record whose summary is intact. Caller holds locks_.For(key).
-  Result<ObjectRecordSummary> LoadSummaryLocked(const MapView& view, const Oid& oid,
-                                                const std::string& key,
-                                                uint64_t* tombstone_version);
-  // Moves `oid` here from `source`: fetches it, commits it durably (with its repair record),
-  // then has the source drop it. kNotFound (tombstone_version as in LoadLocked) when the source
-  // has nothing. A copy damaged at the source moves from its other copy (FetchIntact) unless
-  // !stand_in: then it stays, kCorruption. Caller holds locks_.For(key) and has found nothing
-  // local.
-  Result<std::shared_ptr<const CachedObject>> TakeOver(const MapView& view, const Oid& oid,
-                                                       const std::string& key, uint32_t source,
-                                                       uint64_t* tombstone_version,
-                                                       bool stand_in = true);
-  Status DiscardAt(const MapView& view, uint32_t source, const Oid& oid);
-  // TakeOver's steps, also used for a batch (Migrate): the copy as `source` holds it (checksum
-  // verified, asked twice; `damaged`, without bytes, when it fails at the source); its records
-  // added to `batch` (the object, null for a tombstone: the batch refers to its bytes until
-  // Commit); after the commit, the bookkeeping.
-  Result<wire::FetchResponse> FetchFrom(const MapView& view, uint32_t source, const Oid& oid);
-  // FetchFrom, but when the source's copy is damaged there, the other copy's bytes and version,
-  // read from its holder: a damaged copy still moves, and arrives intact (as scrub would have
-  // rewritten it). kCorruption when nothing intact can stand in (the other copy is damaged,
-  // missing, older or missed writes, or the damaged copy's summary is unreadable too);
-  // kUnavailable when the other copy cannot be read now.
-  Result<wire::FetchResponse> FetchIntact(const MapView& view, uint32_t source, const Oid& oid);
-  [[nodiscard]] std::shared_ptr<const CachedObject> StageTakenCopy(const Oid& oid,
-                                                                   const std::string& key,
-                                                                   wire::FetchResponse* fetched,
-                                                                   ObjectStore::Batch* batch);
-  void TakenOver(const std::string& key, bool repair_record);
-  // Before a per-file listing during a rebalance: take over that file's copies (of `flag`, and
-  // `type` if given) that this OSD gained and the previous map's OSDs still hold.
-  Status TakeOverFile(const MapView& view, CopyFlag flag, uint32_t fnso, uint64_t fno,
-                      std::optional<ObjectType> type);
-  // A client to another OSD of either map (rebalance traffic).
-  OsdClient* Peer(const MapView& view, uint32_t osd_id);
-  // Persists and installs a map (SetMap, catch-up).
-  Status AdoptMaps(const ClusterMap& map, const std::optional<ClusterMap>& previous,
-                   const char* why);
-  // In the background: fetch the map from the peers and adopt the latest (a request showed a
-  // later epoch than ours).
-  void CatchUp();
-  void FillMeta(const Oid& oid, const ObjectRecordSummary& object, wire::ObjectMeta* meta) const;
-  void FillMeta(const Oid& oid, const CachedObject& object, wire::ObjectMeta* meta) const;
-  // A write or delete that changed nothing here still owes the other copy its state: store
-  // only the repair record (proto WriteRequest.record_repair). `version` is ours.
-  Status CommitRepairRecordOnly(const Oid& oid, uint64_t version, bool sync);
-  void RepairRecorded();
 
   const uint32_t osd_id_;
   const bool authorize_callers_;
-  const int64_t tls_not_after_;
-  std::mutex stats_baseline_mu_;
-  std::map<std::string, uint64_t> stats_baseline_;  // counter values at the last Stats reset
-  const uint64_t object_size_;                      // a map change keeps it
   MapHolder maps_;
   ObjectStore* const store_;
   ObjectCache cache_;
-  const std::string data_dir_;
   const std::chrono::steady_clock::time_point started_;
   ObjectLocks locks_;  // per-object serialization of read-modify-write and cache fills
-  std::array<MethodCounters, kMethodCount> counters_;
+  OsdStats stats_;
+  OsdCounters& counters_ = stats_.counters();
   // The calls this OSD makes to its peers; cancelled when it shuts down.
   const std::shared_ptr<CallCanceller> peer_calls_ = std::make_shared<CallCanceller>();
-  std::atomic<bool> draining_{false};
-  std::atomic<int> in_flight_{0};
-  std::atomic<uint64_t> bytes_in_{0};
-  std::atomic<uint64_t> bytes_out_{0};
-  std::atomic<uint64_t> objects_listed_{0};  // List answers' objects: what listings cost
-  std::atomic<uint64_t> osd_bytes_in_{0};    // prefetch traffic from other OSDs
-  PrefetchEngine prefetch_;                  // after cache_ and locks_, which it uses
-  std::atomic<uint64_t> repair_records_written_{0};
-  // Changes of one copy alone refused because the other copy's OSD answers.
-  std::atomic<uint64_t> changes_alone_refused_{0};
-  RepairWorker repair_;                        // after store_ and locks_, which it uses
-  std::atomic<bool> recovering_{false};        // reads refused (StartRecovery)
-  std::atomic<bool> refusing_changes_{false};  // clients' changes refused, the first part of it
-  // Peers about to take changes again (RepairRequest.fence): until when this OSD refuses
-  // clients' changes of one copy alone that would leave a record for them.
-  mutable std::mutex fence_mu_;
-  std::map<uint32_t, std::chrono::steady_clock::time_point> fenced_until_;
-  std::mutex recovery_mu_;
-  std::thread recovery_;  // guarded by recovery_mu_
-  void BeginRecovery();
-  void WatchForStalls();
-  // The stall watch's last tick is overdue: the process may just have resumed from a stall
-  // its watch has not noticed yet, and must not serve as if nothing had happened.
-  bool TickOverdue() const;
-  // recovering_ and refusing_changes_, or TickOverdue().
-  bool Recovering() const;
-  bool RefusingChanges() const;
-  StallWatch stall_watch_;
-  std::atomic<int64_t> last_tick_ns_{0};  // StallWatch::Clock; 0: not watching
-  std::thread watch_;
-  std::atomic<uint64_t> stalls_{0};
-  std::mutex space_mu_;
-  SpaceReserve space_;  // guarded by space_mu_
-  bool full_ = false;   // guarded by space_mu_: refusing writes now (logged once per episode)
-  std::atomic<uint64_t> writes_refused_full_{0};
-  std::shared_ptr<const TlsIdentity> tls_;  // for rebalance calls to other OSDs
-  std::mutex peers_mu_;
-  std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // guarded by peers_mu_
-  std::mutex adopt_mu_;  // one map check-and-adopt at a time (SetMap, CatchUp)
-  std::mutex catch_up_mu_;
-  std::thread catch_up_;                             // guarded by catch_up_mu_
-  std::atomic<bool> catching_up_{false};             // a CatchUp runs
-  std::atomic<int64_t> last_catch_up_ms_{-1000000};  // steady clock
-  std::atomic<bool> stopping_{false};
-  const bool catch_up_from_peers_;
-  const std::string hold_recovery_while_;  // OsdServiceOptions::hold_recovery_while
-  std::atomic<uint64_t> copies_taken_over_{0};
-  std::atomic<uint64_t> damaged_copies_replaced_{0};  // moved from their other copy
-  std::atomic<uint64_t> copies_discarded_{0};
-  std::atomic<uint64_t> map_changes_{0};
-  // Last: its thread pings peers (PeerAnswers) until it is destroyed, first.
-  bool PeerAnswers(uint32_t peer_id);
-  PeerReachability reachability_;
+  PeerClients peers_;  // for rebalance calls, map catch-up and pings
+  Admission admission_;
+  MapCatchUp catch_up_;      // checks requests' epochs, follows the cluster's maps
+  PrefetchEngine prefetch_;  // after cache_ and locks_, which it uses
+  RepairWorker repair_;      // after store_ and locks_, which it uses
+  HandOver hand_over_;       // rebalance: copies this OSD gains and loses
+  ObjectLoader loader_;      // cache, store, or taken over
+  SpaceGuard space_;
+  ObjectReads reads_;
+  ObjectWrites writes_;
+  Transactions transactions_;
+  Listing listing_;
+  // Last: its threads use the parts above (its pings, peers_; its replays, repair_).
+  Recovery recovery_;
 };
 
 }  // namespace orthofs

@@ -27,6 +27,7 @@
 
 #include "common/checksum.h"
 #include "common/cluster_map.h"
+#include "common/limits.h"
 #include "common/placement.h"
 #include "osd/object_store.h"
 #include "osd/osd_service.h"
@@ -278,9 +279,10 @@ void CheckWriteMany(const FuzzOsd& osd, const wire::WriteManyRequest& q,
   for (int i = 0; i < r.results_size(); ++i) {
     const wire::WriteManyResult& result = r.results(i);
     if (!result.error_code().empty()) {
-      const StatusCode code = StatusFromWireCode(result.error_code(), "").code();
+      const Status refusal = StatusFromWireCode(result.error_code(), result.error_message());
+      const StatusCode code = refusal.code();
       Require(code != StatusCode::kOk, "write-many refused a write without an OrthoFS code");
-      Require(FencedRefusal(code, result.error_message(), MayBeFenced(q.writes(i))) ||
+      Require(FencedRefusal(refusal, MayBeFenced(q.writes(i))) ||
                   (code != StatusCode::kInternal &&
                    (code != StatusCode::kCorruption || NamesDamaged(osd, q.writes(i))) &&
                    code != StatusCode::kIoError && code != StatusCode::kUnavailable),
