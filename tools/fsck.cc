@@ -134,181 +134,246 @@ Result<uint64_t> LostAndFound(Namespace* ns) {
 // Unless `dry_run`, the directories a cycle's members or nothing cut off names are moved (a
 // rename, under the move lease like any move) to /lost+found as "#<fno>": one per cycle,
 // which reconnects the rest of the cycle and everything under them.
-Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& settled,
-                             DirNames dir_names,
-                             const std::map<uint64_t, std::vector<uint64_t>>& child_dirs,
-                             bool dry_run, FsckReport* report) {
-  using Names = std::vector<std::pair<uint64_t, std::string>>;
-  std::set<uint64_t> reached = {kRootFno};
-  for (std::vector<uint64_t> to_visit = {kRootFno}; !to_visit.empty();) {
-    const uint64_t dir = to_visit.back();
-    to_visit.pop_back();
-    auto children = child_dirs.find(dir);
-    if (children == child_dirs.end()) continue;
-    for (uint64_t child : children->second) {
-      if (reached.insert(child).second) to_visit.push_back(child);
-    }
+class CutOffSearch {
+ public:
+  CutOffSearch(Namespace* ns, const std::map<uint64_t, uint64_t>& settled, DirNames dir_names,
+               const std::map<uint64_t, std::vector<uint64_t>>& child_dirs, bool dry_run,
+               FsckReport* report)
+      : ns_(ns),
+        settled_(settled),
+        dir_names_(std::move(dir_names)),
+        child_dirs_(child_dirs),
+        dry_run_(dry_run),
+        report_(report) {}
+
+  Status Run() {
+    ORTHOFS_RETURN_IF_ERROR(FindCutOff());
+    Result<std::vector<uint64_t>> to_move = ChooseToMove();
+    if (!to_move.ok()) return to_move.status();
+    for (uint64_t dir : *to_move) ORTHOFS_RETURN_IF_ERROR(MoveToLostAndFound(dir));
+    ORTHOFS_RETURN_IF_ERROR(ReportStillCutOff());
+    return ReportNamedTwice();
   }
+
+ private:
+  using Names = std::vector<std::pair<uint64_t, std::string>>;
+
+  // The directories the entries as read lead to from the root.
+  std::set<uint64_t> ReachedByEntries() const {
+    std::set<uint64_t> reached = {kRootFno};
+    for (std::vector<uint64_t> to_visit = {kRootFno}; !to_visit.empty();) {
+      const uint64_t dir = to_visit.back();
+      to_visit.pop_back();
+      auto children = child_dirs_.find(dir);
+      if (children == child_dirs_.end()) continue;
+      for (uint64_t child : children->second) {
+        if (reached.insert(child).second) to_visit.push_back(child);
+      }
+    }
+    return reached;
+  }
+
   // The names of `dir` that still name it.
-  auto current_names = [&](uint64_t dir) -> Result<Names> {
+  Result<Names> CurrentNames(uint64_t dir) {
     Names names;
-    auto counted = dir_names.find(dir);
-    if (counted == dir_names.end()) return names;
+    auto counted = dir_names_.find(dir);
+    if (counted == dir_names_.end()) return names;
     for (const auto& [parent, name] : counted->second) {
-      Result<InodeRef> named = ns->Lookup(parent, name);
+      Result<InodeRef> named = ns_->Lookup(parent, name);
       if (!named.ok() && !named.status().Is(StatusCode::kNotFound)) return named.status();
       if (named.ok() && named->fno == dir) names.emplace_back(parent, name);
     }
     return names;
-  };
+  }
+
   // Whether `dir` is as fsck read it after the census (a rename stamps the directory it moves).
-  auto unchanged = [&](uint64_t dir) -> Result<bool> {
-    auto read = settled.find(dir);
-    if (read == settled.end()) return false;
-    Result<InodeRef> now = ns->GetInode(dir);
+  Result<bool> Unchanged(uint64_t dir) {
+    auto read = settled_.find(dir);
+    if (read == settled_.end()) return false;
+    Result<InodeRef> now = ns_->GetInode(dir);
     if (now.status().Is(StatusCode::kNotFound)) return false;
     if (!now.ok()) return now.status();
     return now->version == read->second;
-  };
+  }
+
   // Whether some chain of names leads from the root to `start` (or cannot be judged).
-  auto reaches_root = [&](uint64_t start) -> Result<bool> {
+  Result<bool> ReachesRoot(uint64_t start) {
     std::set<uint64_t> seen;
     for (std::vector<uint64_t> to_visit = {start}; !to_visit.empty();) {
       const uint64_t dir = to_visit.back();
       to_visit.pop_back();
       if (dir == kRootFno) return true;
       if (!seen.insert(dir).second) continue;
-      Result<Names> names = current_names(dir);
+      Result<Names> names = CurrentNames(dir);
       if (!names.ok()) return names.status();
       // After the lookups: a rename stamps the directory before it drops the old name, so a
       // name that went while they ran shows as a changed version here.
-      Result<bool> judged = unchanged(dir);
+      Result<bool> judged = Unchanged(dir);
       if (!judged.ok()) return judged.status();
       if (!*judged) return true;
       for (const auto& [parent, name] : *names) to_visit.push_back(parent);
     }
     return false;
-  };
-  std::set<uint64_t> cut_off;
-  for (const auto& [dir, version] : settled) {
-    if (dir == kRootFno || !dir_names.count(dir) || reached.count(dir)) continue;
-    Result<bool> reaches = reaches_root(dir);
-    if (!reaches.ok()) return reaches.status();
-    if (!*reaches) cut_off.insert(dir);
   }
+
   // The parents of `dir` (by its current names) that are cut off too.
-  auto parents_cut_off = [&](uint64_t dir) -> Result<std::vector<uint64_t>> {
-    Result<Names> names = current_names(dir);
+  Result<std::vector<uint64_t>> ParentsCutOff(uint64_t dir) {
+    Result<Names> names = CurrentNames(dir);
     if (!names.ok()) return names.status();
     std::vector<uint64_t> parents;
     for (const auto& [parent, name] : *names) {
-      if (cut_off.count(parent)) parents.push_back(parent);
+      if (cut_off_.count(parent)) parents.push_back(parent);
     }
     return parents;
-  };
+  }
+
   // Whether `ancestor` is `dir` or above it by cut-off parents.
-  auto under = [&](uint64_t dir, uint64_t ancestor) -> Result<bool> {
+  Result<bool> Under(uint64_t dir, uint64_t ancestor) {
     std::set<uint64_t> seen;
     for (std::vector<uint64_t> to_visit = {dir}; !to_visit.empty();) {
       const uint64_t next = to_visit.back();
       to_visit.pop_back();
       if (next == ancestor) return true;
       if (!seen.insert(next).second) continue;
-      Result<std::vector<uint64_t>> parents = parents_cut_off(next);
+      Result<std::vector<uint64_t>> parents = ParentsCutOff(next);
       if (!parents.ok()) return parents.status();
       to_visit.insert(to_visit.end(), parents->begin(), parents->end());
     }
     return false;
-  };
-  auto on_cycle = [&](uint64_t start) -> Result<bool> {
-    Result<std::vector<uint64_t>> parents = parents_cut_off(start);
+  }
+
+  Result<bool> OnCycle(uint64_t start) {
+    Result<std::vector<uint64_t>> parents = ParentsCutOff(start);
     if (!parents.ok()) return parents.status();
     for (uint64_t parent : *parents) {
-      Result<bool> looped = under(parent, start);
+      Result<bool> looped = Under(parent, start);
       if (!looped.ok() || *looped) return looped;
     }
     return false;
-  };
+  }
+
+  // The settled directories with a name that no chain of names from the root reaches.
+  Status FindCutOff() {
+    const std::set<uint64_t> reached = ReachedByEntries();
+    for (const auto& [dir, version] : settled_) {
+      if (dir == kRootFno || !dir_names_.count(dir) || reached.count(dir)) continue;
+      Result<bool> reaches = ReachesRoot(dir);
+      if (!reaches.ok()) return reaches.status();
+      if (!*reaches) cut_off_.insert(dir);
+    }
+    return Status::Ok();
+  }
+
   // Which to move: a member of each cycle, and each directory no cut-off one names (under a
-  // name that went meanwhile, say). The rest hang below those.
-  std::vector<uint64_t> to_move;
-  if (!dry_run) {
+  // name that went meanwhile, say). The rest hang below those. None in a dry run.
+  Result<std::vector<uint64_t>> ChooseToMove() {
+    std::vector<uint64_t> to_move;
+    if (dry_run_) return to_move;
     std::vector<uint64_t> tops;
-    for (uint64_t dir : cut_off) {
-      Result<bool> cycle = on_cycle(dir);
+    for (uint64_t dir : cut_off_) {
+      Result<bool> cycle = OnCycle(dir);
       if (!cycle.ok()) return cycle.status();
-      Result<std::vector<uint64_t>> parents = parents_cut_off(dir);
+      Result<std::vector<uint64_t>> parents = ParentsCutOff(dir);
       if (!parents.ok()) return parents.status();
       if (*cycle) to_move.push_back(dir);
       if (!*cycle && parents->empty()) tops.push_back(dir);
     }
     to_move.insert(to_move.end(), tops.begin(), tops.end());
+    return to_move;
   }
-  std::set<uint64_t> moved;
-  for (uint64_t dir : to_move) {
-    Result<bool> reaches = reaches_root(dir);  // an earlier move may have brought it back
-    if (!reaches.ok()) return reaches.status();
-    if (*reaches) continue;
-    Result<Names> names = current_names(dir);
-    if (!names.ok()) return names.status();
-    if (names->empty()) continue;
-    Result<uint64_t> lost_and_found = LostAndFound(ns);
-    if (!lost_and_found.ok()) return lost_and_found.status();
-    // The name that closes its cycle (its parent is below it), not another one: moving that
-    // would leave the cycle whole, reachable from lost+found.
-    std::pair<uint64_t, std::string> chosen = names->front();
-    for (const auto& named : *names) {
-      Result<bool> closes = under(named.first, dir);
+
+  // The name of `dir` that closes its cycle (its parent is below it), not another one: moving
+  // that would leave the cycle whole, reachable from lost+found.
+  Result<std::pair<uint64_t, std::string>> NameClosingCycle(uint64_t dir, const Names& names) {
+    for (const auto& named : names) {
+      Result<bool> closes = Under(named.first, dir);
       if (!closes.ok()) return closes.status();
-      if (*closes) {
-        chosen = named;
-        break;
-      }
+      if (*closes) return named;
     }
-    const auto& [parent, name] = chosen;
+    return names.front();
+  }
+
+  // Renames `dir` to /lost+found/#<fno>, unless an earlier move brought it back or a client
+  // changed it meanwhile.
+  Status MoveToLostAndFound(uint64_t dir) {
+    Result<bool> reaches = ReachesRoot(dir);  // an earlier move may have brought it back
+    if (!reaches.ok()) return reaches.status();
+    if (*reaches) return Status::Ok();
+    Result<Names> names = CurrentNames(dir);
+    if (!names.ok()) return names.status();
+    if (names->empty()) return Status::Ok();
+    Result<uint64_t> lost_and_found = LostAndFound(ns_);
+    if (!lost_and_found.ok()) return lost_and_found.status();
+    Result<std::pair<uint64_t, std::string>> chosen = NameClosingCycle(dir, *names);
+    if (!chosen.ok()) return chosen.status();
+    const auto& [parent, name] = *chosen;
     const std::string new_name = "#" + std::to_string(dir);
-    Status renamed = ns->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace,
-                                nullptr, /*expected_source=*/dir)
+    Status renamed = ns_->Rename(parent, name, *lost_and_found, new_name, RenameMode::kNoReplace,
+                                 nullptr, /*expected_source=*/dir)
                          .status();
     // Renamed or removed since the lookup above: a client changed it, so it cannot be judged.
-    if (renamed.Is(StatusCode::kStale) || renamed.Is(StatusCode::kNotFound)) continue;
+    if (renamed.Is(StatusCode::kStale) || renamed.Is(StatusCode::kNotFound)) return Status::Ok();
     if (!renamed.ok()) {
-      report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
-                                std::to_string(parent) + ") is not reached from the root; " +
-                                "moving it to /lost+found failed: " + renamed.ToString());
-      moved.insert(dir);
-      continue;
+      report_->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                 std::to_string(parent) + ") is not reached from the root; " +
+                                 "moving it to /lost+found failed: " + renamed.ToString());
+      moved_.insert(dir);
+      return Status::Ok();
     }
-    report->reconnected.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
-                                  std::to_string(parent) + "): now /lost+found/" + new_name);
-    moved.insert(dir);
-    std::erase(dir_names[dir], std::pair<uint64_t, std::string>(parent, name));
-    dir_names[dir].emplace_back(*lost_and_found, new_name);
+    report_->reconnected.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                   std::to_string(parent) + "): now /lost+found/" + new_name);
+    moved_.insert(dir);
+    std::erase(dir_names_[dir], std::pair<uint64_t, std::string>(parent, name));
+    dir_names_[dir].emplace_back(*lost_and_found, new_name);
+    return Status::Ok();
   }
+
   // What is still cut off (everything, in a dry run).
-  for (uint64_t dir : cut_off) {
-    if (moved.count(dir)) continue;
-    Result<bool> reaches = dry_run ? Result<bool>(false) : reaches_root(dir);
-    if (!reaches.ok()) return reaches.status();
-    if (*reaches) continue;
-    const auto& [parent, name] = dir_names.at(dir).front();
-    report->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
-                              std::to_string(parent) + ") is not reached from the root");
-  }
-  for (const auto& [dir, version] : settled) {
-    if (dir == kRootFno || !dir_names.count(dir) || dir_names.at(dir).size() < 2) continue;
-    Result<Names> names = current_names(dir);
-    if (!names.ok()) return names.status();
-    if (names->size() > 1) {
-      std::string all;
-      for (const auto& [parent, name] : *names) {
-        all += (all.empty() ? "'" : ", '") + name + "' in " + std::to_string(parent);
-      }
-      report->named_twice.push_back("directory " + std::to_string(dir) + " has " +
-                                    std::to_string(names->size()) + " names: " + all);
+  Status ReportStillCutOff() {
+    for (uint64_t dir : cut_off_) {
+      if (moved_.count(dir)) continue;
+      Result<bool> reaches = dry_run_ ? Result<bool>(false) : ReachesRoot(dir);
+      if (!reaches.ok()) return reaches.status();
+      if (*reaches) continue;
+      const auto& [parent, name] = dir_names_.at(dir).front();
+      report_->cut_off.push_back("directory " + std::to_string(dir) + " ('" + name + "' in " +
+                                 std::to_string(parent) + ") is not reached from the root");
     }
+    return Status::Ok();
   }
-  return Status::Ok();
+
+  Status ReportNamedTwice() {
+    for (const auto& [dir, version] : settled_) {
+      if (dir == kRootFno || !dir_names_.count(dir) || dir_names_.at(dir).size() < 2) continue;
+      Result<Names> names = CurrentNames(dir);
+      if (!names.ok()) return names.status();
+      if (names->size() > 1) {
+        std::string all;
+        for (const auto& [parent, name] : *names) {
+          all += (all.empty() ? "'" : ", '") + name + "' in " + std::to_string(parent);
+        }
+        report_->named_twice.push_back("directory " + std::to_string(dir) + " has " +
+                                       std::to_string(names->size()) + " names: " + all);
+      }
+    }
+    return Status::Ok();
+  }
+
+  Namespace* const ns_;
+  const std::map<uint64_t, uint64_t>& settled_;
+  DirNames dir_names_;  // updated as directories move to /lost+found
+  const std::map<uint64_t, std::vector<uint64_t>>& child_dirs_;
+  const bool dry_run_;
+  FsckReport* const report_;
+  std::set<uint64_t> cut_off_;
+  std::set<uint64_t> moved_;  // moved, or reported as failing to move
+};
+
+Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& settled,
+                             DirNames dir_names,
+                             const std::map<uint64_t, std::vector<uint64_t>>& child_dirs,
+                             bool dry_run, FsckReport* report) {
+  return CutOffSearch(ns, settled, std::move(dir_names), child_dirs, dry_run, report).Run();
 }
 
 }  // namespace
