@@ -376,6 +376,341 @@ Status FindDirectoriesCutOff(Namespace* ns, const std::map<uint64_t, uint64_t>& 
   return CutOffSearch(ns, settled, std::move(dir_names), child_dirs, dry_run, report).Run();
 }
 
+// One fsck run over a census, step by step (Run): its steps share what the earlier ones found.
+class FsckRun {
+ public:
+  FsckRun(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options, const Census& census)
+      : cluster_(cluster), fnso_(fnso), options_(options), census_(census), ns_(cluster, fnso) {
+    report_.inodes = census.inodes.size();
+    report_.data_objects = census.data_objects;
+  }
+
+  Result<FsckReport> Run() {
+    ORTHOFS_RETURN_IF_ERROR(ReadNames());
+    now_ = Now();
+    for (const auto& [fno, version] : census_.inodes) {
+      ORTHOFS_RETURN_IF_ERROR(CheckInode(fno, version));
+    }
+    ORTHOFS_RETURN_IF_ERROR(ReconnectNamelessDirs());
+    ORTHOFS_RETURN_IF_ERROR(FindDirectoriesCutOff(&ns_, settled_dirs_, dir_names_, child_dirs_,
+                                                  options_.dry_run, &report_));
+    ORTHOFS_RETURN_IF_ERROR(CollectObjectsWithoutInode());
+    ORTHOFS_RETURN_IF_ERROR(CollectDeadLockSessions());
+    ORTHOFS_RETURN_IF_ERROR(SettleReplicasAlone());
+    ORTHOFS_RETURN_IF_ERROR(CollectEntriesWithoutInode());
+    return std::move(report_);
+  }
+
+ private:
+  // The census lists one OSD after another, so a file made while it ran may have its INODE on
+  // an OSD listed before the INODE existed, and its entry, DIRENT, DATA or SYMLINK objects on
+  // one listed after. A file's INODE is written before anything else of it, so one asked for
+  // now that exists is live: none of it is missing, orphaned or collected.
+  Result<bool> HasInode(uint64_t fno) {
+    if (census_.inodes.count(fno)) return true;
+    auto known = made_meanwhile_.find(fno);
+    if (known != made_meanwhile_.end()) return known->second;
+    Result<InodeRef> inode = ns_.GetInode(fno);
+    if (!inode.ok() && !inode.status().Is(StatusCode::kNotFound)) return inode.status();
+    return made_meanwhile_[fno] = inode.ok();
+  }
+
+  // Names: every entry of every directory that has any.
+  Status ReadNames() {
+    for (uint64_t dir : census_.dirent_files) {
+      Result<bool> dir_exists = HasInode(dir);
+      if (!dir_exists.ok()) return dir_exists.status();
+      if (!*dir_exists) continue;  // entries of a vanished directory: orphans
+      Result<std::vector<DirEntry>> entries = ns_.ReadDir(dir);
+      if (!entries.ok()) return entries.status();
+      for (const DirEntry& e : *entries) {
+        ++report_.entries;
+        Result<bool> target_exists = HasInode(e.fno);
+        if (!target_exists.ok()) return target_exists.status();
+        if (!*target_exists) {
+          report_.dangling.push_back("dir " + std::to_string(dir) + ": '" + e.name +
+                                     "' -> missing inode " + std::to_string(e.fno));
+          continue;
+        }
+        ++links_[e.fno];
+        if (S_ISDIR(e.type)) {
+          ++subdirs_[dir];
+          dir_names_[e.fno].emplace_back(dir, e.name);
+          child_dirs_[dir].push_back(e.fno);
+        }
+      }
+      if (options_.after_reading_entries) options_.after_reading_entries(dir);
+    }
+    return Status::Ok();
+  }
+
+  // One inode of the census (`version` as listed), against the names that reach it.
+  Status CheckInode(uint64_t fno, uint64_t version) {
+    Result<InodeRef> inode = ns_.GetInode(fno);
+    if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();  // removed meanwhile
+    if (!inode.ok()) return inode.status();
+    if (inode->inode.IsDirectory()) ++report_.directories;
+    if (inode->inode.IsDirectory() && inode->version == version && inode->inode.renames.empty() &&
+        (options_.grace_seconds <= 0 ||
+         now_.sec - inode->inode.ctime.sec >= options_.grace_seconds)) {
+      settled_dirs_[fno] = inode->version;
+    }
+    if (!inode->inode.renames.empty()) {
+      Result<bool> finished = FinishRenames(fno);
+      if (!finished.ok()) return finished.status();
+      if (*finished) return Status::Ok();  // its names changed since they were counted
+    }
+    if (fno == kRootFno || links_.count(fno)) return CheckNamedInode(fno, version, *inode);
+    return CheckNamelessInode(fno, version, *inode);
+  }
+
+  // A directory's rename cut short may have left it two names: its old name goes. Not a
+  // rename that may still run (younger than the expiry clients use too, or than the grace).
+  // Whether any was finished.
+  Result<bool> FinishRenames(uint64_t fno) {
+    const int64_t started_before =
+        options_.grace_seconds > 0
+            ? now_.sec -
+                  std::max<int64_t>(options_.grace_seconds, Namespace::kRenameNoteExpiry.count())
+            : std::numeric_limits<int64_t>::max();
+    Result<uint32_t> finished = ns_.FinishRenamesCutShort(fno, started_before, options_.dry_run);
+    if (!finished.ok() && !finished.status().Is(StatusCode::kNotFound)) {
+      return finished.status();
+    }
+    if (finished.ok() && *finished > 0) {
+      report_.renames_finished += *finished;
+      return true;
+    }
+    return false;
+  }
+
+  // Reached by a name: check the link count (directories: 2 + subdirectories), removal marks
+  // and the recorded parent.
+  Status CheckNamedInode(uint64_t fno, uint64_t version, const InodeRef& inode) {
+    const uint32_t want = inode.inode.IsDirectory() ? 2 + subdirs_[fno] : links_[fno];
+    // A link, unlink or rename under way changes the count and the entries one after the
+    // other, and the directories were read before this inode: a count changed since the
+    // census, or lately (they stamp ctime), is left alone.
+    const bool changing =
+        inode.version != version ||
+        (options_.grace_seconds > 0 && now_.sec - inode.inode.ctime.sec < options_.grace_seconds);
+    // Removal marks that nothing is changing any more: their removals stopped (a crash).
+    const bool stale_mark = inode.inode.removing() && !changing;
+    const uint32_t have = inode.inode.nlink;
+    const int64_t excess_since = inode.inode.excess_links_since;
+    // A count too high may be an unlink's that has removed its name and not yet lowered the
+    // count (lowering it now would count that unlink twice, and free the file under its
+    // other names): it is noted, and lowered by a run once it has stayed so for the grace.
+    // A note stands while no client changed the inode since (each stamps ctime).
+    const bool too_high = have > want && !changing;
+    const bool noted = excess_since != 0 && inode.inode.ctime.sec < excess_since;
+    const bool lower = too_high && (options_.grace_seconds <= 0 ||
+                                    (noted && now_.sec - excess_since >= options_.grace_seconds));
+    const bool wrong_count = !changing && (have < want || lower);
+    const bool held = too_high && !lower;
+    const bool note_changes = held ? !noted : (!changing && excess_since != 0);
+    if (held) ++report_.link_counts_held;
+    const uint64_t parent = ParentByName(fno, inode, changing);
+    const bool wrong_parent = parent != inode.inode.parent;
+    if (!wrong_count && !stale_mark && !note_changes && !wrong_parent) return Status::Ok();
+    report_.link_count_fixes += wrong_count;
+    report_.removal_marks_cleared += stale_mark;
+    report_.parents_recorded += wrong_parent;
+    if (options_.dry_run) return Status::Ok();
+    Inode fixed = inode.inode;
+    if (wrong_count) fixed.nlink = want;
+    fixed.excess_links_since = held ? (noted ? excess_since : now_.sec) : 0;
+    fixed.removal_marks = 0;
+    fixed.parent = parent;
+    Result<wire::ObjectMeta> w = cluster_->WriteOriginalThenReplica(
+        Oid{fnso_, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode.version);
+    if (!w.ok() && !w.status().Is(StatusCode::kVersionMismatch)) return w.status();
+    if (w.ok() && settled_dirs_.count(fno)) settled_dirs_[fno] = w->version();
+    return Status::Ok();
+  }
+
+  // A directory records its parent (the move check walks them up to the root); one made
+  // before directories did has none, and gets the directory its one name is in.
+  uint64_t ParentByName(uint64_t fno, const InodeRef& inode, bool changing) const {
+    if (inode.inode.IsDirectory() && fno != kRootFno && !changing && inode.inode.renames.empty()) {
+      auto names = dir_names_.find(fno);
+      if (names != dir_names_.end() && names->second.size() == 1) {
+        return names->second.front().first;
+      }
+    }
+    return inode.inode.parent;
+  }
+
+  // No name reaches it: an orphan, collected unless young, or a directory to reconnect.
+  Status CheckNamelessInode(uint64_t fno, uint64_t version, const InodeRef& inode) {
+    // A rename stamps the inode it moves (its ctime, so a new version) before its new entry,
+    // and drops the old entry after: fsck may have missed both names of one in flight.
+    const bool spared =
+        inode.version != version || now_.sec - inode.inode.ctime.sec < options_.grace_seconds;
+    if (!spared && inode.inode.IsDirectory() && census_.dirent_files.count(fno)) {
+      // A directory with no name that holds entries (its own name lost to damage): what is
+      // below it is the user's, and goes to /lost+found with it, never collected.
+      nameless_dirs_.emplace_back(fno, inode.version);
+      return Status::Ok();
+    }
+    ++report_.orphan_inodes;
+    if (spared) {
+      ++report_.spared_in_grace;
+      return Status::Ok();
+    }
+    if (!options_.dry_run) {
+      ORTHOFS_RETURN_IF_ERROR(ns_.ReleaseInode(fno));
+      ++report_.collected;
+    }
+    return Status::Ok();
+  }
+
+  Status ReconnectNamelessDirs() {
+    for (const auto& [dir, version] : nameless_dirs_) {
+      const std::string nameless = "directory " + std::to_string(dir) + " has no name";
+      if (options_.dry_run) {
+        report_.cut_off.push_back(nameless);
+        continue;
+      }
+      Result<uint64_t> lost_and_found = LostAndFound(&ns_);
+      const std::string new_name = "#" + std::to_string(dir);
+      Status attached = lost_and_found.ok()
+                            ? ns_.ReattachDirectory(dir, *lost_and_found, new_name, version)
+                            : lost_and_found.status();
+      if (attached.Is(StatusCode::kVersionMismatch)) continue;  // a client changed it meanwhile
+      if (!attached.ok()) {
+        report_.cut_off.push_back(nameless +
+                                  "; moving it to /lost+found failed: " + attached.ToString());
+        continue;
+      }
+      report_.reconnected.push_back(nameless + ": now /lost+found/" + new_name);
+      dir_names_[dir].emplace_back(*lost_and_found, new_name);  // what the walks below meet
+    }
+    return Status::Ok();
+  }
+
+  // An orphan object: deleted (both copies) unless a dry run.
+  Status Collect(const Oid& oid) {
+    ++report_.orphan_objects;
+    if (options_.dry_run) return Status::Ok();
+    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(oid));
+    ++report_.collected;
+    return Status::Ok();
+  }
+
+  // Objects of files that have no inode at all.
+  Status CollectObjectsWithoutInode() {
+    for (const auto& [fno, indexes] : census_.data) {
+      Result<bool> live = HasInode(fno);
+      if (!live.ok()) return live.status();
+      if (*live) continue;
+      for (uint64_t index : indexes) {
+        ORTHOFS_RETURN_IF_ERROR(Collect(Oid{fnso_, fno, index, ObjectType::kData}));
+      }
+    }
+    for (uint64_t fno : census_.symlinks) {
+      Result<bool> live = HasInode(fno);
+      if (!live.ok()) return live.status();
+      if (!*live) ORTHOFS_RETURN_IF_ERROR(Collect(Oid{fnso_, fno, 0, ObjectType::kSymlink}));
+    }
+    for (uint64_t fno : census_.lock_files) {
+      Result<bool> live = HasInode(fno);
+      if (!live.ok()) return live.status();
+      if (!*live) ORTHOFS_RETURN_IF_ERROR(Collect(FileLocksOid(fnso_, fno)));
+    }
+    return Status::Ok();
+  }
+
+  // A live client's session beats every second; one silent for the grace period, and at least
+  // for kLockSessionSilence whatever the grace (a live session collected would hand its
+  // client's locks to the first waiter), is a dead client's. Its locks went to the first
+  // waiter that found it so, or go with their files.
+  Status CollectDeadLockSessions() {
+    report_.lock_sessions = census_.lock_sessions.size();
+    const int64_t silence = std::max<int64_t>(options_.grace_seconds, kLockSessionSilence.count());
+    for (uint64_t client : census_.lock_sessions) {
+      Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(LockSessionOid(fnso_, client));
+      if (read.status().Is(StatusCode::kNotFound)) continue;  // its client unmounted meanwhile
+      if (!read.ok()) return read.status();
+      Result<LockSession> session = DecodeLockSession(read->data());
+      if (session.ok() && Now().sec - session->last_beat_unix_sec < silence) continue;
+      // Only as read: a beat since means the client lives (its clock is far behind fsck's).
+      ++report_.orphan_objects;
+      if (options_.dry_run) continue;
+      Status gone =
+          cluster_->DeleteBothCopies(LockSessionOid(fnso_, client), read->meta().version());
+      if (gone.Is(StatusCode::kVersionMismatch)) continue;
+      ORTHOFS_RETURN_IF_ERROR(gone);
+      ++report_.collected;
+    }
+    return Status::Ok();
+  }
+
+  // Replicas alone: a metadata deletion cut short is finished; the rest of a file with no inode
+  // goes (an original lost from a live file's is the scrub's to restore).
+  Status SettleReplicasAlone() {
+    for (const auto& [original, version] : census_.replicas_alone) {
+      if (original.type != ObjectType::kData) {
+        Result<bool> cut_short =
+            cluster_->FinishDeletionCutShort(original, version, /*finish=*/!options_.dry_run);
+        if (!cut_short.ok() && ClusterClient::IsOsdFailure(cut_short.status())) {
+          return cut_short.status();
+        }
+        if (!cut_short.ok()) {  // a damaged original, say: the scrub's to judge
+          spdlog::warn("fsck: {} has a replica alone, and its original answers {}",
+                       original.ToString(), cut_short.status().ToString());
+          continue;
+        }
+        if (*cut_short) {
+          ++report_.orphan_objects;
+          ++report_.deletions_finished;
+          if (!options_.dry_run) ++report_.collected;
+          continue;
+        }
+      }
+      if (original.fno == 0) continue;  // the SUPER objects and lock sessions: not a file's
+      Result<bool> live = HasInode(original.fno);
+      if (!live.ok()) return live.status();
+      if (!*live) ORTHOFS_RETURN_IF_ERROR(Collect(original));
+    }
+    return Status::Ok();
+  }
+
+  // The entries of directories that have no inode.
+  Status CollectEntriesWithoutInode() {
+    for (uint64_t dir : census_.dirent_files) {
+      Result<bool> live = HasInode(dir);
+      if (!live.ok()) return live.status();
+      if (*live) continue;
+      auto objects =
+          cluster_->ListFileObjects(CopyFlag::kOriginal, fnso_, dir, ObjectType::kDirent, 0, false);
+      if (!objects.ok()) return objects.status();
+      for (const auto& [meta, data] : *objects) {
+        ORTHOFS_RETURN_IF_ERROR(Collect(Oid{fnso_, dir, meta.oid().offset(), ObjectType::kDirent}));
+      }
+    }
+    return Status::Ok();
+  }
+
+  ClusterClient* const cluster_;
+  const uint32_t fnso_;
+  const FsckOptions& options_;
+  const Census& census_;
+  Namespace ns_;
+  FsckReport report_;
+  std::map<uint64_t, bool> made_meanwhile_;  // files not in the census: whether they exist
+  std::map<uint64_t, uint32_t> links_;       // fno -> entries naming it
+  std::map<uint64_t, uint32_t> subdirs_;     // dir fno -> subdirectories
+  DirNames dir_names_;                       // dir fno -> its names (parent, name)
+  std::map<uint64_t, std::vector<uint64_t>> child_dirs_;
+  Timespec now_;  // once the names are read
+  // Directories nothing changed since the census nor within the grace period, with no rename
+  // under way: their names, as counted, can be judged (fno -> version, after fsck's own fixes).
+  std::map<uint64_t, uint64_t> settled_dirs_;
+  // Directories with no name that hold entries (fno, version): reconnected to /lost+found.
+  std::vector<std::pair<uint64_t, uint64_t>> nameless_dirs_;
+};
+
 }  // namespace
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options) {
@@ -388,268 +723,7 @@ Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOpti
   cluster->set_finish_deletions_on_read(!options.dry_run);
   Census census;
   ORTHOFS_RETURN_IF_ERROR(TakeCensus(cluster, fnso, options, &census));
-  Namespace ns(cluster, fnso);
-  FsckReport report;
-  report.inodes = census.inodes.size();
-  report.data_objects = census.data_objects;
-  // The census lists one OSD after another, so a file made while it ran may have its INODE on
-  // an OSD listed before the INODE existed, and its entry, DIRENT, DATA or SYMLINK objects on
-  // one listed after. A file's INODE is written before anything else of it, so one asked for
-  // now that exists is live: none of it is missing, orphaned or collected.
-  std::map<uint64_t, bool> made_meanwhile;
-  auto has_inode = [&](uint64_t fno) -> Result<bool> {
-    if (census.inodes.count(fno)) return true;
-    auto known = made_meanwhile.find(fno);
-    if (known != made_meanwhile.end()) return known->second;
-    Result<InodeRef> inode = ns.GetInode(fno);
-    if (!inode.ok() && !inode.status().Is(StatusCode::kNotFound)) return inode.status();
-    return made_meanwhile[fno] = inode.ok();
-  };
-
-  // Names: every entry of every directory that has any.
-  std::map<uint64_t, uint32_t> links;    // fno -> entries naming it
-  std::map<uint64_t, uint32_t> subdirs;  // dir fno -> subdirectories
-  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> dir_names;  // (parent, name)
-  std::map<uint64_t, std::vector<uint64_t>> child_dirs;
-  for (uint64_t dir : census.dirent_files) {
-    Result<bool> dir_exists = has_inode(dir);
-    if (!dir_exists.ok()) return dir_exists.status();
-    if (!*dir_exists) continue;  // entries of a vanished directory: orphans
-    Result<std::vector<DirEntry>> entries = ns.ReadDir(dir);
-    if (!entries.ok()) return entries.status();
-    for (const DirEntry& e : *entries) {
-      ++report.entries;
-      Result<bool> target_exists = has_inode(e.fno);
-      if (!target_exists.ok()) return target_exists.status();
-      if (!*target_exists) {
-        report.dangling.push_back("dir " + std::to_string(dir) + ": '" + e.name +
-                                  "' -> missing inode " + std::to_string(e.fno));
-        continue;
-      }
-      ++links[e.fno];
-      if (S_ISDIR(e.type)) {
-        ++subdirs[dir];
-        dir_names[e.fno].emplace_back(dir, e.name);
-        child_dirs[dir].push_back(e.fno);
-      }
-    }
-    if (options.after_reading_entries) options.after_reading_entries(dir);
-  }
-
-  const Timespec now = Now();
-  // Directories nothing changed since the census nor within the grace period, with no rename
-  // under way: their names, as counted, can be judged (fno -> version, after fsck's own fixes).
-  std::map<uint64_t, uint64_t> settled_dirs;
-  // Directories with no name that hold entries (fno, version): reconnected below.
-  std::vector<std::pair<uint64_t, uint64_t>> nameless_dirs;
-  for (const auto& [fno, version] : census.inodes) {
-    Result<InodeRef> inode = ns.GetInode(fno);
-    if (inode.status().Is(StatusCode::kNotFound)) continue;  // removed meanwhile
-    if (!inode.ok()) return inode.status();
-    if (inode->inode.IsDirectory()) ++report.directories;
-    if (inode->inode.IsDirectory() && inode->version == version && inode->inode.renames.empty() &&
-        (options.grace_seconds <= 0 || now.sec - inode->inode.ctime.sec >= options.grace_seconds)) {
-      settled_dirs[fno] = inode->version;
-    }
-    if (!inode->inode.renames.empty()) {
-      // A directory's rename cut short may have left it two names: its old name goes. Not a
-      // rename that may still run (younger than the expiry clients use too, or than the grace).
-      const int64_t started_before =
-          options.grace_seconds > 0
-              ? now.sec -
-                    std::max<int64_t>(options.grace_seconds, Namespace::kRenameNoteExpiry.count())
-              : std::numeric_limits<int64_t>::max();
-      Result<uint32_t> finished = ns.FinishRenamesCutShort(fno, started_before, options.dry_run);
-      if (!finished.ok() && !finished.status().Is(StatusCode::kNotFound)) {
-        return finished.status();
-      }
-      if (finished.ok() && *finished > 0) {
-        report.renames_finished += *finished;
-        continue;  // its names changed since they were counted
-      }
-    }
-    if (fno == kRootFno || links.count(fno)) {
-      // Reached by a name: check the link count (directories: 2 + subdirectories).
-      const uint32_t want = inode->inode.IsDirectory() ? 2 + subdirs[fno] : links[fno];
-      // A link, unlink or rename under way changes the count and the entries one after the
-      // other, and the directories were read before this inode: a count changed since the
-      // census, or lately (they stamp ctime), is left alone.
-      const bool changing =
-          inode->version != version ||
-          (options.grace_seconds > 0 && now.sec - inode->inode.ctime.sec < options.grace_seconds);
-      // Removal marks that nothing is changing any more: their removals stopped (a crash).
-      const bool stale_mark = inode->inode.removing() && !changing;
-      const uint32_t have = inode->inode.nlink;
-      const int64_t excess_since = inode->inode.excess_links_since;
-      // A count too high may be an unlink's that has removed its name and not yet lowered the
-      // count (lowering it now would count that unlink twice, and free the file under its
-      // other names): it is noted, and lowered by a run once it has stayed so for the grace.
-      // A note stands while no client changed the inode since (each stamps ctime).
-      const bool too_high = have > want && !changing;
-      const bool noted = excess_since != 0 && inode->inode.ctime.sec < excess_since;
-      const bool lower = too_high && (options.grace_seconds <= 0 ||
-                                      (noted && now.sec - excess_since >= options.grace_seconds));
-      const bool wrong_count = !changing && (have < want || lower);
-      const bool held = too_high && !lower;
-      const bool note_changes = held ? !noted : (!changing && excess_since != 0);
-      if (held) ++report.link_counts_held;
-      // A directory records its parent (the move check walks them up to the root); one made
-      // before directories did has none, and gets the directory its one name is in.
-      uint64_t parent = inode->inode.parent;
-      if (inode->inode.IsDirectory() && fno != kRootFno && !changing &&
-          inode->inode.renames.empty()) {
-        auto names = dir_names.find(fno);
-        if (names != dir_names.end() && names->second.size() == 1) {
-          parent = names->second.front().first;
-        }
-      }
-      const bool wrong_parent = parent != inode->inode.parent;
-      if (wrong_count || stale_mark || note_changes || wrong_parent) {
-        report.link_count_fixes += wrong_count;
-        report.removal_marks_cleared += stale_mark;
-        report.parents_recorded += wrong_parent;
-        if (!options.dry_run) {
-          Inode fixed = inode->inode;
-          if (wrong_count) fixed.nlink = want;
-          fixed.excess_links_since = held ? (noted ? excess_since : now.sec) : 0;
-          fixed.removal_marks = 0;
-          fixed.parent = parent;
-          Result<wire::ObjectMeta> w = cluster->WriteOriginalThenReplica(
-              Oid{fnso, fno, 0, ObjectType::kInode}, EncodeInode(fixed), inode->version);
-          if (!w.ok() && !w.status().Is(StatusCode::kVersionMismatch)) return w.status();
-          if (w.ok() && settled_dirs.count(fno)) settled_dirs[fno] = w->version();
-        }
-      }
-      continue;
-    }
-    // A rename stamps the inode it moves (its ctime, so a new version) before its new entry,
-    // and drops the old entry after: fsck may have missed both names of one in flight.
-    const bool spared =
-        inode->version != version || now.sec - inode->inode.ctime.sec < options.grace_seconds;
-    if (!spared && inode->inode.IsDirectory() && census.dirent_files.count(fno)) {
-      // A directory with no name that holds entries (its own name lost to damage): what is
-      // below it is the user's, and goes to /lost+found with it, never collected.
-      nameless_dirs.emplace_back(fno, inode->version);
-      continue;
-    }
-    ++report.orphan_inodes;
-    if (spared) {
-      ++report.spared_in_grace;
-      continue;
-    }
-    if (!options.dry_run) {
-      ORTHOFS_RETURN_IF_ERROR(ns.ReleaseInode(fno));
-      ++report.collected;
-    }
-  }
-
-  for (const auto& [dir, version] : nameless_dirs) {
-    const std::string nameless = "directory " + std::to_string(dir) + " has no name";
-    if (options.dry_run) {
-      report.cut_off.push_back(nameless);
-      continue;
-    }
-    Result<uint64_t> lost_and_found = LostAndFound(&ns);
-    const std::string new_name = "#" + std::to_string(dir);
-    Status attached = lost_and_found.ok()
-                          ? ns.ReattachDirectory(dir, *lost_and_found, new_name, version)
-                          : lost_and_found.status();
-    if (attached.Is(StatusCode::kVersionMismatch)) continue;  // a client changed it meanwhile
-    if (!attached.ok()) {
-      report.cut_off.push_back(nameless +
-                               "; moving it to /lost+found failed: " + attached.ToString());
-      continue;
-    }
-    report.reconnected.push_back(nameless + ": now /lost+found/" + new_name);
-    dir_names[dir].emplace_back(*lost_and_found, new_name);  // what the walks below meet
-  }
-  ORTHOFS_RETURN_IF_ERROR(
-      FindDirectoriesCutOff(&ns, settled_dirs, dir_names, child_dirs, options.dry_run, &report));
-
-  // Objects of files that have no inode at all.
-  auto collect = [&](const Oid& oid) -> Status {
-    ++report.orphan_objects;
-    if (options.dry_run) return Status::Ok();
-    ORTHOFS_RETURN_IF_ERROR(cluster->DeleteBothCopies(oid));
-    ++report.collected;
-    return Status::Ok();
-  };
-  for (const auto& [fno, indexes] : census.data) {
-    Result<bool> live = has_inode(fno);
-    if (!live.ok()) return live.status();
-    if (*live) continue;
-    for (uint64_t index : indexes) {
-      ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, index, ObjectType::kData}));
-    }
-  }
-  for (uint64_t fno : census.symlinks) {
-    Result<bool> live = has_inode(fno);
-    if (!live.ok()) return live.status();
-    if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, fno, 0, ObjectType::kSymlink}));
-  }
-  for (uint64_t fno : census.lock_files) {
-    Result<bool> live = has_inode(fno);
-    if (!live.ok()) return live.status();
-    if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(FileLocksOid(fnso, fno)));
-  }
-  // A live client's session beats every second; one silent for the grace period, and at least
-  // for kLockSessionSilence whatever the grace (a live session collected would hand its
-  // client's locks to the first waiter), is a dead client's. Its locks went to the first
-  // waiter that found it so, or go with their files.
-  report.lock_sessions = census.lock_sessions.size();
-  const int64_t silence = std::max<int64_t>(options.grace_seconds, kLockSessionSilence.count());
-  for (uint64_t client : census.lock_sessions) {
-    Result<wire::ReadResponse> read = cluster->ReadEitherCopy(LockSessionOid(fnso, client));
-    if (read.status().Is(StatusCode::kNotFound)) continue;  // its client unmounted meanwhile
-    if (!read.ok()) return read.status();
-    Result<LockSession> session = DecodeLockSession(read->data());
-    if (session.ok() && Now().sec - session->last_beat_unix_sec < silence) continue;
-    // Only as read: a beat since means the client lives (its clock is far behind fsck's).
-    ++report.orphan_objects;
-    if (options.dry_run) continue;
-    Status gone = cluster->DeleteBothCopies(LockSessionOid(fnso, client), read->meta().version());
-    if (gone.Is(StatusCode::kVersionMismatch)) continue;
-    ORTHOFS_RETURN_IF_ERROR(gone);
-    ++report.collected;
-  }
-  // Replicas alone: a metadata deletion cut short is finished; the rest of a file with no inode
-  // goes (an original lost from a live file's is the scrub's to restore).
-  for (const auto& [original, version] : census.replicas_alone) {
-    if (original.type != ObjectType::kData) {
-      Result<bool> cut_short =
-          cluster->FinishDeletionCutShort(original, version, /*finish=*/!options.dry_run);
-      if (!cut_short.ok() && ClusterClient::IsOsdFailure(cut_short.status())) {
-        return cut_short.status();
-      }
-      if (!cut_short.ok()) {  // a damaged original, say: the scrub's to judge
-        spdlog::warn("fsck: {} has a replica alone, and its original answers {}",
-                     original.ToString(), cut_short.status().ToString());
-        continue;
-      }
-      if (*cut_short) {
-        ++report.orphan_objects;
-        ++report.deletions_finished;
-        if (!options.dry_run) ++report.collected;
-        continue;
-      }
-    }
-    if (original.fno == 0) continue;  // the SUPER objects and lock sessions: not a file's
-    Result<bool> live = has_inode(original.fno);
-    if (!live.ok()) return live.status();
-    if (!*live) ORTHOFS_RETURN_IF_ERROR(collect(original));
-  }
-  for (uint64_t dir : census.dirent_files) {
-    Result<bool> live = has_inode(dir);
-    if (!live.ok()) return live.status();
-    if (*live) continue;
-    auto objects =
-        cluster->ListFileObjects(CopyFlag::kOriginal, fnso, dir, ObjectType::kDirent, 0, false);
-    if (!objects.ok()) return objects.status();
-    for (const auto& [meta, data] : *objects) {
-      ORTHOFS_RETURN_IF_ERROR(collect(Oid{fnso, dir, meta.oid().offset(), ObjectType::kDirent}));
-    }
-  }
-  return report;
+  return FsckRun(cluster, fnso, options, census).Run();
 }
 
 }  // namespace orthofs
