@@ -157,6 +157,125 @@ void Usage(const char* prog) {
                "  fstab: /etc/orthofs/cluster.yaml /mnt/orthofs fuse.orthofs fnso=1,_netdev 0 0\n";
 }
 
+// What the mount needs loaded before it forks: the cluster map and the TLS identity.
+struct MountInputs {
+  ClusterMap map;
+  std::shared_ptr<const TlsIdentity> tls;  // null with --insecure
+};
+
+// Loads them, or says why not (exit 1).
+std::optional<MountInputs> LoadMountInputs(const MountArgs& cli) {
+  Result<ClusterMap> map = LoadClusterMapFile(cli.map_path);
+  if (!map.ok()) {
+    std::cerr << "orthofs-mount: " << map.status().message() << "\n";
+    return std::nullopt;
+  }
+  if (Status st = CheckExpectedPrefetchMode(map->prefetch, cli.expected_prefetch); !st.ok()) {
+    std::cerr << "orthofs-mount: " << st.message() << "\n";
+    return std::nullopt;
+  }
+  Result<std::shared_ptr<const TlsIdentity>> tls = LoadTlsIdentity(cli.tls, "client");
+  if (!tls.ok()) {
+    std::cerr << "orthofs-mount: " << tls.status().message() << "\n";
+    return std::nullopt;
+  }
+  return MountInputs{std::move(*map), std::move(*tls)};
+}
+
+// libfuse gets its own arguments; the kernel enforces permissions from our attributes.
+std::vector<std::string> FuseArgv(const char* prog, const MountArgs& cli) {
+  std::vector<std::string> fuse_argv = {prog};
+  fuse_argv.insert(fuse_argv.end(), cli.fuse_flags.begin(), cli.fuse_flags.end());
+  fuse_argv.push_back("-o" + FuseMountOptions(cli, geteuid() == 0));
+  return fuse_argv;
+}
+
+// Logs to stderr at `log_level`, gRPC's too.
+void StartLogging(const std::string& log_level) {
+  auto logger = spdlog::stderr_color_mt("mount");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ mount %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  RouteGrpcLogsToSpdlog();
+}
+
+// The client object cache's size: --cache-mb, or a share of the memory.
+uint64_t CacheBytes(const MountArgs& cli) {
+  const uint64_t cache_mb =
+      cli.cache_mb != 0 ? cli.cache_mb : DefaultCacheMb(PhysicalMemoryBytes());
+  spdlog::debug("client cache {} MiB{}", cache_mb, cli.cache_mb != 0 ? "" : " (1/16 of memory)");
+  return cache_mb << 20;
+}
+
+// The mounted file system over a client of the cluster.
+std::unique_ptr<OrthoFs> MakeFs(const MountArgs& cli, const MountInputs& inputs,
+                                uint64_t cache_bytes) {
+  FileIoOptions io_options;
+  io_options.cache_bytes = cache_bytes;
+  io_options.flush_threads = static_cast<int>(cli.flush_threads);
+  io_options.read_ahead.max_objects = cli.read_ahead;
+  UseClusterTcpCongestion(inputs.map);
+  RpcOptions rpc;
+  rpc.tls = inputs.tls;
+  auto cluster = std::make_unique<ClusterClient>(inputs.map, rpc);
+  cluster->set_client_id(NewClientId());
+  LockManagerOptions lock_options;
+  lock_options.lease = std::chrono::milliseconds(static_cast<int64_t>(cli.lock_lease * 1000));
+  auto fs = std::make_unique<OrthoFs>(std::move(cluster), cli.fnso, io_options, lock_options);
+  fs->set_negative_timeout(cli.negative_timeout);
+  fs->set_local_locks(cli.local_locks);
+  return fs;
+}
+
+// The Prometheus endpoint of --metrics (null without it). It renders from `fs`: it must stop
+// before `fs` goes.
+Result<std::unique_ptr<MetricsServer>> ServeMetrics(const MountArgs& cli, OrthoFs* fs,
+                                                    uint64_t cache_bytes,
+                                                    const MountInputs& inputs) {
+  if (cli.metrics.empty()) return std::unique_ptr<MetricsServer>();
+  auto started = MetricsServer::Start(
+      cli.metrics,
+      [fs, fnso = cli.fnso, cache_bytes, not_after = inputs.tls ? inputs.tls->not_after : 0] {
+        return fs->RenderMetrics(fnso, cache_bytes, not_after);
+      });
+  if (!started.ok()) return started.status();
+  spdlog::info("metrics at {}", (*started)->url());
+  return started;
+}
+
+// Mounts at cli.mountpoint and answers the kernel until unmounted; the exit code.
+int RunSession(OrthoFs* fs, fuse_args* args, const MountArgs& cli, int* report_fd) {
+  fuse_lowlevel_ops ops = MakeOps();
+  fuse_session* se = fuse_session_new(args, &ops, sizeof ops, fs);
+  int rc = 1;
+  if (se != nullptr) {
+    fs->set_session(se);
+    if (fuse_set_signal_handlers(se) == 0) {
+      if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
+        // Sees the raw requests and replies (KillPrivV2); libfuse keeps doing the rest. Without
+        // splice functions here libfuse splices nothing (it did not before either: it splices
+        // only when asked to, or for a write_buf handler).
+        if (int rc = fuse_session_custom_io(se, RawTrafficIo(), fuse_session_fd(se)); rc != 0) {
+          spdlog::warn(
+              "cannot see the raw FUSE traffic ({}): Linux keeps asking for "
+              "security.capability before every write",
+              std::strerror(-rc));
+        }
+        spdlog::debug("mounted namespace {} of {} at {}", cli.fnso, cli.map_path, cli.mountpoint);
+        ReportMount(report_fd, true);
+        fuse_loop_config* config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(config, 32);
+        rc = fuse_session_loop_mt(se, config) == 0 ? 0 : 1;
+        fuse_loop_cfg_destroy(config);
+        fuse_session_unmount(se);
+      }
+      fuse_remove_signal_handlers(se);
+    }
+    fuse_session_destroy(se);
+  }
+  return rc;
+}
+
 }  // namespace
 }  // namespace orthofs
 
@@ -172,110 +291,37 @@ int main(int argc, char** argv) {
     Usage(argv[0]);
     return 0;
   }
-  const std::string map_path = cli.map_path;
-  const uint32_t fnso = cli.fnso;
-  const std::string log_level = cli.log_level;
-  if (spdlog::level::from_str(log_level) == spdlog::level::off && log_level != "off") {
-    std::cerr << "orthofs-mount: unknown log level '" << log_level << "'\n";
+  if (spdlog::level::from_str(cli.log_level) == spdlog::level::off && cli.log_level != "off") {
+    std::cerr << "orthofs-mount: unknown log level '" << cli.log_level << "'\n";
     return 2;
   }
-  Result<ClusterMap> map = LoadClusterMapFile(map_path);
-  if (!map.ok()) {
-    std::cerr << "orthofs-mount: " << map.status().message() << "\n";
-    return 1;
-  }
-  if (Status st = CheckExpectedPrefetchMode(map->prefetch, cli.expected_prefetch); !st.ok()) {
-    std::cerr << "orthofs-mount: " << st.message() << "\n";
-    return 1;
-  }
-  Result<std::shared_ptr<const TlsIdentity>> tls = LoadTlsIdentity(cli.tls, "client");
-  if (!tls.ok()) {
-    std::cerr << "orthofs-mount: " << tls.status().message() << "\n";
-    return 1;
-  }
-  // libfuse gets its own arguments; the kernel enforces permissions from our attributes.
-  std::vector<std::string> fuse_argv = {argv[0]};
-  fuse_argv.insert(fuse_argv.end(), cli.fuse_flags.begin(), cli.fuse_flags.end());
-  fuse_argv.push_back("-o" + FuseMountOptions(cli, geteuid() == 0));
+  std::optional<MountInputs> inputs = LoadMountInputs(cli);
+  if (!inputs) return 1;
+  std::vector<std::string> fuse_argv = FuseArgv(argv[0], cli);
   std::vector<char*> fuse_argv_ptrs;
   for (auto& a : fuse_argv) fuse_argv_ptrs.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fuse_argv_ptrs.size()), fuse_argv_ptrs.data());
   int report_fd = cli.foreground ? -1 : DetachBeforeMount();
 
-  auto logger = spdlog::stderr_color_mt("mount");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ mount %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  RouteGrpcLogsToSpdlog();
+  StartLogging(cli.log_level);
   TuneProcessForDataPath();
-
-  FileIoOptions io_options;
-  const uint64_t cache_mb =
-      cli.cache_mb != 0 ? cli.cache_mb : DefaultCacheMb(PhysicalMemoryBytes());
-  spdlog::debug("client cache {} MiB{}", cache_mb, cli.cache_mb != 0 ? "" : " (1/16 of memory)");
-  io_options.cache_bytes = cache_mb << 20;
-  io_options.flush_threads = static_cast<int>(cli.flush_threads);
-  io_options.read_ahead.max_objects = cli.read_ahead;
-  UseClusterTcpCongestion(*map);
-  RpcOptions rpc;
-  rpc.tls = *tls;
-  auto cluster = std::make_unique<ClusterClient>(*map, rpc);
-  cluster->set_client_id(NewClientId());
-  LockManagerOptions lock_options;
-  lock_options.lease = std::chrono::milliseconds(static_cast<int64_t>(cli.lock_lease * 1000));
-  auto fs = std::make_unique<OrthoFs>(std::move(cluster), fnso, io_options, lock_options);
-  fs->set_negative_timeout(cli.negative_timeout);
-  fs->set_local_locks(cli.local_locks);
+  const uint64_t cache_bytes = CacheBytes(cli);
+  std::unique_ptr<OrthoFs> fs = MakeFs(cli, *inputs, cache_bytes);
   if (Status st = fs->ns().CheckExists(); !st.ok()) {
     std::cerr << "orthofs-mount: " << st.message() << "\n";
     ReportMount(&report_fd, false);
     return 1;
   }
-  std::unique_ptr<MetricsServer> metrics;
-  if (!cli.metrics.empty()) {
-    auto started =
-        MetricsServer::Start(cli.metrics, [&fs, fnso, cache_bytes = io_options.cache_bytes,
-                                           not_after = *tls ? (*tls)->not_after : 0] {
-          return fs->RenderMetrics(fnso, cache_bytes, not_after);
-        });
-    if (!started.ok()) {
-      std::cerr << "orthofs-mount: --metrics: " << started.status().message() << "\n";
-      ReportMount(&report_fd, false);
-      return 1;
-    }
-    metrics = std::move(*started);
-    spdlog::info("metrics at {}", metrics->url());
+  Result<std::unique_ptr<MetricsServer>> metrics =
+      ServeMetrics(cli, fs.get(), cache_bytes, *inputs);
+  if (!metrics.ok()) {
+    std::cerr << "orthofs-mount: --metrics: " << metrics.status().message() << "\n";
+    ReportMount(&report_fd, false);
+    return 1;
   }
-  fuse_lowlevel_ops ops = MakeOps();
-  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, fs.get());
-  int rc = 1;
-  if (se != nullptr) {
-    fs->set_session(se);
-    if (fuse_set_signal_handlers(se) == 0) {
-      if (fuse_session_mount(se, cli.mountpoint.c_str()) == 0) {
-        // Sees the raw requests and replies (KillPrivV2); libfuse keeps doing the rest. Without
-        // splice functions here libfuse splices nothing (it did not before either: it splices
-        // only when asked to, or for a write_buf handler).
-        if (int rc = fuse_session_custom_io(se, RawTrafficIo(), fuse_session_fd(se)); rc != 0) {
-          spdlog::warn(
-              "cannot see the raw FUSE traffic ({}): Linux keeps asking for "
-              "security.capability before every write",
-              std::strerror(-rc));
-        }
-        spdlog::debug("mounted namespace {} of {} at {}", fnso, map_path, cli.mountpoint);
-        ReportMount(&report_fd, true);
-        fuse_loop_config* config = fuse_loop_cfg_create();
-        fuse_loop_cfg_set_max_threads(config, 32);
-        rc = fuse_session_loop_mt(se, config) == 0 ? 0 : 1;
-        fuse_loop_cfg_destroy(config);
-        fuse_session_unmount(se);
-      }
-      fuse_remove_signal_handlers(se);
-    }
-    fuse_session_destroy(se);
-  }
+  const int rc = RunSession(fs.get(), &args, cli, &report_fd);
   if (rc != 0) ReportMount(&report_fd, false);  // no-op once reported
-  metrics.reset();                              // it renders from fs
+  metrics->reset();                             // it renders from fs
   fuse_opt_free_args(&args);
   return rc;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "common/prometheus_text.h"
 
@@ -24,16 +26,19 @@ struct PerOsdFamily {
   std::function<uint64_t(const OsdClient&)> value;
 };
 
-}  // namespace
+void Emit(PrometheusText* out, bool gauge, const char* name, const char* help, double value,
+          const MetricLabels& labels) {
+  if (gauge) {
+    out->Gauge(name, help, value, labels);
+  } else {
+    out->Counter(name, help, value, labels);
+  }
+}
 
-std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
-                               bool drops_set_id_bits, const FileIoStats& io,
-                               const ClusterClient& cluster, const FuseRequestCounts& requests,
-                               uint64_t metadata_conflicts, const LockStats& locks) {
-  const std::string fnso_text = std::to_string(fnso);
-  const MetricLabels ns = {{"fnso", fnso_text}};
-  const WriteBackStats& c = io.cache;
-  const Family families[] = {
+// The object cache and its write-back.
+std::vector<Family> CacheFamilies(uint64_t cache_capacity_bytes, bool drops_set_id_bits,
+                                  const WriteBackStats& c) {
+  return {
       {true, "orthofs_client_cache_capacity_bytes", "Size of the client object cache (--cache-mb)",
        cache_capacity_bytes},
       {true, "orthofs_client_drops_set_id_bits",
@@ -66,6 +71,13 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
       {false, "orthofs_client_pressure_episodes_total",
        "Times the cache filled with dirty data (writers then write back themselves)",
        c.pressure_episodes},
+  };
+}
+
+// Writers under memory pressure, where reads were served from, and conflicts.
+std::vector<Family> IoFamilies(const FileIoStats& io, const ClusterClient& cluster,
+                               uint64_t metadata_conflicts) {
+  return {
       {false, "orthofs_client_synchronous_write_backs_total",
        "Write-backs done by writers under memory pressure", io.synchronous_write_backs},
       {false, "orthofs_client_writer_waits_total", "Writers that waited for a full cache to drain",
@@ -95,6 +107,12 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
        "Metadata changes retried because a conditional write found the object changed (mostly "
        "by another client; optimistic concurrency control)",
        metadata_conflicts},
+  };
+}
+
+// File locks and the cluster map.
+std::vector<Family> LockAndMapFamilies(const LockStats& locks, const ClusterClient& cluster) {
+  return {
       {false, "orthofs_client_locks_granted_total",
        "fcntl and flock locks taken through this mount (held across every client)", locks.granted},
       {false, "orthofs_client_locks_refused_total",
@@ -110,29 +128,11 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
        "Cluster maps switched to while mounted (an OSD answered with a later epoch)",
        cluster.map_changes()},
   };
-  PrometheusText out;
-  auto emit = [&out](bool gauge, const char* name, const char* help, double value,
-                     const MetricLabels& labels) {
-    if (gauge) {
-      out.Gauge(name, help, value, labels);
-    } else {
-      out.Counter(name, help, value, labels);
-    }
-  };
-  for (const Family& f : families) {
-    emit(f.gauge, f.name, f.help, static_cast<double>(f.value), ns);
-  }
-  if (tls_not_after > 0) {
-    out.Gauge("orthofs_client_tls_certificate_expiry_timestamp_seconds",
-              "When this mount's TLS certificate expires (alert well before)",
-              static_cast<double>(tls_not_after), ns);
-  }
-  const char* kReadsHelp = "Objects fetched from OSDs, by copy";
-  out.Counter("orthofs_client_object_reads_total", kReadsHelp,
-              static_cast<double>(io.original_reads), {{"fnso", fnso_text}, {"copy", "original"}});
-  out.Counter("orthofs_client_object_reads_total", kReadsHelp,
-              static_cast<double>(io.replica_reads), {{"fnso", fnso_text}, {"copy", "replica"}});
+}
 
+// One sample per OSD of each family, labelled osd="ID".
+void EmitPerOsdFamilies(PrometheusText* out, const std::string& fnso_text,
+                        const ClusterClient& cluster) {
   const std::vector<uint32_t> down = cluster.DownOsds();
   const PerOsdFamily per_osd[] = {
       {true, "orthofs_client_osd_down", "1 while this client believes the OSD down",
@@ -157,16 +157,50 @@ std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int
   };
   for (const PerOsdFamily& f : per_osd) {
     for (const auto& osd : cluster.osds()) {
-      emit(f.gauge, f.name, f.help, static_cast<double>(f.value(*osd)),
+      Emit(out, f.gauge, f.name, f.help, static_cast<double>(f.value(*osd)),
            {{"fnso", fnso_text}, {"osd", std::to_string(osd->osd_id())}});
     }
   }
+}
+
+void EmitFuseRequests(PrometheusText* out, const std::string& fnso_text,
+                      const FuseRequestCounts& requests) {
   for (size_t i = 0; i < kFuseOpCount; ++i) {
     const auto op = static_cast<FuseOp>(i);
-    out.Counter("orthofs_client_fuse_requests_total", "FUSE requests from the kernel, by operation",
-                static_cast<double>(requests.count(op)),
-                {{"fnso", fnso_text}, {"op", FuseOpName(op)}});
+    out->Counter(
+        "orthofs_client_fuse_requests_total", "FUSE requests from the kernel, by operation",
+        static_cast<double>(requests.count(op)), {{"fnso", fnso_text}, {"op", FuseOpName(op)}});
   }
+}
+
+}  // namespace
+
+std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
+                               bool drops_set_id_bits, const FileIoStats& io,
+                               const ClusterClient& cluster, const FuseRequestCounts& requests,
+                               uint64_t metadata_conflicts, const LockStats& locks) {
+  const std::string fnso_text = std::to_string(fnso);
+  const MetricLabels ns = {{"fnso", fnso_text}};
+  PrometheusText out;
+  for (const std::vector<Family>& families :
+       {CacheFamilies(cache_capacity_bytes, drops_set_id_bits, io.cache),
+        IoFamilies(io, cluster, metadata_conflicts), LockAndMapFamilies(locks, cluster)}) {
+    for (const Family& f : families) {
+      Emit(&out, f.gauge, f.name, f.help, static_cast<double>(f.value), ns);
+    }
+  }
+  if (tls_not_after > 0) {
+    out.Gauge("orthofs_client_tls_certificate_expiry_timestamp_seconds",
+              "When this mount's TLS certificate expires (alert well before)",
+              static_cast<double>(tls_not_after), ns);
+  }
+  const char* kReadsHelp = "Objects fetched from OSDs, by copy";
+  out.Counter("orthofs_client_object_reads_total", kReadsHelp,
+              static_cast<double>(io.original_reads), {{"fnso", fnso_text}, {"copy", "original"}});
+  out.Counter("orthofs_client_object_reads_total", kReadsHelp,
+              static_cast<double>(io.replica_reads), {{"fnso", fnso_text}, {"copy", "replica"}});
+  EmitPerOsdFamilies(&out, fnso_text, cluster);
+  EmitFuseRequests(&out, fnso_text, requests);
   return out.text();
 }
 
