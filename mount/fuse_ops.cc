@@ -35,6 +35,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "client/cluster_space.h"
 #include "client/file_io.h"
 #include "client/lock_manager.h"
 #include "client/namespace.h"
@@ -759,40 +760,6 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 // The OSDs' space as users see it: every byte is stored twice, so each counts half. A down OSD
 // contributes nothing.
-struct ClusterSpace {
-  uint64_t capacity_bytes = 0;
-  uint64_t available_bytes = 0;
-  uint64_t objects = 0;
-  int answered = 0;  // OSDs that answered
-};
-
-ClusterSpace SpaceOf(ClusterClient* cluster) {
-  ClusterSpace space;
-  // OSDs believed down are asked only when no other answers: one that hangs would hold df for
-  // the call's deadline. The others all at once: one after the other, df would cost a round
-  // trip per OSD.
-  std::set<uint32_t> asked;
-  const auto request = std::make_shared<const wire::StatsRequest>();
-  for (bool ask_down : {false, true}) {
-    std::vector<OsdClient*> asking;
-    for (OsdClient* osd : cluster->osds()) {
-      if (osd->down() == ask_down && asked.insert(osd->osd_id()).second) asking.push_back(osd);
-    }
-    const std::vector<Result<wire::StatsResponse>> answers = AwaitAll<Result<wire::StatsResponse>>(
-        asking.size(),
-        [&](size_t i, auto done) { asking[i]->StatsAsync(request, std::move(done)); });
-    for (const Result<wire::StatsResponse>& stats : answers) {
-      if (!stats.ok()) continue;
-      space.capacity_bytes += stats->capacity_bytes() / 2;
-      space.available_bytes += stats->available_bytes() / 2;
-      space.objects += stats->objects() / 2;
-      ++space.answered;
-    }
-    if (space.answered > 0) break;
-  }
-  return space;
-}
-
 void OpStatfs(fuse_req_t req, fuse_ino_t) {
   OrthoFs* fs = Fs(req);
   const ClusterSpace space = SpaceOf(fs->ns().cluster());
@@ -800,8 +767,9 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   struct statvfs sv {};
   sv.f_bsize = block;
   sv.f_frsize = block;
-  sv.f_blocks = space.capacity_bytes / block;
-  sv.f_bfree = space.available_bytes / block;
+  // Usable space (client/cluster_space.h): two copies, reserves, the fullest OSD by its share.
+  sv.f_blocks = space.usable.capacity_bytes / block;
+  sv.f_bfree = space.usable.available_bytes / block;
   sv.f_bavail = sv.f_bfree;
   sv.f_files = space.objects + sv.f_bfree;
   sv.f_ffree = sv.f_bfree;
@@ -863,7 +831,7 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
   if (space.answered == 0) {
     return ReplyError(req, Status::Unavailable("no OSD reports its free space"), "fallocate");
   }
-  if (end - std::max(offset, size) > space.available_bytes) {
+  if (end - std::max(offset, size) > space.usable.available_bytes) {
     return (void)fuse_reply_err(req, ENOSPC);
   }
   if (keep_size) return (void)fuse_reply_err(req, 0);

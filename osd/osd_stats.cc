@@ -59,7 +59,9 @@ void OsdStats::Fill(wire::StatsResponse* response) const {
   if (statvfs(sources_.data_dir.c_str(), &fs) == 0) {
     response->set_capacity_bytes(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
     response->set_available_bytes(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize);
+    response->set_filesystem_id(static_cast<uint64_t>(fs.f_fsid));
   }
+  response->set_reserve_bytes(sources_.reserve_bytes);
   auto& counters = *response->mutable_counters();
   for (int m = 0; m < kMethodCount; ++m) {
     counters[std::string(kMethodNames[m]) + "_calls"] = methods_[m].calls.load();

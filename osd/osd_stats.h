@@ -42,8 +42,9 @@ struct OsdCounters {
 // What Stats reports besides the counters. The pointers outlive the OsdStats.
 struct OsdStatsSources {
   uint32_t osd_id = 0;
-  std::string data_dir;       // capacity and free space
-  int64_t tls_not_after = 0;  // this OSD's certificate expiry (Unix seconds); 0: none
+  std::string data_dir;        // capacity and free space
+  uint64_t reserve_bytes = 0;  // --reserve-mb: free space writes may not take
+  int64_t tls_not_after = 0;   // this OSD's certificate expiry (Unix seconds); 0: none
   const MapHolder* maps = nullptr;
   const ObjectStore* store = nullptr;
   const ObjectCache* cache = nullptr;

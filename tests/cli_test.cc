@@ -739,6 +739,37 @@ TEST_F(ClusterTest, StatusUpThenDown) {
   EXPECT_NE(r.out.find("\"id\":1,\"state\":\"down\""), std::string::npos) << r.out;
 }
 
+// status says what files can still take, and catches a map that is not the cluster's: one
+// listing fewer OSDs at the same epoch placed every object elsewhere, and status said all is
+// well while a mount with it failed. fsck of a namespace nobody made, and a negative file
+// number, are errors.
+TEST_F(ClusterTest, StatusSaysWhatFilesCanTakeAndCatchesAWrongMap) {
+  RequireAllUp();
+  TestCluster& cluster = *cluster_;
+  CommandResult r = cluster.Orthofs("status", {"--timeout-ms", "3000"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("usable for files: "), std::string::npos) << r.out;
+
+  ClusterMap fewer = cluster.map();
+  fewer.osds.pop_back();
+  const std::string wrong = cluster.dir() + "/fewer.yaml";
+  {
+    std::ofstream out(wrong);
+    out << FormatClusterMap(fewer);
+  }
+  std::vector<std::string> argv = {CliBin(), "status", "--timeout-ms", "3000"};
+  for (const std::string& f : cluster.ToolFlags()) argv.push_back(f);
+  argv[std::find(argv.begin(), argv.end(), "--map") - argv.begin() + 1] = wrong;
+  r = RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 3) << Describe(r);
+  EXPECT_NE(r.err.find("is not the one the OSDs run"), std::string::npos) << Describe(r);
+
+  r = cluster.Orthofs("fsck", {"--fnso", "999"});
+  EXPECT_TRUE(FailedWithOneLine(r, 1, "namespace 999 does not exist"));
+  r = cluster.Orthofs("locate", {"--fno", "-1"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+}
+
 // orthofs-osd: conflicts with OSDs that are already running (runs after StatusUpThenDown,
 // so OSD 1 is normally down already).
 

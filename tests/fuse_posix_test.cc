@@ -1501,4 +1501,23 @@ TEST_F(FusePosixTest, ARootMountServesOtherUsersUnderTheirModeBits) {
   }
 }
 
+// df tells what files can still take: every byte twice, the OSDs' reserves kept, and OSDs
+// sharing one file system (all three here, in the cluster's directory) counted once.
+TEST_F(FusePosixTest, DfReportsUsableSpaceNotTheSumOfTheOsdsDisks) {
+  struct statvfs mount {};
+  struct statvfs disk {};
+  ASSERT_EQ(statvfs(mount_->path().c_str(), &mount), 0) << std::strerror(errno);
+  ASSERT_EQ(statvfs(cluster_->dir().c_str(), &disk), 0) << std::strerror(errno);
+  const double usable = static_cast<double>(mount.f_blocks) * mount.f_frsize;
+  const double usable_free = static_cast<double>(mount.f_bavail) * mount.f_frsize;
+  const double disk_size = static_cast<double>(disk.f_blocks) * disk.f_frsize;
+  const double disk_free = static_cast<double>(disk.f_bavail) * disk.f_frsize;
+  const double reserves = 3.0 * 256 * (1 << 20);
+  // Before: the sum of three OSDs' view of one disk, 3 x disk_size, not halved.
+  EXPECT_LE(usable, disk_size / 2 * 1.01);
+  EXPECT_GE(usable, (disk_size - reserves) / 2 * 0.99);
+  EXPECT_LE(usable_free, disk_free / 2 * 1.01);
+  EXPECT_GE(usable_free, (disk_free - reserves) / 2 * 0.9);  // others write to the disk too
+}
+
 }  // namespace orthofs::testing

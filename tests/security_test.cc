@@ -69,6 +69,14 @@ TEST_F(SecurityTest, ValidCertificatesAreAccepted) {
   }
 }
 
+// `orthofs status --insecure` against a TLS cluster says why every OSD looks down.
+TEST_F(SecurityTest, StatusInPlaintextAgainstTlsSaysSo) {
+  CommandResult r = RunCommand({BinDir() + "/orthofs", "status", "--map", cluster_->map_path(),
+                                "--insecure", "--timeout-ms", "2000"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("drop --insecure"), std::string::npos) << r.err;
+}
+
 // The handshake fails, so the call never reaches the service: plaintext, TLS without a client
 // certificate, and a client certificate of another CA.
 TEST_F(SecurityTest, CallersWithoutAValidCertificateAreRefused) {

@@ -6,11 +6,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "common/cluster_map.h"
 #include "common/prefetch_window.h"
 #include "common/thrashing_control.h"
+#include "common/usable_space.h"
 #include "rpc/wire.h"
 #include "tools/admin_commands.h"
 
@@ -38,6 +41,36 @@ int ForEachChosenOsd(const CommonFlags& common, const std::vector<uint32_t>& onl
   return failed == 0 ? kExitOk : kExitDegraded;
 }
 
+// The OSDs a map lists, by id and address, as text ("0 127.0.0.1:7000, 1 ...").
+std::string OsdList(const ClusterMap& map) {
+  std::string list;
+  for (const OsdInfo& osd : map.osds) {
+    list += (list.empty() ? "" : ", ") + std::to_string(osd.id) + " " + osd.address;
+  }
+  return list;
+}
+
+// Why the map this command was given is not the one the answering OSDs run, or nothing: a map
+// listing another set of OSDs at the same epoch would place every object elsewhere than they
+// do (a mount with it fails with "belongs on OSD n").
+std::optional<std::string> MapDiffersFromCluster(ClusterClient* cluster,
+                                                 const std::vector<uint32_t>& answered) {
+  for (uint32_t id : answered) {
+    Result<wire::MapResponse> running = cluster->Osd(id)->GetMap(wire::GetMapRequest());
+    if (!running.ok()) continue;
+    Result<ClusterMap> theirs = ParseClusterMap(running->map());
+    if (!theirs.ok()) continue;
+    const ClusterMap& ours = cluster->map();
+    if (theirs->epoch != ours.epoch) return std::nullopt;  // the epoch column says so already
+    if (OsdList(*theirs) != OsdList(ours) || theirs->object_size != ours.object_size) {
+      return "this map (" + OsdList(ours) + ") is not the one the OSDs run at epoch " +
+             std::to_string(ours.epoch) + " (" + OsdList(*theirs) + "): use the cluster's map";
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // ---- status ----
@@ -47,6 +80,8 @@ int RunStatus(const CommonFlags& common, bool json) {
   if (!cluster.ok()) return Error(cluster.status().message());
   nlohmann::json out = nlohmann::json::array();
   int down = 0;
+  std::vector<uint32_t> answered;
+  std::vector<OsdSpace> spaces;
   if (!json) {
     std::printf("%-4s %-22s %-5s %6s %10s %11s %11s %11s\n", "ID", "ADDRESS", "STATE", "EPOCH",
                 "OBJECTS", "BYTES", "CAPACITY", "AVAILABLE");
@@ -73,6 +108,17 @@ int RunStatus(const CommonFlags& common, bool json) {
       row["bytes"] = stats->bytes();
       row["capacity_bytes"] = stats->capacity_bytes();
       row["available_bytes"] = stats->available_bytes();
+      row["reserve_bytes"] = stats->reserve_bytes();
+      answered.push_back(osd->osd_id());
+      const OsdInfo* info = nullptr;
+      for (const OsdInfo& i : (*cluster)->map().osds) {
+        if (i.id == osd->osd_id()) info = &i;
+      }
+      const std::string& address = osd->address();
+      spaces.push_back(OsdSpace{osd->osd_id(), info != nullptr ? info->weight : 1.0,
+                                stats->capacity_bytes(), stats->available_bytes(),
+                                stats->reserve_bytes(), stats->filesystem_id(),
+                                address.substr(0, address.rfind(':'))});
       if (!json) {
         std::printf("%-4u %-22s %-5s %6llu%s %10llu %11s %11s %11s\n", osd->osd_id(),
                     osd->address().c_str(), "up", static_cast<unsigned long long>(stats->epoch()),
@@ -83,14 +129,34 @@ int RunStatus(const CommonFlags& common, bool json) {
     }
     out.push_back(row);
   }
+  // What files can still take: two copies, reserves, the fullest OSD by its share.
+  const UsableSpace usable = ComputeUsableSpace(spaces);
+  const std::optional<std::string> wrong_map = MapDiffersFromCluster(cluster->get(), answered);
+  const bool plaintext_refused =
+      common.tls.insecure && answered.empty() && !(*cluster)->osds().empty();
   if (json) {
-    std::cout << nlohmann::json{{"epoch", (*cluster)->map().epoch}, {"osds", out}}.dump() << "\n";
+    nlohmann::json report = {{"epoch", (*cluster)->map().epoch},
+                             {"osds", out},
+                             {"usable_capacity_bytes", usable.capacity_bytes},
+                             {"usable_available_bytes", usable.available_bytes}};
+    if (wrong_map) report["map_differs"] = *wrong_map;
+    std::cout << report.dump() << "\n";
   } else {
     std::printf("map epoch %llu, %zu OSDs, %d down\n",
                 static_cast<unsigned long long>((*cluster)->map().epoch), (*cluster)->osds().size(),
                 down);
+    if (!answered.empty()) {
+      std::printf("usable for files: %s of %s free (two copies; bounded by OSD %u)\n",
+                  HumanBytes(usable.available_bytes).c_str(),
+                  HumanBytes(usable.capacity_bytes).c_str(), usable.bounding_osd);
+    }
   }
-  return down == 0 ? kExitOk : kExitDegraded;
+  if (wrong_map) std::cerr << "orthofs: " << *wrong_map << "\n";
+  if (plaintext_refused) {
+    std::cerr << "orthofs: no OSD answered a plaintext (--insecure) connection; if the cluster "
+                 "runs mutual TLS, drop --insecure and give --tls-dir\n";
+  }
+  return down == 0 && !wrong_map ? kExitOk : kExitDegraded;
 }
 
 // ---- stats ----

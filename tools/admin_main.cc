@@ -175,7 +175,7 @@ void AddPlacementCommands(CLI::App* app, Args* a, Commands* c) {
       "locate", "which OSD holds each original and the replica of a file's objects");
   AddCommonFlags(c->locate, &a->common);
   c->locate->add_option("--fnso", a->fnso, "namespace")->capture_default_str();
-  c->locate->add_option("--fno", a->fno, "file number")->required();
+  c->locate->add_option("--fno", a->fno, "file number")->required()->check(CLI::NonNegativeNumber);
   c->locate->add_option("--offset", a->offset, "first object index")->capture_default_str();
   c->locate->add_option("--count", a->count, "number of objects")
       ->capture_default_str()
