@@ -16,6 +16,7 @@
 #include "client/namespace.h"
 #include "tests/posix_files.h"
 #include "tests/test_cluster.h"
+#include "tools/fsck.h"
 
 namespace orthofs {
 namespace {
@@ -96,6 +97,11 @@ TEST_F(CrashedWriterTest, TruncateUpAndFallocateReadZerosNotADeadClientsBytes) {
     close(b);
   }
   ASSERT_EQ(PublishedSize(truncated), 0u) << "the size was published: nothing to reproduce";
+  // fsck finds them; with a grace period it leaves them (a live writer's look the same).
+  Result<FsckReport> found = RunFsck(&cluster_.client(), kFnso, FsckOptions{});
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->objects_past_end, 16u);
+  EXPECT_EQ(StoredObjects(truncated), 8u);
   TestMount reader(&cluster_);
   ASSERT_EQ(truncate((reader / "truncated").c_str(), kMiB), 0) << std::strerror(errno);
   ExpectZeros(reader / "truncated", 0, kMiB);
@@ -124,6 +130,13 @@ TEST_F(CrashedWriterTest, AWritePastTheEndReadsZerosInTheGap) {
     close(fd);
   }
   ASSERT_EQ(PublishedSize(fno), 20 * kMiB);
+  // fsck --grace 0 collects the 240 objects past the end, and leaves the 160 inside it.
+  Result<FsckReport> collected =
+      RunFsck(&cluster_.client(), kFnso, FsckOptions{.grace_seconds = 0});
+  ASSERT_TRUE(collected.ok()) << collected.status().ToString();
+  EXPECT_EQ(collected->objects_past_end, 240u);
+  EXPECT_GE(collected->collected, 240u);
+  EXPECT_EQ(StoredObjects(fno), 160u);
   TestMount other(&cluster_);
   const int fd = open((other / "log").c_str(), O_WRONLY);
   ASSERT_GE(fd, 0);

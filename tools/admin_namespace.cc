@@ -12,6 +12,15 @@
 namespace orthofs::admin {
 namespace {
 
+// An fsck or scrub of a namespace nobody made would report nothing wrong with nothing.
+Status NamespaceExists(ClusterClient* cluster, uint32_t fnso) {
+  Namespace ns(cluster, fnso);
+  return ns.CheckExists();
+}
+
+}  // namespace
+namespace {
+
 // "\rscrub: [#####.....]  48% 1200/2500 objects" on stderr, when it is a terminal.
 void PrintScrubProgress(uint64_t done, uint64_t total) {
   constexpr int kWidth = 30;
@@ -44,6 +53,9 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                    bool json) {
   auto cluster = Connect(common);
   if (!cluster.ok()) return Error(cluster.status().message());
+  if (Status exists = NamespaceExists(cluster->get(), fnso); !exists.ok()) {
+    return Error(exists.message());
+  }
   Result<FsckReport> r = RunFsck(cluster->get(), fnso, options);
   if (!r.ok()) return Error("fsck: " + r.status().ToString());
   if (json) {
@@ -58,6 +70,7 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
                                 {"directories_named_twice", r->named_twice.size()},
                                 {"orphan_inodes", r->orphan_inodes},
                                 {"orphan_objects", r->orphan_objects},
+                                {"objects_past_end", r->objects_past_end},
                                 {"collected", r->collected},
                                 {"spared_in_grace", r->spared_in_grace},
                                 {"link_count_fixes", r->link_count_fixes},
@@ -90,6 +103,11 @@ int RunFsckCommand(const CommonFlags& common, uint32_t fnso, const FsckOptions& 
         "directories cut off from the root: %zu (reconnected under /lost+found: %zu), "
         "with two names: %zu\n",
         r->cut_off.size(), r->reconnected.size(), r->named_twice.size());
+    std::printf("data objects past their file's end (a crashed writer's): %llu%s\n",
+                static_cast<unsigned long long>(r->objects_past_end),
+                r->objects_past_end == 0 || (!options.dry_run && options.grace_seconds <= 0)
+                    ? ""
+                    : " (collected only with --grace 0: a live writer's look the same)");
     std::printf("orphans: %llu inodes, %llu objects; %s %llu, spared (younger than %llds) %llu\n",
                 static_cast<unsigned long long>(r->orphan_inodes),
                 static_cast<unsigned long long>(r->orphan_objects),
@@ -121,6 +139,9 @@ int RunScrubCommand(const CommonFlags& common, uint32_t fnso, ScrubOptions optio
   auto cluster = Connect(common);
   if (!cluster.ok()) return Error(cluster.status().message());
   if (isatty(STDERR_FILENO)) options.progress = PrintScrubProgress;
+  if (Status exists = NamespaceExists(cluster->get(), fnso); !exists.ok()) {
+    return Error(exists.message());
+  }
   Result<ScrubReport> r = RunScrub(cluster->get(), fnso, options);
   if (!r.ok()) return Error("scrub: " + r.status().ToString());
   if (json) {

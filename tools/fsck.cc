@@ -395,6 +395,7 @@ class FsckRun {
     ORTHOFS_RETURN_IF_ERROR(FindDirectoriesCutOff(&ns_, settled_dirs_, dir_names_, child_dirs_,
                                                   options_.dry_run, &report_));
     ORTHOFS_RETURN_IF_ERROR(CollectObjectsWithoutInode());
+    ORTHOFS_RETURN_IF_ERROR(CollectObjectsPastEnd());
     ORTHOFS_RETURN_IF_ERROR(CollectDeadLockSessions());
     ORTHOFS_RETURN_IF_ERROR(SettleReplicasAlone());
     ORTHOFS_RETURN_IF_ERROR(CollectEntriesWithoutInode());
@@ -617,6 +618,31 @@ class FsckRun {
       Result<bool> live = HasInode(fno);
       if (!live.ok()) return live.status();
       if (!*live) ORTHOFS_RETURN_IF_ERROR(Collect(FileLocksOid(fnso_, fno)));
+    }
+    return Status::Ok();
+  }
+
+  // Objects past the end of a live regular file (FsckReport::objects_past_end). The census
+  // listed them before this reads the INODE, so a size published since (a close) covers them.
+  Status CollectObjectsPastEnd() {
+    const uint64_t object_size = cluster_->map().object_size;
+    for (const auto& [fno, indexes] : census_.data) {
+      if (indexes.empty()) continue;
+      const uint64_t last = indexes.back();  // sorted
+      Result<InodeRef> inode = ns_.GetInode(fno);
+      if (inode.status().Is(StatusCode::kNotFound)) continue;  // an orphan: collected above
+      if (!inode.ok()) return inode.status();
+      if (!inode->inode.IsRegular()) continue;
+      const uint64_t first_past = (inode->inode.size + object_size - 1) / object_size;
+      if (last < first_past) continue;
+      for (uint64_t index : indexes) {
+        if (index < first_past) continue;
+        ++report_.objects_past_end;
+        if (options_.dry_run || options_.grace_seconds > 0) continue;
+        ORTHOFS_RETURN_IF_ERROR(
+            cluster_->DeleteBothCopies(Oid{fnso_, fno, index, ObjectType::kData}));
+        ++report_.collected;
+      }
     }
     return Status::Ok();
   }

@@ -63,6 +63,12 @@ struct FsckReport {
   // Directories whose recorded parent (Inode::parent) was not the directory their one name is
   // in: made before directories recorded parents.
   uint64_t parents_recorded = 0;
+  // Data objects wholly past their file's size: a client that died after writing them back
+  // and before publishing their size left them (an extension clears them before it shows the
+  // range, Namespace::ClearPastEnd). Collected only with --grace 0: a live client's writes
+  // not yet published look the same (its size comes at close or fsync), and leaving them
+  // costs only their space.
+  uint64_t objects_past_end = 0;
 };
 
 Result<FsckReport> RunFsck(ClusterClient* cluster, uint32_t fnso, const FsckOptions& options);
