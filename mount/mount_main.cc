@@ -45,6 +45,7 @@
 #include "mount/mount_args.h"
 #include "mount/mount_fs.h"
 #include "mount/mount_metrics.h"
+#include "mount/mount_point.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/map_file.h"
 #include "rpc/metrics_server.h"
@@ -294,6 +295,10 @@ int main(int argc, char** argv) {
   if (spdlog::level::from_str(cli.log_level) == spdlog::level::off && cli.log_level != "off") {
     std::cerr << "orthofs-mount: unknown log level '" << cli.log_level << "'\n";
     return 2;
+  }
+  if (Status st = PrepareMountPoint(cli.mountpoint); !st.ok()) {
+    std::cerr << "orthofs-mount: " << st.message() << "\n";
+    return 1;
   }
   std::optional<MountInputs> inputs = LoadMountInputs(cli);
   if (!inputs) return 1;
