@@ -8,7 +8,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
-"$here/install-deps.sh"
+# The peers too: tests/peers_test.sh runs GlusterFS and MooseFS beside OrthoFS.
+"$here/install-deps.sh" --peers
 "$here/build.sh"
 [ $# -ne 0 ] || "$here/check-thread-safety.sh" "$top/build"
 cd "$top/build"
