@@ -167,6 +167,11 @@ template void ClusterClient::SendForCopyAsync(
     void (OsdClient::*call)(std::shared_ptr<const wire::WriteRequest>,
                             std::function<void(Result<wire::WriteResponse>)>),
     std::function<void(Result<wire::WriteResponse>)> done, int attempt);
+template void ClusterClient::SendForCopyAsync(
+    const Oid& oid, std::shared_ptr<wire::DeleteRequest> request,
+    void (OsdClient::*call)(std::shared_ptr<const wire::DeleteRequest>,
+                            std::function<void(Result<wire::DeleteResponse>)>),
+    std::function<void(Result<wire::DeleteResponse>)> done, int attempt);
 
 namespace {
 
@@ -680,9 +685,9 @@ std::vector<OsdClient*> ClusterClient::MapState::ListingTargets(CopyFlag flag, u
   return targets;
 }
 
-Result<wire::DeleteResponse> ClusterClient::DeleteCopy(
+wire::DeleteRequest ClusterClient::DeleteRequestFor(
     const Oid& oid, std::optional<uint64_t> expected_version, std::optional<uint64_t> set_version,
-    bool record_repair, std::optional<uint64_t> version_floor, bool other_recovering) {
+    bool record_repair, std::optional<uint64_t> version_floor, bool other_recovering) const {
   wire::DeleteRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
@@ -691,7 +696,16 @@ Result<wire::DeleteResponse> ClusterClient::DeleteCopy(
   r.set_record_repair(record_repair);
   r.set_other_recovering(record_repair && other_recovering);
   if (NeedsVersionFloor(oid)) r.set_min_version(version_floor.value_or(VersionFloor()));
-  return SendForCopy(oid, std::move(r), &OsdClient::Delete);
+  return r;
+}
+
+Result<wire::DeleteResponse> ClusterClient::DeleteCopy(
+    const Oid& oid, std::optional<uint64_t> expected_version, std::optional<uint64_t> set_version,
+    bool record_repair, std::optional<uint64_t> version_floor, bool other_recovering) {
+  return SendForCopy(oid,
+                     DeleteRequestFor(oid, expected_version, set_version, record_repair,
+                                      version_floor, other_recovering),
+                     &OsdClient::Delete);
 }
 
 Result<bool> ClusterClient::Delete(const Oid& oid, std::optional<uint64_t> expected_version) {

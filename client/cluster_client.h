@@ -191,6 +191,10 @@ class ClusterClient {
   Result<bool> Delete(const Oid& oid, std::optional<uint64_t> expected_version = std::nullopt);
   // `version_floor`: the change's floor where it needs one (common/object_version.h); one
   // deletion of both copies passes one. Default: this client's clock now.
+  wire::DeleteRequest DeleteRequestFor(const Oid& oid, std::optional<uint64_t> expected_version,
+                                       std::optional<uint64_t> set_version, bool record_repair,
+                                       std::optional<uint64_t> version_floor,
+                                       bool other_recovering) const;
   Result<wire::DeleteResponse> DeleteCopy(const Oid& oid, std::optional<uint64_t> expected_version,
                                           std::optional<uint64_t> set_version,
                                           bool record_repair = false,
@@ -275,8 +279,11 @@ class ClusterClient {
   // Deletes both copies (missing copies are fine): the original, conditionally if asked (the
   // commit point), then the replica, which keeps the original's tombstone version (metadata;
   // data copies keep tombstones only as MatchDataTombstones says).
+  // `replica_pending` (metadata only): the replica's deletion is added there instead of waited
+  // for, as for WriteOriginalThenReplica, so it overlaps the change's next step.
   Status DeleteBothCopies(const Oid& original,
-                          std::optional<uint64_t> expected_version = std::nullopt);
+                          std::optional<uint64_t> expected_version = std::nullopt,
+                          PendingCalls* replica_pending = nullptr);
   // DeleteBothCopies for each object, unconditionally, `in_flight` objects at a time (a file's
   // data objects: each delete is two round trips, and one after the other they left the
   // machine idle). Every object is tried; the first failure in `originals` order is returned.
@@ -361,6 +368,11 @@ class ClusterClient {
   // (stored, or kept a version it already held), before `pending` hears of it.
   void MakeReplicaFollow(const Oid& original_copy, std::string_view data, uint64_t version,
                          PendingCalls* pending, bool sync = false, bool* followed = nullptr);
+  // After the original of a metadata object was deleted (tombstone at `deleted_at`, if any):
+  // the replica deleted too, keeping that tombstone, or a repair record on the original when
+  // it cannot follow (DeleteBothCopies). Reports to `pending` (Add/Done).
+  void MakeReplicaDeleteFollow(const Oid& original_copy, std::optional<uint64_t> deleted_at,
+                               uint64_t version_floor, PendingCalls* pending);
   // A write that changes nothing on `oid` (set_version = its version) but leaves a repair
   // record there for the other copy.
   wire::WriteRequest RecordRepairRequest(const Oid& oid, uint64_t version, bool sync) const;

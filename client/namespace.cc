@@ -173,10 +173,11 @@ Result<InodeRef> Namespace::WrittenOrRead(uint64_t fno) {
   return GetInode(fno);
 }
 
-Status Namespace::DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version) {
+Status Namespace::DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version,
+                              PendingCalls* replica_pending) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   inode_deletes_.fetch_add(1, std::memory_order_acq_rel);
-  Status deleted = cluster_->DeleteBothCopies(InodeOid(fno), expected_version);
+  Status deleted = cluster_->DeleteBothCopies(InodeOid(fno), expected_version, replica_pending);
   {
     std::lock_guard lock(recent_mu_);
     written_inodes_.Forget(std::to_string(fno));
@@ -241,7 +242,7 @@ Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entri
   }
   if (entries.empty()) {
     // The original's conditional delete is the commit point; the replica follows.
-    return cluster_->DeleteBothCopies(oid, expected);
+    return cluster_->DeleteBothCopies(oid, expected, replica_pending);
   }
   return cluster_
       ->WriteOriginalThenReplica(oid, EncodeDirentBucket(entries), expected, replica_pending)
@@ -621,8 +622,8 @@ Result<InodeRef> Namespace::Link(uint64_t fno, uint64_t dir, std::string_view na
 }
 
 Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
-                              std::optional<Bucket> first,
-                              const std::optional<DirEntry>& put_back) {
+                              std::optional<Bucket> first, const std::optional<DirEntry>& put_back,
+                              PendingCalls* replica_pending) {
   const Oid dirent = DirentOid(dir, name);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     Result<Bucket> bucket =
@@ -639,14 +640,15 @@ Status Namespace::RemoveEntry(uint64_t dir, std::string_view name, uint64_t expe
       }
     }
     if (!found) return Status::NotFound("no entry '" + std::string(name) + "'");
-    Status st = WriteBucket(dirent, entries, bucket->version);
+    Status st = WriteBucket(dirent, entries, bucket->version, replica_pending);
     if (!st.Is(StatusCode::kVersionMismatch)) return st;
     AfterConflict(attempt);
   }
   return Status::Unavailable("remove entry: too many conflicts");
 }
 
-Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
+Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name,
+                                   const std::function<bool(uint64_t)>& frees_at_once) {
   // First from the kernel's lookup of the name a moment ago; if the name was replaced or is a
   // directory there, once more from a fresh read, which alone may refuse.
   for (bool allow_recent : {true, false}) {
@@ -657,15 +659,43 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
       if (found->recent) continue;
       return Status::IsADirectory("'" + std::string(name) + "' is a directory");
     }
-    Status removed = RemoveEntry(dir, name, entry.fno, std::move(found->bucket));
-    if (removed.Is(StatusCode::kNotFound) && found->recent) continue;
-    ORTHOFS_RETURN_IF_ERROR(removed);
-    // The entry is gone (both copies). The two INODE updates' replica writes overlap the next
-    // step; both originals are written in order.
+    // The entry's removal commits on its original; its replica and the two INODE updates'
+    // replica writes overlap the next steps; the three originals are written in order.
     PendingCalls replicas;
+    Status removed =
+        RemoveEntry(dir, name, entry.fno, std::move(found->bucket), std::nullopt, &replicas);
+    if (!removed.ok()) {
+      // Nothing pending on a refusal, but a replica may be (a conflict's retry, then failure).
+      (void)replicas.Wait();
+      if (removed.Is(StatusCode::kNotFound) && found->recent) continue;
+      return removed;
+    }
     const Status touched = TouchDirectory(dir, 0, std::nullopt, &replicas);
-    // The count from the kernel's lookup of the name a moment ago, if it is there (the
-    // conditional write catches any change since).
+    // The last link of a file the caller frees at once: its count is not written, the INODE
+    // goes as it is, conditionally on the version seen (a link made meanwhile from an open
+    // descriptor, or a publish, takes the usual update instead). The INODE from the kernel's
+    // lookup a moment ago, or read now (a read instead of a write on both copies).
+    std::optional<InodeRef> looked_up = TakeLookedUpInode(entry.fno);
+    if (touched.ok() && frees_at_once && frees_at_once(entry.fno)) {
+      if (!looked_up) {
+        Result<InodeRef> read = GetInode(entry.fno);
+        if (read.ok()) looked_up = *read;
+      }
+      if (looked_up && looked_up->inode.nlink == 1) {
+        const Status deleted = DeleteInode(entry.fno, looked_up->version, &replicas);
+        if (deleted.ok()) {
+          if (Status followed = replicas.Wait(); !followed.ok()) {
+            spdlog::error("unlink of '{}' in {}: a replica is behind: {}", name, dir,
+                          followed.ToString());
+          }
+          Unlinked freed{entry.fno, true};
+          freed.inode_deleted_at_size = looked_up->inode.size;
+          freed.symlink = looked_up->inode.IsSymlink();
+          return freed;
+        }
+        looked_up.reset();  // changed since: the update below reads it afresh
+      }
+    }
     Result<InodeRef> dropped = touched.ok() ? UpdateInode(
                                                   entry.fno,
                                                   [](Inode* inode) {
@@ -673,7 +703,7 @@ Result<Unlinked> Namespace::Unlink(uint64_t dir, std::string_view name) {
                                                     inode->ctime = Now();
                                                     return Status::Ok();
                                                   },
-                                                  TakeLookedUpInode(entry.fno), &replicas)
+                                                  std::move(looked_up), &replicas)
                                             : Result<InodeRef>(touched);
     const Status followed = replicas.Wait();
     if (!dropped.ok()) return dropped.status();

@@ -6,6 +6,7 @@
 // never an entry that points to nothing:
 //   create:  new INODE (orphan until linked) -> DIRENT (commit) -> parent times
 //   unlink:  DIRENT removed (commit) -> INODE nlink-1 -> objects deleted at nlink 0
+//            (a last link freed at once: DIRENT removed -> INODE deleted -> objects deleted)
 //   rename:  new DIRENT (commit) -> old DIRENT removed -> replaced target released
 #pragma once
 
@@ -56,6 +57,11 @@ struct Credentials {
 struct Unlinked {
   uint64_t fno = 0;
   bool last_link = false;
+  // Set once the INODE is deleted (Unlink's `frees_at_once`, DeleteUnlinkedInode): the file's
+  // size then (0 for no data, max when unknown: all listed), by which ReleaseUnlinked deletes
+  // the data objects that remain.
+  std::optional<uint64_t> inode_deleted_at_size;
+  bool symlink = false;  // with inode_deleted_at_size: its link target object remains too
 };
 
 enum class RenameMode { kReplace, kNoReplace };
@@ -88,7 +94,12 @@ class Namespace {
                            const Credentials& who);
   Result<std::string> ReadLink(uint64_t fno);
   Result<InodeRef> Link(uint64_t fno, uint64_t dir, std::string_view name);
-  Result<Unlinked> Unlink(uint64_t dir, std::string_view name);
+  // `frees_at_once(fno)`: the caller frees the file right after the unlink if it held the last
+  // link (no descriptor here has it open). Then the link count is not written: the INODE is
+  // deleted as it is, in place of that conditional write on both copies, and the caller deletes
+  // the data objects (ReleaseUnlinked), which nothing reaches any more.
+  Result<Unlinked> Unlink(uint64_t dir, std::string_view name,
+                          const std::function<bool(uint64_t)>& frees_at_once = {});
   // With `expected`, refused (Stale) unless the name names that directory: the caller's view
   // of the name is out of date.
   Status Rmdir(uint64_t dir, std::string_view name,
@@ -125,12 +136,18 @@ class Namespace {
 
   // Deletes every object of a file whose last link is gone.
   Status ReleaseInode(uint64_t fno);
+  // ReleaseInode in two steps: the INODE deleted (then no reader elsewhere gets zeros for a
+  // missing object, but ESTALE), returning what remains (`inode_deleted_at_size`, `symlink`)...
+  Result<Unlinked> DeleteUnlinkedInode(uint64_t fno);
+  // ...and the data objects or link target deleted, which nothing reaches any more. With
+  // `inode_deleted_at_size` unset, the whole ReleaseInode.
+  Status ReleaseUnlinked(const Unlinked& unlinked);
   // True only when both copies of the file's INODE answer that it is absent (a read of either
   // copy answers NotFound also when the other copy's OSD is merely unreachable).
   Result<bool> InodeGoneFromBothCopies(uint64_t fno);
   // Deletes the data objects of a file whose INODE is gone from both copies (another client
   // freed it by a smaller size than this one wrote).
-  Status ReleaseData(uint64_t fno, uint64_t size) { return TruncateData(fno, size, 0); }
+  Status ReleaseData(uint64_t fno, uint64_t size) { return DeleteObjectsOfFreed(fno, size); }
   // Deletes what is stored of the file past `size` (its published size, or this client's
   // including its own writes): objects past the object holding the end, and that object's
   // bytes past it. A client that died after writing objects back but before publishing their
@@ -238,7 +255,7 @@ class Namespace {
   };
   Result<FoundEntry> FindEntryToChange(uint64_t dir, std::string_view name, bool allow_recent);
   // Writes the bucket if its version is still `expected`; an empty bucket is deleted.
-  // `replica_pending`: as for ClusterClient::WriteOriginalThenReplica.
+  // `replica_pending`: as for ClusterClient::WriteOriginalThenReplica (and DeleteBothCopies).
   Status WriteBucket(const Oid& oid, const std::vector<DirEntry>& entries, uint64_t expected,
                      PendingCalls* replica_pending = nullptr);
   // Every write and deletion of an INODE object goes through these two (inode_changes).
@@ -246,7 +263,9 @@ class Namespace {
   Status WriteInode(uint64_t fno, const Inode& inode, uint64_t expected_version,
                     uint64_t* new_version, PendingCalls* replica_pending = nullptr);
   // `expected_version`: only if the INODE is still at that version (VersionMismatch if not).
-  Status DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version = std::nullopt);
+  // `replica_pending`: as for ClusterClient::DeleteBothCopies.
+  Status DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version = std::nullopt,
+                     PendingCalls* replica_pending = nullptr);
 
   // Read-modify-write of one inode with retries on conflict. The first attempt starts from
   // `start` if given (an INODE read a moment ago); a conflict reads afresh.
@@ -271,9 +290,11 @@ class Namespace {
   Result<DirEntry> FindEntry(uint64_t dir, std::string_view name);
   // `first`: the bucket to try first (FindEntryToChange's); a conflict reads afresh.
   // `put_back` takes the removed entry's place (a lost rename gives back what it replaced).
+  // `replica_pending`: as for WriteBucket.
   Status RemoveEntry(uint64_t dir, std::string_view name, uint64_t expected_fno,
                      std::optional<Bucket> first = std::nullopt,
-                     const std::optional<DirEntry>& put_back = std::nullopt);
+                     const std::optional<DirEntry>& put_back = std::nullopt,
+                     PendingCalls* replica_pending = nullptr);
   Result<bool> DirectoryIsEmpty(uint64_t dir);
   // Marks directory `fno` (named `name`, for the error) as being removed and checks that it is
   // empty, after settling renames of it (SettleRenames): OK leaves it marked; NotEmpty, Busy
@@ -306,6 +327,8 @@ class Namespace {
   // parent not recorded ends the walk: not inside).
   Result<bool> IsInside(uint64_t dir, uint64_t moved);
   Status TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_size);
+  // The data objects of a file whose INODE is gone, by its size (max: unknown, all listed).
+  Status DeleteObjectsOfFreed(uint64_t fno, uint64_t size);
   // ZeroData deletes up to this many whole objects without listing which exist.
   static constexpr uint64_t kDeleteUnlistedUpTo = 16;
   // Indexes [first, end) of the file's data objects that either copy has stored; listed in

@@ -119,6 +119,20 @@ Status Namespace::TruncateData(uint64_t fno, uint64_t old_size, uint64_t new_siz
   return ZeroObjectRange(fno, new_size / object_size, new_size % object_size, object_size);
 }
 
+Status Namespace::DeleteObjectsOfFreed(uint64_t fno, uint64_t size) {
+  const uint64_t object_size = cluster_->map().object_size;
+  const uint64_t objects = size / object_size + (size % object_size != 0 ? 1 : 0);
+  // Listing every OSD costs a call each (six for a one-object file); a small file's objects go
+  // by index. What a crashed writer left past the size, if anything, is an orphan now (no
+  // INODE leads to it), which fsck collects.
+  if (size == std::numeric_limits<uint64_t>::max() || objects > kDeleteUnlistedUpTo) {
+    return TruncateData(fno, size, 0);
+  }
+  std::vector<Oid> doomed_objects;
+  for (uint64_t index = 0; index < objects; ++index) doomed_objects.push_back(DataOid(fno, index));
+  return cluster_->DeleteBothCopiesOfEach(doomed_objects);
+}
+
 Status Namespace::ZeroData(uint64_t fno, uint64_t offset, uint64_t end) {
   if (end <= offset) return Status::Ok();
   const uint64_t object_size = cluster_->map().object_size;
@@ -165,9 +179,17 @@ Result<bool> Namespace::InodeGoneFromBothCopies(uint64_t fno) {
 }
 
 Status Namespace::ReleaseInode(uint64_t fno) {
+  Result<Unlinked> deleted = DeleteUnlinkedInode(fno);
+  if (!deleted.ok()) return deleted.status();
+  return ReleaseUnlinked(*deleted);
+}
+
+Result<Unlinked> Namespace::DeleteUnlinkedInode(uint64_t fno) {
+  Unlinked freed{fno, true};
+  freed.inode_deleted_at_size = 0;
   // As this client wrote it a moment ago (the unlink that dropped its last link), or read now.
   Result<InodeRef> inode = WrittenOrRead(fno);
-  if (inode.status().Is(StatusCode::kNotFound)) return Status::Ok();
+  if (inode.status().Is(StatusCode::kNotFound)) return freed;
   if (!inode.ok()) return inode.status();
   // The INODE goes first, and at the version whose size says which objects to delete: a writer
   // elsewhere may publish a larger size between the unlink and now. Once it is gone, a reader
@@ -185,13 +207,15 @@ Status Namespace::ReleaseInode(uint64_t fno) {
     size = std::numeric_limits<uint64_t>::max();
   }
   if (!deleted.ok() && !deleted.Is(StatusCode::kNotFound)) return deleted;
-  if (inode->inode.IsRegular()) {
-    ORTHOFS_RETURN_IF_ERROR(TruncateData(fno, size, 0));
-  }
-  if (inode->inode.IsSymlink()) {
-    ORTHOFS_RETURN_IF_ERROR(cluster_->DeleteBothCopies(SymlinkOid(fno)));
-  }
-  return Status::Ok();
+  if (inode->inode.IsRegular()) freed.inode_deleted_at_size = size;
+  freed.symlink = inode->inode.IsSymlink();
+  return freed;
+}
+
+Status Namespace::ReleaseUnlinked(const Unlinked& unlinked) {
+  if (!unlinked.inode_deleted_at_size) return ReleaseInode(unlinked.fno);
+  if (unlinked.symlink) return cluster_->DeleteBothCopies(SymlinkOid(unlinked.fno));
+  return DeleteObjectsOfFreed(unlinked.fno, *unlinked.inode_deleted_at_size);
 }
 
 }  // namespace orthofs

@@ -336,6 +336,7 @@ void OpenFiles::FlushEverything() {
   if (Status st = io_->FlushAll(); !st.ok()) {
     spdlog::error("unwritten data at unmount: {}", st.ToString());
   }
+  releases_.Drain();
   const FileIoStats s = io_->stats();
   spdlog::info(
       "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "
@@ -374,23 +375,44 @@ Status OpenFiles::Closed(uint64_t fno, std::optional<uint64_t> flock_owner) {
   if (last_close) (void)locks_->ReleaseFile(fno);
   if (release) {
     io_->Forget(fno);
-    return ns_->ReleaseInode(fno);
+    return ReleaseSoon(Unlinked{fno, true});
   }
   return published;
 }
 
-Status OpenFiles::LastLinkGone(uint64_t fno) {
+Status OpenFiles::LastLinkGone(const Unlinked& unlinked) {
+  const uint64_t fno = unlinked.fno;
+  bool open_here = false;
   {
     std::lock_guard lock(mu_);
     auto it = open_.find(fno);
     if (it != open_.end() && it->second.open_count > 0) {
       it->second.release_on_close = true;
-      return Status::Ok();
+      open_here = true;
+    } else if (it != open_.end()) {
+      open_.erase(it);  // an unpublished size no longer matters
     }
-    if (it != open_.end()) open_.erase(it);  // an unpublished size no longer matters
   }
+  // Opened since the unlink looked: the last close frees it (an INODE the unlink deleted
+  // already makes that descriptor's reads of missing objects answer ESTALE, as after another
+  // client's unlink).
+  if (open_here && !unlinked.inode_deleted_at_size) return Status::Ok();
   io_->Forget(fno);  // e.g. bytes whose write-back failed at close and is being retried
-  return ns_->ReleaseInode(fno);
+  return ReleaseSoon(unlinked);
+}
+
+Status OpenFiles::ReleaseSoon(Unlinked unlinked) {
+  // The INODE goes now, so that every client finds the file gone when this answers; the data
+  // objects, which nothing reaches then, go in the background.
+  if (!unlinked.inode_deleted_at_size) {
+    Result<Unlinked> deleted = ns_->DeleteUnlinkedInode(unlinked.fno);
+    if (!deleted.ok()) return deleted.status();
+    unlinked = *deleted;
+  }
+  if (releases_.Add(unlinked.fno, [this, unlinked] { return ns_->ReleaseUnlinked(unlinked); })) {
+    return Status::Ok();
+  }
+  return ns_->ReleaseUnlinked(unlinked);
 }
 
 void OpenFiles::AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock) {

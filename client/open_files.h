@@ -20,6 +20,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "client/deferred_releases.h"
 #include "client/file_io.h"
 #include "client/lock_manager.h"
 #include "client/namespace.h"
@@ -180,8 +181,13 @@ class OpenFiles {
   // file's flock goes too, once what it wrote is published (the next holder reads it).
   Status Closed(uint64_t fno, std::optional<uint64_t> flock_owner);
 
-  // A file lost its last link: free it now, or at its last close if it is open.
-  Status LastLinkGone(uint64_t fno);
+  // A file lost its last link: free it at its last close if it is open, else now (its INODE)
+  // and in the background (its data objects: DeferredReleases).
+  Status LastLinkGone(const Unlinked& unlinked);
+
+  // Waits for the background releases of unlinked files added so far (statfs, unmount).
+  void AwaitReleases() { releases_.Drain(); }
+  DeferredReleases::Counts release_counts() const { return releases_.counts(); }
 
   // The size for attributes answered to the kernel, which now holds it.
   uint64_t SizeToTell(const InodeRef& ref);
@@ -204,6 +210,10 @@ class OpenFiles {
   void RetryUnpublished(std::stop_token stop);
 
   void AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock);
+
+  // Frees an unlinked file no descriptor here has open: its INODE now, its data objects in the
+  // background (or now when too many releases wait).
+  Status ReleaseSoon(Unlinked unlinked);
 
   uint64_t SizeOfLocked(const InodeRef& ref);
 
@@ -230,6 +240,9 @@ class OpenFiles {
   std::map<uint64_t, int> revalidating_;      // guarded by mu_: opens that found the file changed
   KernelSizes kernel_sizes_;                  // guarded by mu_: the sizes the kernel may hold
   std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
+  // Deletes unlinked files' data objects after their unlink or last close answered; drained
+  // before the rest goes (it calls ns_ only).
+  DeferredReleases releases_;
   // Last member: stopped (and joined) before the rest goes.
   std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
 };

@@ -521,7 +521,8 @@ Result<wire::ObjectMeta> ClusterClient::CreateBothCopies(const Oid& original,
 }
 
 Status ClusterClient::DeleteBothCopies(const Oid& original,
-                                       std::optional<uint64_t> expected_version) {
+                                       std::optional<uint64_t> expected_version,
+                                       PendingCalls* replica_pending) {
   if (test_hooks_.before_deleting_both_copies) test_hooks_.before_deleting_both_copies(original);
   if (test_hooks_.instead_of_committing) {
     if (Status unsent = test_hooks_.instead_of_committing(original); !unsent.ok()) return unsent;
@@ -552,6 +553,10 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       std::optional<uint64_t> deleted_at;
       if (gone->version() > 0) deleted_at = gone->version();
       const bool data = original.type == ObjectType::kData;
+      if (!data && replica_pending != nullptr) {
+        MakeReplicaDeleteFollow(original_copy, deleted_at, floor, replica_pending);
+        return Status::Ok();
+      }
       // A replica believed down is not waited for (one that hangs would hold every delete of
       // a file's data, whose replicas all sit on it): the record below stands in.
       Result<wire::DeleteResponse> replica =
@@ -577,6 +582,32 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     if (WaitedForOriginalToAnswer(original_copy, alone, attempt)) continue;
     if (!BothRefusedAsRecovering(gone.status(), alone, attempt)) return alone;
   }
+}
+
+void ClusterClient::MakeReplicaDeleteFollow(const Oid& original_copy,
+                                            std::optional<uint64_t> deleted_at,
+                                            uint64_t version_floor, PendingCalls* pending) {
+  const Oid replica_copy = original_copy.OtherCopy();
+  pending->Add();
+  // As in DeleteBothCopies: the original (deleted already) records the repair and keeps a
+  // tombstone at the deletion's version.
+  auto record_repair = [this, original_copy, deleted_at, pending] {
+    SendForCopyAsync<wire::DeleteRequest, wire::DeleteResponse>(
+        original_copy,
+        std::make_shared<wire::DeleteRequest>(
+            DeleteRequestFor(original_copy, std::nullopt, deleted_at, true, std::nullopt, false)),
+        &OsdClient::DeleteAsync,
+        [pending](Result<wire::DeleteResponse> recorded) { pending->Done(recorded.status()); });
+  };
+  if (CopyIsDown(replica_copy)) return record_repair();
+  SendForCopyAsync<wire::DeleteRequest, wire::DeleteResponse>(
+      replica_copy,
+      std::make_shared<wire::DeleteRequest>(
+          DeleteRequestFor(replica_copy, std::nullopt, deleted_at, false, version_floor, false)),
+      &OsdClient::DeleteAsync, [pending, record_repair](Result<wire::DeleteResponse> gone) {
+        if (gone.ok() || !IsOsdFailure(gone.status())) return pending->Done(gone.status());
+        record_repair();
+      });
 }
 
 Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,

@@ -328,10 +328,13 @@ void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name)
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Result<Unlinked> r = Fs(req)->ns().Unlink(parent, name);
+  OrthoFs* fs = Fs(req);
+  Result<Unlinked> r = fs->ns().Unlink(parent, name, [fs](uint64_t fno) {
+    return !fs->files().OpenHere(fno);  // freed at once (in the background), as LastLinkGone does
+  });
   if (!r.ok()) return ReplyError(req, r.status(), "unlink");
   if (r->last_link) {
-    if (Status st = Fs(req)->files().LastLinkGone(r->fno); !st.ok()) {
+    if (Status st = fs->files().LastLinkGone(*r); !st.ok()) {
       spdlog::warn("unlink: freeing inode {}: {}", r->fno, st.ToString());
     }
   }
@@ -362,14 +365,14 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
       fs->ns().Rename(parent, name, newparent, newname,
                       (flags & RENAME_NOREPLACE) ? RenameMode::kNoReplace : RenameMode::kReplace,
                       &source_gone, held, held_target);
-  if (source_gone.last_link) (void)Fs(req)->files().LastLinkGone(source_gone.fno);
+  if (source_gone.last_link) (void)Fs(req)->files().LastLinkGone(source_gone);
   if (r.ok() || r.status().Is(StatusCode::kStale)) {
     fs->NameGone(parent, name);
     fs->NameGone(newparent, newname);
   }
   if (r.ok() && held) fs->ToldName(newparent, newname, *held, S_IFDIR);
   if (!r.ok()) return ReplyError(req, r.status(), "rename");
-  if (r->last_link) (void)Fs(req)->files().LastLinkGone(r->fno);
+  if (r->last_link) (void)Fs(req)->files().LastLinkGone(*r);
   fuse_reply_err(req, 0);
 }
 
@@ -759,9 +762,10 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 // The OSDs' space as users see it: every byte is stored twice, so each counts half. A down OSD
-// contributes nothing.
+// contributes nothing. The files unlinked here are freed first: `df` after `rm -rf` counts them.
 void OpStatfs(fuse_req_t req, fuse_ino_t) {
   OrthoFs* fs = Fs(req);
+  fs->files().AwaitReleases();
   const ClusterSpace space = SpaceOf(fs->ns().cluster());
   const uint64_t block = fs->ns().object_size();
   struct statvfs sv {};

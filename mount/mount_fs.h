@@ -66,7 +66,8 @@ class OrthoFs : public KernelCache {
   // orthofs-mount --metrics.
   std::string RenderMetrics(uint32_t fnso, uint64_t cache_bytes, int64_t tls_not_after) {
     return RenderMountMetrics(fnso, cache_bytes, tls_not_after, killpriv_.negotiated(), io_.stats(),
-                              *cluster_, requests_, ns_.conflicts(), locks_.stats());
+                              *cluster_, requests_, ns_.conflicts(), locks_.stats(),
+                              files_.release_counts());
   }
   FuseRequestCounts& requests() { return requests_; }
 

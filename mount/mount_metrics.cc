@@ -130,6 +130,21 @@ std::vector<Family> LockAndMapFamilies(const LockStats& locks, const ClusterClie
   };
 }
 
+// Unlinked files freed after their unlink answered (client/deferred_releases.h).
+std::vector<Family> ReleaseFamilies(const DeferredReleases::Counts& r) {
+  return {
+      {false, "orthofs_client_deferred_releases_total",
+       "Unlinked files whose objects were deleted in the background after the unlink answered",
+       r.deferred},
+      {false, "orthofs_client_deferred_releases_refused_total",
+       "Unlinked files freed during their unlink because too many releases waited", r.refused},
+      {false, "orthofs_client_deferred_release_failures_total",
+       "Background releases that failed (their objects are orphans fsck collects)", r.failed},
+      {true, "orthofs_client_deferred_releases_waiting", "Releases queued or running now",
+       r.waiting},
+  };
+}
+
 // One sample per OSD of each family, labelled osd="ID".
 void EmitPerOsdFamilies(PrometheusText* out, const std::string& fnso_text,
                         const ClusterClient& cluster) {
@@ -178,13 +193,15 @@ void EmitFuseRequests(PrometheusText* out, const std::string& fnso_text,
 std::string RenderMountMetrics(uint32_t fnso, uint64_t cache_capacity_bytes, int64_t tls_not_after,
                                bool drops_set_id_bits, const FileIoStats& io,
                                const ClusterClient& cluster, const FuseRequestCounts& requests,
-                               uint64_t metadata_conflicts, const LockStats& locks) {
+                               uint64_t metadata_conflicts, const LockStats& locks,
+                               const DeferredReleases::Counts& releases) {
   const std::string fnso_text = std::to_string(fnso);
   const MetricLabels ns = {{"fnso", fnso_text}};
   PrometheusText out;
   for (const std::vector<Family>& families :
        {CacheFamilies(cache_capacity_bytes, drops_set_id_bits, io.cache),
-        IoFamilies(io, cluster, metadata_conflicts), LockAndMapFamilies(locks, cluster)}) {
+        IoFamilies(io, cluster, metadata_conflicts), LockAndMapFamilies(locks, cluster),
+        ReleaseFamilies(releases)}) {
     for (const Family& f : families) {
       Emit(&out, f.gauge, f.name, f.help, static_cast<double>(f.value), ns);
     }

@@ -472,6 +472,15 @@ void OsdClient::ReadAsync(std::shared_ptr<const wire::ReadRequest> request,
       std::move(request), std::move(done));
 }
 
+void OsdClient::DeleteAsync(std::shared_ptr<const wire::DeleteRequest> request,
+                            std::function<void(Result<wire::DeleteResponse>)> done) {
+  CallAsync<wire::DeleteRequest, wire::DeleteResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->Delete(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done));
+}
+
 void OsdClient::ListAsync(std::shared_ptr<const wire::ListRequest> request,
                           std::function<void(Result<wire::ListResponse>)> done) {
   CallAsync<wire::ListRequest, wire::ListResponse>(

@@ -105,6 +105,8 @@ class OsdClient {
                              std::function<void(Result<wire::WriteManyResponse>)> done);
   void ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> request,
                      std::function<void(Result<wire::ReadManyResponse>)> done);
+  void DeleteAsync(std::shared_ptr<const wire::DeleteRequest> request,
+                   std::function<void(Result<wire::DeleteResponse>)> done);
   void ListAsync(std::shared_ptr<const wire::ListRequest> request,
                  std::function<void(Result<wire::ListResponse>)> done);
   void StatsAsync(std::shared_ptr<const wire::StatsRequest> request,

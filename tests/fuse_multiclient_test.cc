@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -927,14 +928,18 @@ TEST_F(FuseMulticlientTest, AFileRemovedWhileTheOtherClientWritesLeavesNoObjects
 }
 
 // B opened a file, and A replaced it by a rename before B read; A has it open nowhere, so it
-// freed the old file at once. B's read answers ESTALE, as NFS does. It used to answer zeros
-// as long as the old file: its deleted objects read as holes.
+// freed the old file at once: the INODE when the rename answered, the data objects in the
+// background (client/deferred_releases.h), done once A's statfs answers. B's read answers
+// ESTALE, as NFS does. It used to answer zeros as long as the old file: its deleted objects
+// read as holes.
 TEST_F(FuseMulticlientTest, AReaderOfAFileTheOtherClientReplacedGetsNoZeros) {
   const uint64_t object_size = cluster_->client().map().object_size;
   const int fd = OpenInBWhatAWrote("f", std::string(3 * object_size, 'o'));
   ASSERT_GE(fd, 0);
   ASSERT_NO_FATAL_FAILURE(CreateFile(A("f.tmp"), "new"));
   ASSERT_EQ(rename(A("f.tmp").c_str(), A("f").c_str()), 0) << std::strerror(errno);
+  struct statvfs space;
+  ASSERT_EQ(statvfs(A("").c_str(), &space), 0) << std::strerror(errno);
   std::string buffer(object_size, '?');
   const ssize_t n = pread(fd, buffer.data(), buffer.size(), object_size);
   EXPECT_EQ(Errno(n), "ESTALE") << "read " << n << " bytes, the first "

@@ -100,6 +100,23 @@ class NamespaceTest : public ::testing::Test {
   Result<InodeRef> CreateFile(Namespace& ns, const std::string& name) {
     return ns.Create(kRoot, name, S_IFREG | 0644, 0, Credentials{});
   }
+  // A file `name` in the root of two data objects, its size one object and 5 bytes: the
+  // originals of its data objects.
+  std::vector<Oid> CreateTwoObjectFile(const std::string& name, uint64_t* fno) {
+    Result<InodeRef> file = CreateFile(a_, name);
+    EXPECT_TRUE(file.ok()) << file.status().ToString();
+    if (!file.ok()) return {};
+    *fno = file->fno;
+    std::vector<Oid> objects;
+    for (uint64_t index = 0; index < 2; ++index) {
+      objects.push_back(Oid{kFnso, file->fno, index, ObjectType::kData, CopyFlag::kOriginal});
+      EXPECT_TRUE(
+          cluster_.client().WriteBothCopies(objects.back(), "bytes", {.replace = true}).ok());
+    }
+    EXPECT_TRUE(a_.ExtendAndTouch(file->fno, ObjectSize() + 5, Now()).ok());
+    return objects;
+  }
+  uint64_t ObjectSize() { return cluster_.client().map().object_size; }
   static Result<InodeRef> Mkdir(Namespace& ns, uint64_t dir, const std::string& name) {
     return ns.Create(dir, name, S_IFDIR | 0755, 0, Credentials{});
   }
@@ -232,27 +249,79 @@ TEST_F(NamespaceTest, ChangesFromThisClientsStaleParentKeepTheOtherClientsChange
 // The unlink of a file's last link, then its release (as the mount does when the file is not
 // open): its data objects and its INODE are gone, both copies of each.
 TEST_F(NamespaceTest, ReleaseAfterTheLastUnlinkDeletesEveryObject) {
-  Result<InodeRef> file = CreateFile(a_, "r");
-  ASSERT_TRUE(file.ok());
-  const uint64_t object_size = cluster_.client().map().object_size;
-  std::vector<Oid> objects;
-  for (uint64_t index = 0; index < 2; ++index) {
-    objects.push_back(Oid{kFnso, file->fno, index, ObjectType::kData, CopyFlag::kOriginal});
-    ASSERT_TRUE(cluster_.client().WriteBothCopies(objects.back(), "bytes", {.replace = true}).ok());
-  }
-  ASSERT_TRUE(a_.ExtendAndTouch(file->fno, object_size + 5, Now()).ok());
+  uint64_t fno = 0;
+  std::vector<Oid> objects = CreateTwoObjectFile("r", &fno);
+  ASSERT_EQ(objects.size(), 2u);
   Result<Unlinked> gone = a_.Unlink(kRoot, "r");
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   ASSERT_TRUE(gone->last_link);
-  ASSERT_TRUE(a_.ReleaseInode(file->fno).ok());
-  EXPECT_TRUE(b_.GetInode(file->fno).status().Is(StatusCode::kNotFound));
-  objects.push_back(Oid{kFnso, file->fno, 0, ObjectType::kInode, CopyFlag::kOriginal});
+  ASSERT_TRUE(a_.ReleaseInode(fno).ok());
+  EXPECT_TRUE(b_.GetInode(fno).status().Is(StatusCode::kNotFound));
+  objects.push_back(Oid{kFnso, fno, 0, ObjectType::kInode, CopyFlag::kOriginal});
   for (const Oid& oid : objects) {
     for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
       EXPECT_TRUE(cluster_.client().Read(oid.WithFlag(flag)).status().Is(StatusCode::kNotFound))
           << oid.WithFlag(flag).ToString();
     }
   }
+}
+
+// An unlink whose caller frees the file at once (the mount, when no descriptor has it open)
+// deletes the INODE itself in place of writing its link count: both copies are gone when it
+// answers, and the data objects stay for ReleaseUnlinked (the mount's background release).
+TEST_F(NamespaceTest, AnUnlinkThatFreesAtOnceDeletesTheInodeAndLeavesTheData) {
+  uint64_t fno = 0;
+  const std::vector<Oid> objects = CreateTwoObjectFile("r", &fno);
+  ASSERT_EQ(objects.size(), 2u);
+  ASSERT_TRUE(a_.Lookup(kRoot, "r").ok());  // as the kernel does before an unlink
+  std::vector<uint64_t> asked;
+  Result<Unlinked> gone = a_.Unlink(kRoot, "r", [&](uint64_t fno) {
+    asked.push_back(fno);
+    return true;
+  });
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_TRUE(gone->last_link);
+  ASSERT_TRUE(gone->inode_deleted_at_size.has_value());
+  EXPECT_EQ(*gone->inode_deleted_at_size, ObjectSize() + 5);
+  EXPECT_FALSE(asked.empty());
+  EXPECT_EQ(asked.front(), fno);
+  const Oid inode{kFnso, fno, 0, ObjectType::kInode, CopyFlag::kOriginal};
+  for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+    EXPECT_TRUE(cluster_.client().Read(inode.WithFlag(flag)).status().Is(StatusCode::kNotFound))
+        << inode.WithFlag(flag).ToString();
+    EXPECT_TRUE(cluster_.client().Read(objects[1].WithFlag(flag)).ok())
+        << "the data went with the unlink";
+  }
+  ASSERT_TRUE(a_.ReleaseUnlinked(*gone).ok());
+  for (const Oid& oid : objects) {
+    for (CopyFlag flag : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+      EXPECT_TRUE(cluster_.client().Read(oid.WithFlag(flag)).status().Is(StatusCode::kNotFound))
+          << oid.WithFlag(flag).ToString();
+    }
+  }
+}
+
+// The same unlink of a file with a second name, or one whose caller will not free it (open
+// there), writes the count as before: the INODE stays.
+TEST_F(NamespaceTest, AnUnlinkThatFreesAtOnceKeepsAFileWithAnotherLinkOrOpen) {
+  Result<InodeRef> file = CreateFile(a_, "one");
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE(a_.Link(file->fno, kRoot, "two").ok());
+  ASSERT_TRUE(a_.Lookup(kRoot, "one").ok());
+  Result<Unlinked> first = a_.Unlink(kRoot, "one", [](uint64_t) { return true; });
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->last_link);
+  EXPECT_FALSE(first->inode_deleted_at_size.has_value());
+  Result<InodeRef> left = b_.GetInode(file->fno);
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  EXPECT_EQ(left->inode.nlink, 1u);
+  Result<Unlinked> last = a_.Unlink(kRoot, "two", [](uint64_t) { return false; });
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_TRUE(last->last_link);
+  EXPECT_FALSE(last->inode_deleted_at_size.has_value());
+  left = b_.GetInode(file->fno);
+  ASSERT_TRUE(left.ok()) << "an open file's INODE went with its last name";
+  EXPECT_EQ(left->inode.nlink, 0u);
 }
 
 // B wrote and published a larger size to the INODE of a file A just unlinked, before A's

@@ -143,12 +143,13 @@ TEST_F(OpenFilesTest, AnUnlinkedOpenFileIsFreedAtItsLastClose) {
   Result<Unlinked> gone = a_->ns.Unlink(kRoot, "doomed");
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   ASSERT_TRUE(gone->last_link);
-  ASSERT_TRUE(a_->files.LastLinkGone(fno).ok());
+  ASSERT_TRUE(a_->files.LastLinkGone(Unlinked{fno, true}).ok());
   EXPECT_TRUE(a_->files.UnlinkedHereWhileOpen(fno));
   EXPECT_TRUE(a_->ns.GetInode(fno).ok()) << "freed while still open";
   EXPECT_EQ(a_->Read(fno, 299990, 100), std::string(10, 'x'));
   ASSERT_TRUE(a_->files.Closed(fno, std::nullopt).ok());
   EXPECT_TRUE(a_->ns.GetInode(fno).status().Is(StatusCode::kNotFound));
+  a_->files.AwaitReleases();  // the data objects go in the background
   EXPECT_TRUE(
       cluster_.client().ListFileObjectsEitherCopy(kFnso, fno, ObjectType::kData, 0, false)->empty())
       << "its data objects stay";
@@ -172,7 +173,7 @@ TEST_F(OpenFilesTest, AReadTellsAHoleFromARemovalAndATruncation) {
 
   // A removes it; B's read of the vanished objects is ESTALE, not zeros.
   ASSERT_TRUE(a_->ns.Unlink(kRoot, "sparse").ok());
-  ASSERT_TRUE(a_->files.LastLinkGone(fno).ok());
+  ASSERT_TRUE(a_->files.LastLinkGone(Unlinked{fno, true}).ok());
   Result<SharedBytes> stale = b_->files.Read(fno, 0, 4096, true);
   EXPECT_TRUE(stale.status().Is(StatusCode::kStale)) << stale.status().ToString();
 }
