@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -20,12 +21,15 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "client/cluster_client.h"
 #include "common/inode.h"
+#include "common/pending_touches.h"
 #include "common/recent_reads.h"
 #include "common/sparse_seek.h"
+#include "common/thread_annotations.h"
 
 namespace orthofs {
 
@@ -69,6 +73,20 @@ enum class RenameMode { kReplace, kNoReplace };
 class Namespace {
  public:
   Namespace(ClusterClient* cluster, uint32_t fnso);
+  Namespace(const Namespace&) = delete;
+  Namespace& operator=(const Namespace&) = delete;
+  // Writes the directory times still pending (EnableDeferredDirectoryTimes).
+  ~Namespace();
+
+  // Directory times an unlink changes are written up to kDirectoryTimesDelay later, in one
+  // INODE update per directory however many entries went meanwhile (common/pending_touches.h);
+  // this client's reads of the directory show them at once. Another client sees them that much
+  // later; a crash loses them (the entries' removals are committed as before). The mount
+  // enables it; without it, every unlink writes its directory's times.
+  void EnableDeferredDirectoryTimes();
+  static constexpr std::chrono::milliseconds kDirectoryTimesDelay{50};
+  // Writes the pending times of `dir` (fsyncdir), or of every directory, now.
+  Status FlushDirectoryTimes(std::optional<uint64_t> dir = std::nullopt);
 
   // Creates the namespace: the SUPER object and the root directory. kAlreadyExists if made.
   static Status Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner);
@@ -345,6 +363,13 @@ class Namespace {
   Status TouchDirectory(uint64_t dir, int nlink_delta, std::optional<InodeRef> start = std::nullopt,
                         PendingCalls* replica_pending = nullptr, bool entry_added = false);
 
+  // Deferred directory times (client/namespace_times.cc).
+  void NoteDirectoryTouch(uint64_t dir);
+  void WriteDueDirectoryTimes(std::stop_token stop);
+  Status WriteDirectoryTimes(uint64_t dir);
+  // Raises a directory INODE's times to those pending for it; returns the time applied.
+  std::optional<Timespec> ApplyPendingTimes(uint64_t fno, Inode* inode);
+
   ClusterClient* cluster_;
   std::atomic<uint64_t> inode_changes_{0};
   std::atomic<uint64_t> inode_deletes_{0};  // DeleteInode calls begun (written_inodes_)
@@ -369,6 +394,12 @@ class Namespace {
   // update of the INODE from there (TakeLookedUpInode), as changes of entries do from
   // recent_buckets_.
   RecentReads<InodeRef> looked_up_inodes_;
+  std::atomic<bool> defer_directory_times_{false};
+  Mutex times_mu_;
+  PendingTouches pending_times_ ORTHOFS_GUARDED_BY(times_mu_);
+  std::condition_variable_any times_noted_;
+  // Last member: stopped (and joined) before the rest goes.
+  std::jthread directory_times_writer_;
 };
 
 Timespec Now();

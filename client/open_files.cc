@@ -337,6 +337,9 @@ void OpenFiles::FlushEverything() {
     spdlog::error("unwritten data at unmount: {}", st.ToString());
   }
   releases_.Drain();
+  if (Status st = ns_->FlushDirectoryTimes(); !st.ok()) {
+    spdlog::error("directory times not written at unmount: {}", st.ToString());
+  }
   const FileIoStats s = io_->stats();
   spdlog::info(
       "client cache: {} read hits, {} misses, {} objects written back ({} bytes), {} failed, "

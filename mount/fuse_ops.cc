@@ -341,6 +341,14 @@ void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   fuse_reply_err(req, 0);
 }
 
+// fsync(2) of a directory: its entries are committed already; the times its unlinks changed
+// may still be pending (Namespace::EnableDeferredDirectoryTimes).
+void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  Status st = Fs(req)->ns().FlushDirectoryTimes(ino);
+  if (!st.ok()) return ReplyError(req, st, "fsyncdir");
+  fuse_reply_err(req, 0);
+}
+
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OrthoFs* fs = Fs(req);
   // ESTALE when the name names another directory than the kernel holds under it (renamed
@@ -982,6 +990,7 @@ fuse_lowlevel_ops MakeOps() {
   ops.flush = Counted<FuseOp::kFlush, OpFlush>;
   ops.release = Counted<FuseOp::kRelease, OpRelease>;
   ops.fsync = Counted<FuseOp::kFsync, OpFsync>;
+  ops.fsyncdir = Counted<FuseOp::kFsyncdir, OpFsyncdir>;
   ops.fallocate = Counted<FuseOp::kFallocate, OpFallocate>;
   ops.lseek = Counted<FuseOp::kLseek, OpLseek>;
   ops.opendir = Counted<FuseOp::kOpendir, OpOpendir>;

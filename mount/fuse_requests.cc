@@ -40,6 +40,8 @@ const char* FuseOpName(FuseOp op) {
       return "release";
     case FuseOp::kFsync:
       return "fsync";
+    case FuseOp::kFsyncdir:
+      return "fsyncdir";
     case FuseOp::kOpendir:
       return "opendir";
     case FuseOp::kReaddir:

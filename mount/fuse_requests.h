@@ -29,6 +29,7 @@ enum class FuseOp {
   kFlush,
   kRelease,
   kFsync,
+  kFsyncdir,
   kOpendir,
   kReaddir,
   kReaddirplus,

@@ -39,7 +39,9 @@ class OrthoFs : public KernelCache {
         io_(cluster_.get(), fnso, io_options),
         locks_(cluster_.get(), fnso, lock_options,
                [this](uint64_t fno) { return !files_.OpenHere(fno); }),
-        files_(&ns_, &io_, &locks_, this) {}
+        files_(&ns_, &io_, &locks_, this) {
+    ns_.EnableDeferredDirectoryTimes();
+  }
 
   Namespace& ns() { return ns_; }
   FileIo& io() { return io_; }
