@@ -425,12 +425,7 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
         [&](Inode* inode) {
           marked = entry_added && inode->removing();
           if (marked) {
-            // The mark stamped ctime; little else changes a marked directory (other marks, a
-            // chmod), so one older than kMarkAbandoned is a dead client's.
-            const int64_t marked_for_ms =
-                (now.sec - inode->ctime.sec) * 1000 +
-                (static_cast<int64_t>(now.nsec) - inode->ctime.nsec) / 1000000;
-            marked_long_ago = marked_for_ms > std::max(removal_wait_, kMarkAbandoned).count();
+            marked_long_ago = MarkAbandoned(*inode, now);
             return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
           }
           inode->mtime = inode->ctime = now;
@@ -451,6 +446,14 @@ Status Namespace::TouchDirectory(uint64_t dir, int nlink_delta, std::optional<In
     std::this_thread::sleep_for(pause);
     pause = std::min(2 * pause, std::chrono::milliseconds(100));
   }
+}
+
+bool Namespace::MarkAbandoned(const Inode& dir, const Timespec& now) const {
+  // The mark stamped ctime; little else changes a marked directory (other marks, a chmod), so
+  // one older than kMarkAbandoned is a dead client's.
+  const int64_t marked_for_ms = (now.sec - dir.ctime.sec) * 1000 +
+                                (static_cast<int64_t>(now.nsec) - dir.ctime.nsec) / 1000000;
+  return marked_for_ms > std::max(removal_wait_, kMarkAbandoned).count();
 }
 
 Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const Inode& inode,
@@ -516,9 +519,13 @@ Result<InodeRef> Namespace::MakeInode(uint64_t dir, std::string_view name, const
     }
   }
   // 3. The parent's times (and link count for a subdirectory), from the parent read above; its
-  // replica's write overlaps the entry replica's too.
-  const Status touched = TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent, &entry_replica,
-                                        /*entry_added=*/true);
+  // replica's write overlaps the entry replica's too. With deferred directory times, a file's
+  // entry only needs the parent read afresh for an rmdir's mark (EntryAddedTo).
+  const Status touched =
+      defer_directory_times_.load(std::memory_order_relaxed) && !inode.IsDirectory()
+          ? EntryAddedTo(dir)
+          : TouchDirectory(dir, inode.IsDirectory() ? 1 : 0, *parent, &entry_replica,
+                           /*entry_added=*/true);
   ORTHOFS_RETURN_IF_ERROR(entry_replica.Wait());
   if (touched.Is(StatusCode::kNotFound)) {
     // Another client removed the directory after this client's last look at it, or is removing

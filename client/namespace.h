@@ -365,6 +365,14 @@ class Namespace {
 
   // Deferred directory times (client/namespace_times.cc).
   void NoteDirectoryTouch(uint64_t dir);
+  // After an entry was committed in `dir`, with the directory's times deferred: a fresh read of
+  // its INODE stands in for TouchDirectory's conditional write against an rmdir under way (a
+  // mark committed before the read is seen; one after it precedes the rmdir's listing, which
+  // then finds the entry). Waits for a marked directory as TouchDirectory does; NotFound when
+  // it is (being) removed. Notes the touch otherwise.
+  Status EntryAddedTo(uint64_t dir);
+  // An rmdir's mark on directory `dir` (read at `now`) that a dead client left.
+  bool MarkAbandoned(const Inode& dir, const Timespec& now) const;
   void WriteDueDirectoryTimes(std::stop_token stop);
   Status WriteDirectoryTimes(uint64_t dir);
   // Raises a directory INODE's times to those pending for it; returns the time applied.

@@ -2,6 +2,10 @@
 // one INODE update per directory (Namespace::EnableDeferredDirectoryTimes).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "client/namespace.h"
 
 namespace orthofs {
@@ -28,6 +32,31 @@ void Namespace::NoteDirectoryTouch(uint64_t dir) {
     pending_times_.Note(dir, Now(), PendingTouches::Clock::now());
   }
   times_noted_.notify_all();
+}
+
+Status Namespace::EntryAddedTo(uint64_t dir) {
+  const auto wait_until = std::chrono::steady_clock::now() + removal_wait_;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    // The INODE as stored: its ctime, not one a pending touch raised, dates a mark.
+    Result<wire::ReadResponse> read = cluster_->ReadEitherCopy(InodeOid(dir));
+    if (read.status().Is(StatusCode::kNotFound)) {
+      return Status::NotFound("directory " + std::to_string(dir) + " is removed");
+    }
+    if (!read.ok()) return read.status();
+    Result<Inode> inode = DecodeInode(read->data());
+    if (!inode.ok()) return inode.status();
+    if (!inode->removing()) {
+      NoteDirectoryTouch(dir);
+      return Status::Ok();
+    }
+    // As in TouchDirectory: wait for the rmdir to give up or remove the directory.
+    if (MarkAbandoned(*inode, Now()) || std::chrono::steady_clock::now() >= wait_until) {
+      return Status::NotFound("directory " + std::to_string(dir) + " is being removed");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::milliseconds(100));
+  }
 }
 
 std::optional<Timespec> Namespace::ApplyPendingTimes(uint64_t fno, Inode* inode) {

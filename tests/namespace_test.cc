@@ -1683,6 +1683,46 @@ TEST_F(NamespaceTest, AnEntryMeetingAnOldMarkDoesNotWaitForIt) {
   EXPECT_EQ(report->orphan_objects, 0u);
 }
 
+// With deferred directory times (the mount's), a file's create reads its directory afresh
+// instead of writing its times, and still meets an rmdir's mark: it waits the removal wait,
+// then takes its entry back (NotFound). Unmarked, the create's time reaches the directory once
+// the pending times are written.
+TEST_F(NamespaceTest, WithDeferredTimesACreateStillMeetsAnRmdirsMark) {
+  Namespace c(&cluster_.client(), kFnso);
+  c.EnableDeferredDirectoryTimes();
+  c.set_removal_wait(std::chrono::milliseconds(300));
+  Result<InodeRef> d = Mkdir(c, kRoot, "d");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Inode marked = d->inode;
+  marked.removal_marks = 1;
+  marked.ctime = Now();
+  const Oid dir_inode{kFnso, d->fno, 0, ObjectType::kInode};
+  Result<wire::ObjectMeta> written =
+      cluster_.client().WriteOriginalThenReplica(dir_inode, EncodeInode(marked), d->version);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(
+      c.Create(d->fno, "f", S_IFREG | 0644, 0, Credentials{}).status().Is(StatusCode::kNotFound));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300))
+      << "the create did not wait for the rmdir";
+  Result<FsckReport> report = DryRunFsck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->orphan_inodes, 0u) << "the taken-back file stayed";
+  EXPECT_EQ(report->orphan_objects, 0u) << "the taken-back entry stayed";
+
+  Inode unmarked = marked;
+  unmarked.removal_marks = 0;
+  ASSERT_TRUE(cluster_.client()
+                  .WriteOriginalThenReplica(dir_inode, EncodeInode(unmarked), written->version())
+                  .ok());
+  const Timespec before = Now();
+  ASSERT_TRUE(c.Create(d->fno, "g", S_IFREG | 0644, 0, Credentials{}).ok());
+  ASSERT_TRUE(c.FlushDirectoryTimes(d->fno).ok());
+  Result<InodeRef> stored = b_.GetInode(d->fno);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_TRUE(!IsLater(before, stored->inode.mtime)) << "the create's time did not reach it";
+}
+
 // Links and renames into a directory that an rmdir is removing are taken back as a create's
 // entry is, and a rename over an empty directory marks it as an rmdir does: nothing lands in a
 // directory between its emptiness check and its deletion.
