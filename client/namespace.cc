@@ -772,12 +772,20 @@ Result<InodeRef> Namespace::SetAttr(uint64_t fno, const SetAttrRequest& changes)
   });
 }
 
-Result<InodeRef> Namespace::ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime) {
-  return UpdateInode(fno, [&](Inode* inode) {
-    inode->size = std::max(inode->size, size);
-    inode->mtime = inode->ctime = mtime;
-    return Status::Ok();
-  });
+Result<InodeRef> Namespace::PublishChanges(uint64_t fno, std::optional<uint64_t> written_size,
+                                           const Timespec& now, const DeferredAttributes& deferred,
+                                           std::optional<InodeRef> start) {
+  return UpdateInode(
+      fno,
+      [&](Inode* inode) {
+        if (written_size) {
+          inode->size = std::max(inode->size, *written_size);
+          inode->mtime = inode->ctime = now;
+        }
+        deferred.ApplyTo(inode);
+        return Status::Ok();
+      },
+      std::move(start));
 }
 
 Status Namespace::SetXattr(uint64_t fno, const std::string& name, const std::string& value,

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "client/cluster_client.h"
+#include "common/deferred_attributes.h"
 #include "common/inode.h"
 #include "common/pending_touches.h"
 #include "common/recent_reads.h"
@@ -37,18 +38,6 @@ struct InodeRef {
   uint64_t fno = 0;
   Inode inode;
   uint64_t version = 0;  // of the INODE object's original
-};
-
-struct SetAttrRequest {
-  std::optional<uint32_t> mode;  // permission bits only
-  std::optional<uint32_t> uid;
-  std::optional<uint32_t> gid;
-  std::optional<uint64_t> size;
-  std::optional<Timespec> atime;
-  std::optional<Timespec> mtime;
-  // After the other changes: Inode::DropPrivileges (a write, truncation or chown by someone
-  // without CAP_FSETID; Linux flags those when the mount clears set-ID bits itself).
-  bool drop_privileges = false;
 };
 
 struct Credentials {
@@ -143,8 +132,17 @@ class Namespace {
   // OSDs store (the caller writes back what it has not yet); nullopt means ENXIO.
   Result<std::optional<uint64_t>> Seek(uint64_t fno, uint64_t size, uint64_t offset,
                                        SeekTarget target);
+  // Publishes an open file's changes in one conditional INODE write: with `written_size`, its
+  // writes (the size raised to at least that, never lowered; mtime and ctime set to `now`),
+  // then the attribute changes `deferred` kept for it. From `start` (the INODE the caller last
+  // saw) if given: a change by anyone else since fails that write, and a fresh read retries.
+  Result<InodeRef> PublishChanges(uint64_t fno, std::optional<uint64_t> written_size,
+                                  const Timespec& now, const DeferredAttributes& deferred = {},
+                                  std::optional<InodeRef> start = std::nullopt);
   // Raises the size to at least `size` and sets mtime (after writes); never shrinks.
-  Result<InodeRef> ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime);
+  Result<InodeRef> ExtendAndTouch(uint64_t fno, uint64_t size, const Timespec& mtime) {
+    return PublishChanges(fno, size, mtime);
+  }
   // Extended attributes (kept in the INODE object, changed by one conditional write).
   enum class XattrMode { kAny, kCreate, kReplace };  // XATTR_CREATE / XATTR_REPLACE
   Status SetXattr(uint64_t fno, const std::string& name, const std::string& value, XattrMode mode);

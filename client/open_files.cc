@@ -169,6 +169,36 @@ void OpenFiles::Wrote(uint64_t fno, uint64_t end) {
   OpenInode& o = open_[fno];
   if (end > o.size) o.size = end;
   o.size_dirty = true;
+  o.deferred.Wrote();
+}
+
+std::optional<InodeRef> OpenFiles::DeferAttributes(uint64_t fno, const SetAttrRequest& changes) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(fno);
+  if (it == open_.end()) return std::nullopt;
+  OpenInode& o = it->second;
+  // Only with writes to publish anyway, and their publish not under way (it took them).
+  if (o.open_count == 0 || !o.size_dirty || o.publishing || !o.seen || o.removed_elsewhere) {
+    return std::nullopt;
+  }
+  InodeRef view = *o.seen;
+  o.deferred.ApplyTo(&view.inode);
+  if (!DeferredAttributes::MayWait(view.inode, changes)) return std::nullopt;
+  if (o.deferred.empty()) o.deferred_since = std::chrono::steady_clock::now();
+  o.deferred.Add(changes, Now());
+  view = *o.seen;
+  o.deferred.ApplyTo(&view.inode);
+  o.attributes.reset();  // a getattr reads afresh, and shows these on top
+  return view;
+}
+
+Status OpenFiles::PublishDeferred(uint64_t fno) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(fno);
+    if (it == open_.end() || it->second.deferred.empty()) return Status::Ok();
+  }
+  return Publish(fno);
 }
 
 void OpenFiles::Truncated(uint64_t fno, uint64_t size) {
@@ -186,16 +216,25 @@ void OpenFiles::Truncated(uint64_t fno, uint64_t size) {
 
 Status OpenFiles::Publish(uint64_t fno) {
   uint64_t size;
+  bool wrote;
+  DeferredAttributes deferred;
+  std::optional<InodeRef> start;
   {
     std::unique_lock lock(mu_);
     AwaitPublishLocked(fno, lock);
     auto it = open_.find(fno);
-    if (it == open_.end() || !it->second.size_dirty) return Status::Ok();
+    if (it == open_.end() || !it->second.Unpublished()) return Status::Ok();
     size = it->second.size;
+    wrote = it->second.size_dirty;
+    deferred = it->second.deferred;
+    start = it->second.seen;
     it->second.size_dirty = false;
+    it->second.deferred = DeferredAttributes{};
     it->second.publishing = true;
   }
-  Result<InodeRef> r = ns_->ExtendAndTouch(fno, size, Now());
+  // From the INODE last seen (the create's, the last publish's): a conflict re-reads.
+  Result<InodeRef> r = ns_->PublishChanges(
+      fno, wrote ? std::optional<uint64_t>(size) : std::nullopt, Now(), deferred, start);
   if (r.status().Is(StatusCode::kNotFound)) {
     // Only when both copies say so: one copy absent and the other's OSD down is an outage.
     Result<bool> gone = ns_->InodeGoneFromBothCopies(fno);
@@ -206,7 +245,10 @@ Status OpenFiles::Publish(uint64_t fno) {
   if (it != open_.end()) it->second.publishing = false;
   publish_done_.notify_all();
   if (!r.ok()) {
-    if (it != open_.end()) it->second.size_dirty = true;  // try again at the next flush
+    if (it != open_.end()) {  // try again at the next flush
+      it->second.size_dirty = it->second.size_dirty || wrote;
+      it->second.deferred.RestoreUnder(deferred);
+    }
     return r.status();
   }
   KeptOwnChangeLocked(*r);
@@ -305,8 +347,21 @@ void OpenFiles::RetryUnpublished(std::stop_token stop) {
   while (!stop.stop_requested()) {
     retry_wakeup_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
     std::vector<uint64_t> closed;
+    std::vector<uint64_t> deferred_long;
+    const auto now = std::chrono::steady_clock::now();
     for (const auto& [fno, o] : open_) {
-      if (o.open_count == 0 && o.size_dirty) closed.push_back(fno);
+      if (o.open_count == 0 && o.Unpublished()) closed.push_back(fno);
+      if (o.open_count > 0 && !o.deferred.empty() &&
+          now - o.deferred_since >= std::chrono::duration<double>(kAttrTimeout)) {
+        deferred_long.push_back(fno);
+      }
+    }
+    for (uint64_t fno : deferred_long) {
+      lock.unlock();
+      if (Status st = FlushFile(fno, /*reports=*/false); !st.ok()) {
+        spdlog::debug("file {}: deferred attributes not published yet: {}", fno, st.ToString());
+      }
+      lock.lock();
     }
     for (uint64_t fno : closed) {
       lock.unlock();
@@ -314,7 +369,7 @@ void OpenFiles::RetryUnpublished(std::stop_token stop) {
       lock.lock();
       auto it = open_.find(fno);
       if (!st.ok() || it == open_.end() || it->second.open_count > 0) continue;
-      if (!it->second.size_dirty && !it->second.publishing) {
+      if (!it->second.Unpublished() && !it->second.publishing) {
         spdlog::info("file {}: size {} published after its close", fno, it->second.size);
         open_.erase(it);
       }
@@ -363,7 +418,7 @@ Status OpenFiles::Closed(uint64_t fno, std::optional<uint64_t> flock_owner) {
     if (it != open_.end() && --it->second.open_count == 0) {
       last_close = true;
       release = it->second.release_on_close;
-      if (!release && it->second.size_dirty) {
+      if (!release && it->second.Unpublished()) {
         // The publish failed: the size stays (close reported the error) and is published
         // when the INODE's OSDs answer again (RetryUnpublished).
         spdlog::warn("file {}: closed with its size ({} bytes) unpublished ({}); retried", fno,
@@ -425,11 +480,13 @@ void OpenFiles::AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& l
   });
 }
 
-uint64_t OpenFiles::SizeToTell(const InodeRef& ref) {
+Inode OpenFiles::InodeToTell(const InodeRef& ref) {
   std::lock_guard lock(mu_);  // one step: a write in between must not be undone
-  const uint64_t size = SizeOfLocked(ref);
-  if (ref.inode.IsRegular()) kernel_sizes_.Told(ref.fno, size);
-  return size;
+  Inode inode = ref.inode;
+  inode.size = SizeOfLocked(ref);
+  if (ref.inode.IsRegular()) kernel_sizes_.Told(ref.fno, inode.size);
+  if (auto it = open_.find(ref.fno); it != open_.end()) it->second.deferred.ApplyTo(&inode);
+  return inode;
 }
 
 uint64_t OpenFiles::SizeOfLocked(const InodeRef& ref) {

@@ -25,6 +25,7 @@
 #include "client/lock_manager.h"
 #include "client/namespace.h"
 #include "common/cached_versions.h"
+#include "common/deferred_attributes.h"
 #include "common/kernel_sizes.h"
 #include "common/shared_bytes.h"
 #include "common/status.h"
@@ -47,8 +48,12 @@ class KernelCache {
 // were unreachable): the size stays here and is published in the background.
 struct OpenInode {
   int open_count = 0;
-  uint64_t size = 0;               // the size this client knows, including its own writes
-  bool size_dirty = false;         // writes not yet published to the INODE object
+  uint64_t size = 0;        // the size this client knows, including its own writes
+  bool size_dirty = false;  // writes not yet published to the INODE object
+  // Attribute changes that go out with the writes' publish (common/deferred_attributes.h),
+  // kept since `deferred_since`.
+  DeferredAttributes deferred;
+  std::chrono::steady_clock::time_point deferred_since;
   bool publishing = false;         // a Publish is under way (it took the writes off size_dirty)
   bool release_on_close = false;   // unlinked while open: free its objects at the last close
   bool removed_elsewhere = false;  // another client freed it: every flush and close says so
@@ -61,6 +66,9 @@ struct OpenInode {
   std::optional<InodeRef> attributes;
   std::chrono::steady_clock::time_point attributes_read_at;
   uint64_t attributes_changes = 0;  // Namespace::inode_changes() before that read
+
+  // Something of this client's waits to be published: writes, or attribute changes.
+  bool Unpublished() const { return size_dirty || !deferred.empty(); }
 };
 
 class OpenFiles {
@@ -104,6 +112,16 @@ class OpenFiles {
 
   // The size, counting this client's unpublished writes.
   uint64_t SizeOf(const InodeRef& ref);
+
+  // A setattr of a file this client is writing that may go out with the writes' publish
+  // (DeferredAttributes::MayWait): kept for it, and the attributes to answer returned, in
+  // place of an INODE update now. Nullopt: the caller changes the INODE itself, after
+  // PublishDeferred. Deferred changes wait at most kAttrTimeout for the publish (a file held
+  // open gets its writes published then, data first, as at a close).
+  std::optional<InodeRef> DeferAttributes(uint64_t fno, const SetAttrRequest& changes);
+  // Publishes the deferred attribute changes of the file now, if there are any (with its
+  // writes): before a setattr that cannot wait, which must not be undone by them later.
+  Status PublishDeferred(uint64_t fno);
 
   // Returns what this client and its kernel cached of the file: valid when nobody else changed
   // its INODE since (every change of a file's bytes publishes a new mtime there). When stale,
@@ -189,8 +207,9 @@ class OpenFiles {
   void AwaitReleases() { releases_.Drain(); }
   DeferredReleases::Counts release_counts() const { return releases_.counts(); }
 
-  // The size for attributes answered to the kernel, which now holds it.
-  uint64_t SizeToTell(const InodeRef& ref);
+  // The attributes to answer for `ref` (the kernel then holds its size): its INODE with the
+  // size counting this client's writes and the attribute changes deferred for the file.
+  Inode InodeToTell(const InodeRef& ref);
 
   // A read of an open or closed file of `file_size` bytes, through the client cache, and its
   // epilogue: zeros no object holds are a hole, or the objects of a file another client
@@ -206,7 +225,8 @@ class OpenFiles {
   void SawInodeLocked(OpenInode& o, const InodeRef& ref, bool open_here);
 
   // Publishes the sizes of files closed with their size unpublished, every second until each
-  // one succeeds (or the file is opened again, whose close publishes it).
+  // one succeeds (or the file is opened again, whose close publishes it); and flushes open
+  // files whose deferred attribute changes waited kAttrTimeout.
   void RetryUnpublished(std::stop_token stop);
 
   void AwaitPublishLocked(uint64_t fno, std::unique_lock<std::mutex>& lock);

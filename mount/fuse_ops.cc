@@ -274,20 +274,31 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   } else if (to_set & FUSE_SET_ATTR_MTIME) {
     changes.mtime = ToTimespec(attr->st_mtim);
   }
-  if (changes.mtime && !changes.size) {
-    // Writes not yet published would stamp their own mtime over this one at close (cp -p sets
-    // the times through the descriptor before it closes it): they are published first.
-    if (Status st = fs->files().Publish(ino); !st.ok()) return ReplyError(req, st, "setattr");
-  }
   if (!changes.mode && !changes.uid && !changes.gid && !changes.size && !changes.atime &&
       !changes.mtime && !changes.drop_privileges) {
     return OpGetattr(req, ino, fi);  // nothing OrthoFS keeps (ctime alone): no INODE update
+  }
+  struct stat st;
+  // Set through the descriptor of a file being written (tar -x, cp -p): with the writes' publish.
+  if (std::optional<InodeRef> view = fs->files().DeferAttributes(ino, changes)) {
+    fs->FillStat(*view, &st);
+    return (void)fuse_reply_attr(req, &st, kAttrTimeout);
+  }
+  // Deferred changes go first, or they would undo this one at the publish.
+  if (Status published = fs->files().PublishDeferred(ino); !published.ok()) {
+    return ReplyError(req, published, "setattr");
+  }
+  if (changes.mtime && !changes.size) {
+    // Writes not yet published would stamp their own mtime over this one at close: they are
+    // published first.
+    if (Status published = fs->files().Publish(ino); !published.ok()) {
+      return ReplyError(req, published, "setattr");
+    }
   }
   Result<InodeRef> r = fs->ns().SetAttr(ino, changes);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "setattr");
   fs->files().SawOwnChange(*r);
   if (changes.size) fs->files().Truncated(ino, *changes.size);
-  struct stat st;
   fs->FillStat(*r, &st);
   fuse_reply_attr(req, &st, kAttrTimeout);
 }
@@ -407,6 +418,8 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // Close-to-open: the size comes from the INODE object, not from what we cached; a publish of
   // this client's writes under way (a release's) is waited for first.
   Fs(req)->files().AwaitPublish(ino);
+  const uint64_t changes = Fs(req)->ns().inode_changes();
+  const auto read_at = std::chrono::steady_clock::now();
   Result<InodeRef> r = Fs(req)->ns().GetInode(ino);
   if (!r.ok()) return ReplyInodeError(req, ino, r.status(), "open");
   if (r->inode.IsDirectory()) return (void)fuse_reply_err(req, EISDIR);
@@ -424,6 +437,9 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // A file never opened here has no pages to drop, and dropping them after the reply would
   // race the reader filling them.
   const CachedVersions::Cached cached = Fs(req)->files().Opened(opened);
+  // The getattr the kernel sends after an open that made it forget the attributes is answered
+  // from this read, as the kernel would have from its own cache (OpGetattr).
+  Fs(req)->files().AttributesRead(opened, changes, read_at);
   const bool unchanged = cached == CachedVersions::Cached::kValid;
   if (!unchanged) Fs(req)->ForgetAttributes(ino);
   fi->keep_cache = unchanged ? 1 : 0;

@@ -73,20 +73,22 @@ class OrthoFs : public KernelCache {
   }
   FuseRequestCounts& requests() { return requests_; }
 
+  // This client's unpublished writes and deferred attribute changes included.
   void FillStat(const InodeRef& ref, struct stat* st) {
+    const Inode inode = files_.InodeToTell(ref);
     std::memset(st, 0, sizeof *st);
     st->st_ino = ref.fno;
-    st->st_mode = ref.inode.mode;
-    st->st_nlink = ref.inode.nlink;
-    st->st_uid = ref.inode.uid;
-    st->st_gid = ref.inode.gid;
-    st->st_size = static_cast<off_t>(files_.SizeToTell(ref));
-    st->st_rdev = ref.inode.rdev;
+    st->st_mode = inode.mode;
+    st->st_nlink = inode.nlink;
+    st->st_uid = inode.uid;
+    st->st_gid = inode.gid;
+    st->st_size = static_cast<off_t>(inode.size);
+    st->st_rdev = inode.rdev;
     st->st_blksize = ns_.object_size();
     st->st_blocks = static_cast<blkcnt_t>((st->st_size + 511) / 512);
-    st->st_atim = {ref.inode.atime.sec, ref.inode.atime.nsec};
-    st->st_mtim = {ref.inode.mtime.sec, ref.inode.mtime.nsec};
-    st->st_ctim = {ref.inode.ctime.sec, ref.inode.ctime.nsec};
+    st->st_atim = {inode.atime.sec, inode.atime.nsec};
+    st->st_mtim = {inode.mtime.sec, inode.mtime.nsec};
+    st->st_ctim = {inode.ctime.sec, inode.ctime.nsec};
   }
 
   // An entry for `name` in `parent` (lookup, mkdir...): the kernel caches the name.

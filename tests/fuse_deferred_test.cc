@@ -2,7 +2,9 @@
 // directory times unlinks change (Namespace::EnableDeferredDirectoryTimes: this client shows
 // them at once, the OSDs get them within kDirectoryTimesDelay, fsyncdir writes them now, and
 // times set by utimes after an unlink stay), and the deletion of an unlinked file's data
-// objects (client/deferred_releases.h: done by the time statfs answers).
+// objects (client/deferred_releases.h: done by the time statfs answers), and attribute changes
+// of a file being written (common/deferred_attributes.h: shown here at once, on the OSDs with
+// the writes' publish at close or within a second, unless they take access away).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -141,6 +143,112 @@ TEST_F(FuseDeferredTest, RemovingATreeFreesItsObjectsByTheTimeStatfsAnswers) {
   }
   struct stat st;
   EXPECT_EQ(Errno(stat(B("t").c_str(), &st)), "ENOENT") << "B still sees the tree";
+}
+
+// An open descriptor of a new file, closed by the test or at the end of its scope.
+class OpenFile {
+ public:
+  OpenFile(const std::string& path, mode_t mode)
+      : fd_(open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, mode)) {}
+  ~OpenFile() { Close(); }
+  int fd() const { return fd_; }
+  int Close() {
+    const int r = fd_ >= 0 ? close(fd_) : 0;
+    fd_ = -1;
+    return r;
+  }
+
+ private:
+  int fd_;
+};
+
+// tar -x: write, then times, owner and mode through the descriptor, then close.
+TEST_F(FuseDeferredTest, AttributesSetWhileWritingShowHereAtOnceAndOnTheOsdsAtClose) {
+  OpenFile f(A("f"), 0600);
+  ASSERT_GE(f.fd(), 0) << std::strerror(errno);
+  ASSERT_EQ(write(f.fd(), "hello", 5), 5) << std::strerror(errno);
+  const timespec times[2] = {{900000000, 7}, {1000000000, 9}};
+  ASSERT_EQ(futimens(f.fd(), times), 0) << std::strerror(errno);
+  ASSERT_EQ(fchown(f.fd(), getuid(), getgid()), 0) << std::strerror(errno);
+  ASSERT_EQ(fchmod(f.fd(), 0644), 0) << std::strerror(errno);
+  const auto deferred_at = std::chrono::steady_clock::now();
+  struct stat here;
+  ASSERT_EQ(fstat(f.fd(), &here), 0) << std::strerror(errno);
+  EXPECT_EQ(here.st_mode & 07777, 0644u);
+  EXPECT_TRUE(Same(here.st_mtim, times[1]));
+  EXPECT_TRUE(Same(here.st_atim, times[0]));
+  EXPECT_EQ(here.st_size, 5);
+  const uint64_t fno = here.st_ino;
+  Result<InodeRef> stored = StoredInode(fno);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  if (std::chrono::steady_clock::now() - deferred_at < std::chrono::milliseconds(500)) {
+    EXPECT_EQ(stored->inode.mode & 07777, 0600u) << "the chmod did not wait for the close";
+  }
+  ASSERT_EQ(f.Close(), 0) << std::strerror(errno);
+  stored = StoredInode(fno);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->inode.mode & 07777, 0644u);
+  EXPECT_EQ(stored->inode.size, 5u);
+  EXPECT_EQ(stored->inode.mtime.sec, times[1].tv_sec);
+  EXPECT_EQ(stored->inode.mtime.nsec, static_cast<uint32_t>(times[1].tv_nsec));
+  EXPECT_EQ(stored->inode.atime.sec, times[0].tv_sec);
+  const struct stat there = FreshStat(B("f"));
+  EXPECT_EQ(there.st_mode & 07777, 0644u);
+  EXPECT_TRUE(Same(there.st_mtim, times[1]));
+  EXPECT_FALSE(Later(here.st_ctim, there.st_ctim)) << "B's ctime is older than the changes";
+  EXPECT_EQ(ReadFile(B("f")), "hello");
+}
+
+TEST_F(FuseDeferredTest, AWriteAfterTheTimesStampsItsOwnMtime) {
+  OpenFile f(A("f"), 0600);
+  ASSERT_GE(f.fd(), 0) << std::strerror(errno);
+  ASSERT_EQ(write(f.fd(), "ab", 2), 2) << std::strerror(errno);
+  const timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(futimens(f.fd(), times), 0) << std::strerror(errno);
+  ASSERT_EQ(write(f.fd(), "cd", 2), 2) << std::strerror(errno);
+  ASSERT_EQ(f.Close(), 0) << std::strerror(errno);
+  const struct stat there = FreshStat(B("f"));
+  EXPECT_GT(there.st_mtim.tv_sec, times[1].tv_sec + 1000) << "the later write kept the old mtime";
+  EXPECT_EQ(there.st_atim.tv_sec, times[0].tv_sec);
+  EXPECT_EQ(ReadFile(B("f")), "abcd");
+}
+
+// Changes that take access away, or give the file away, reach the OSDs before they answer.
+TEST_F(FuseDeferredTest, ANarrowingChmodOrARealChownIsWrittenAtOnce) {
+  OpenFile f(A("f"), 0644);
+  ASSERT_GE(f.fd(), 0) << std::strerror(errno);
+  ASSERT_EQ(write(f.fd(), "secret", 6), 6) << std::strerror(errno);
+  const uint64_t fno = FreshStat(A("f")).st_ino;
+  ASSERT_EQ(fchmod(f.fd(), 0600), 0) << std::strerror(errno);
+  Result<InodeRef> stored = StoredInode(fno);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->inode.mode & 07777, 0600u);
+  EXPECT_EQ(FreshStat(B("f")).st_mode & 07777, 0600u);
+  ASSERT_EQ(fchown(f.fd(), 4321, static_cast<gid_t>(-1)), 0) << std::strerror(errno);
+  stored = StoredInode(fno);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->inode.uid, 4321u);
+  ASSERT_EQ(f.Close(), 0) << std::strerror(errno);
+  EXPECT_EQ(FreshStat(B("f")).st_uid, 4321u);
+  EXPECT_EQ(ReadFile(B("f")), "secret");
+}
+
+// A file held open does not keep its changes from others for long: its writes and the changes
+// are published (data first) within about a second, as at a close.
+TEST_F(FuseDeferredTest, ChangesOfAFileHeldOpenArePublishedWithinASecond) {
+  OpenFile f(A("f"), 0600);
+  ASSERT_GE(f.fd(), 0) << std::strerror(errno);
+  ASSERT_EQ(write(f.fd(), "data", 4), 4) << std::strerror(errno);
+  ASSERT_EQ(fchmod(f.fd(), 0640), 0) << std::strerror(errno);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  struct stat there {};
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    there = FreshStat(B("f"));
+  } while ((there.st_mode & 07777) != 0640 && std::chrono::steady_clock::now() < until);
+  EXPECT_EQ(there.st_mode & 07777, 0640u) << "B never saw the chmod of the open file";
+  EXPECT_EQ(there.st_size, 4);
+  EXPECT_EQ(ReadFile(B("f")), "data");
 }
 
 }  // namespace
