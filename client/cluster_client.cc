@@ -379,11 +379,11 @@ void ClusterClient::SendWrites(CopyWriteBatch batch) {
 }
 
 void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
-                              std::function<void(Result<wire::ReadResponse>)> done) {
+                              std::function<void(Result<wire::ReadResponse>)> done, bool windowed) {
   wire::ReadRequest r;
   r.set_epoch(map().epoch);
   *r.mutable_oid() = ToWire(oid);
-  if (!client_id_.empty()) r.set_client_id(client_id_);
+  if (windowed && !client_id_.empty()) r.set_client_id(client_id_);
   r.set_offset(offset);
   r.set_length(length);
   SendForCopyAsync<wire::ReadRequest, wire::ReadResponse>(
@@ -398,13 +398,15 @@ void ClusterClient::ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
 }
 
 void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
-                                  std::function<void(size_t, Result<wire::ReadResponse>)> done) {
+                                  std::function<void(size_t, Result<wire::ReadResponse>)> done,
+                                  bool windowed) {
   using Done = std::function<void(size_t, Result<wire::ReadResponse>)>;
   auto shared_done = std::make_shared<const Done>(std::move(done));
-  auto read_alone = [this, shared_done](const Oid& oid, size_t index) {
-    ReadAsync(oid, 0, 0, [shared_done, index](Result<wire::ReadResponse> r) {
-      (*shared_done)(index, std::move(r));
-    });
+  auto read_alone = [this, shared_done, windowed](const Oid& oid, size_t index) {
+    ReadAsync(
+        oid, 0, 0,
+        [shared_done, index](Result<wire::ReadResponse> r) { (*shared_done)(index, std::move(r)); },
+        windowed);
   };
   const MapState* s = state();
   const uint64_t epoch = s->placement.map().epoch;
@@ -434,7 +436,7 @@ void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
         wire::ReadRequest* read = request->add_reads();
         read->set_epoch(epoch);
         *read->mutable_oid() = ToWire(oid);
-        if (!client_id_.empty()) read->set_client_id(client_id_);
+        if (windowed && !client_id_.empty()) read->set_client_id(client_id_);
         group.emplace_back(oid, indexes[k]);
       }
       osd->ReadManyAsync(std::move(request), [this, group = std::move(group), shared_done,

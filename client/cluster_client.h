@@ -223,8 +223,11 @@ class ClusterClient {
   void SendWrites(CopyWriteBatch batch);
   static constexpr uint64_t kMaxWriteManyBytes = 1 << 20;
   static constexpr size_t kMaxWriteManyWrites = 64;
+  // `windowed`: the read names this client (its prefetch window for the file moves or widens,
+  // proto ReadRequest.client_id); a read of a file of one object has no neighbour to prefetch
+  // and goes without, so its OSD tells no replica OSD about it.
   void ReadAsync(const Oid& oid, uint64_t offset, uint64_t length,
-                 std::function<void(Result<wire::ReadResponse>)> done);
+                 std::function<void(Result<wire::ReadResponse>)> done, bool windowed = true);
   // Whole-object reads of many copies: one ReadMany call per OSD of the current map for up to
   // kReadManyBytes of data objects (a file's read-ahead: its replica OSD holds all of them) or
   // as many metadata objects as an OSD takes in one call (kMaxReadManyBytes), a lone
@@ -232,7 +235,8 @@ class ClusterClient {
   // thread, once per oid; a read refused for a stale epoch goes again alone and follows the
   // map change, and an OSD from before ReadMany gets plain Reads.
   void ReadManyAsync(const std::vector<Oid>& oids,
-                     std::function<void(size_t, Result<wire::ReadResponse>)> done);
+                     std::function<void(size_t, Result<wire::ReadResponse>)> done,
+                     bool windowed = true);
   static constexpr uint64_t kReadManyBytes = 1 << 20;
   // ReadManyAsync of `copies`, hedged: a read its OSD has not answered within that OSD's hedge
   // delay (OsdClient::HedgeDelay: 3 x its p95 latency, 20-400 ms) is sent to `others[i]` as
@@ -242,7 +246,7 @@ class ClusterClient {
   // OSD costs a read its hedge delay, not its silence (OsdClient::WatchSilence).
   using HedgedDone = std::function<void(size_t, Result<wire::ReadResponse>, bool from_other)>;
   void ReadManyHedgedAsync(const std::vector<Oid>& copies, const std::vector<Oid>& others,
-                           HedgedDone done);
+                           HedgedDone done, bool windowed = true);
   // Reads sent to the other copy because the first was slow to answer.
   uint64_t hedged_reads() const { return hedged_reads_.load(); }
   void WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,

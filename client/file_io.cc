@@ -148,6 +148,8 @@ Result<SharedBytes> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
   }
   FetchObjects(ahead, std::move(land_ahead));
   StartFill(std::move(fill));
+  // A file of one object has no neighbour for its replica OSD to prefetch.
+  const bool windowed = file_size > object_size_;
   // What the kernel now has whole need not stay here too.
   auto answer = [&] {
     if (for_page_cache) {
@@ -161,7 +163,7 @@ Result<SharedBytes> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     for (SharedBytes& part : parts) out.Append(std::move(part));
     return out;
   };
-  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, spans, misses, token, &parts, holes));
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, spans, misses, token, &parts, holes, windowed));
   if (awaited.empty()) return answer();
   // Objects another fetch brings: wait for it, then read them from the cache; what is not
   // there after all (that fetch failed, or its bytes were already evicted) is fetched here.
@@ -183,7 +185,7 @@ Result<SharedBytes> FileIo::ReadOnce(uint64_t fno, uint64_t offset, uint64_t len
     }
     token = cache_.FillToken();
   }
-  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, spans, still_missing, token, &parts, holes));
+  ORTHOFS_RETURN_IF_ERROR(FetchInto(fno, spans, still_missing, token, &parts, holes, windowed));
   return answer();
 }
 
@@ -240,7 +242,7 @@ void FileIo::StartFill(Fill fill) {
 
 Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& spans,
                          const std::vector<size_t>& misses, uint64_t token,
-                         std::vector<SharedBytes>* parts, bool* holes) {
+                         std::vector<SharedBytes>* parts, bool* holes, bool windowed) {
   if (misses.empty()) return Status::Ok();
   // Every missing object is fetched whole, all at once, from the OSDs that hold them.
   PendingCalls pending;
@@ -267,7 +269,7 @@ Status FileIo::FetchInto(uint64_t fno, const std::vector<ObjectSpan>& spans,
       pending.Done(ok ? Status::Ok() : r.status());
     });
   }
-  FetchObjects(keys, std::move(fill));
+  FetchObjects(keys, std::move(fill), windowed);
   return pending.Wait();
 }
 
@@ -328,7 +330,8 @@ void FileIo::AfterFirstRead(const ObjectKey& key, const FirstRead& first,
                       });
 }
 
-void FileIo::FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCallback> fills) {
+void FileIo::FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCallback> fills,
+                          bool windowed) {
   if (keys.empty()) return;
   std::vector<FirstRead> plans;
   std::vector<Oid> copies;
@@ -339,15 +342,17 @@ void FileIo::FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCa
     others.push_back(plans.back().copy.OtherCopy());
   }
   // Hedged: a copy slow to answer (its OSD hung, or just slow) has the other asked too.
-  cluster_->ReadManyHedgedAsync(copies, others,
-                                [this, keys, plans = std::move(plans), fills = std::move(fills)](
-                                    size_t i, Result<wire::ReadResponse> r, bool from_other) {
-                                  if (from_other) {  // the other copy answered first, successfully
-                                    ++hedged_answers_;
-                                    return fills[i](std::move(r));
-                                  }
-                                  AfterFirstRead(keys[i], plans[i], std::move(r), fills[i]);
-                                });
+  cluster_->ReadManyHedgedAsync(
+      copies, others,
+      [this, keys, plans = std::move(plans), fills = std::move(fills)](
+          size_t i, Result<wire::ReadResponse> r, bool from_other) {
+        if (from_other) {  // the other copy answered first, successfully
+          ++hedged_answers_;
+          return fills[i](std::move(r));
+        }
+        AfterFirstRead(keys[i], plans[i], std::move(r), fills[i]);
+      },
+      windowed);
 }
 
 Status FileIo::Write(uint64_t fno, uint64_t offset, std::string_view data) {

@@ -109,14 +109,16 @@ class FileIo {
   // Fetches the objects of spans[i] for each i in `misses` (registered in fetches_ by the
   // caller) into the cache, and their bytes into (*parts)[i]; unregisters them. Sets `*holes`
   // if a span read zeros no object holds.
+  // `windowed`: as for ClusterClient::ReadAsync.
   Status FetchInto(uint64_t fno, const std::vector<ObjectSpan>& spans,
                    const std::vector<size_t>& misses, uint64_t token,
-                   std::vector<SharedBytes>* parts, bool* holes);
+                   std::vector<SharedBytes>* parts, bool* holes, bool windowed);
   // Reads each object from the copy that should serve it (COR window, failover) and hands the
   // answer to its fill (NotFound: a hole). The first reads of objects on one OSD go out
   // together (ClusterClient::ReadManyAsync): a file's read-ahead is one call, not one per
   // object.
-  void FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCallback> fills);
+  void FetchObjects(const std::vector<ObjectKey>& keys, std::vector<ReadCallback> fills,
+                    bool windowed = true);
   // Where an object's fetch goes first.
   struct FirstRead {
     Oid copy;

@@ -120,7 +120,8 @@ struct HedgedRead {
 }  // namespace
 
 void ClusterClient::ReadManyHedgedAsync(const std::vector<Oid>& copies,
-                                        const std::vector<Oid>& others, HedgedDone done) {
+                                        const std::vector<Oid>& others, HedgedDone done,
+                                        bool windowed) {
   const size_t n = copies.size();
   auto reads = std::make_shared<std::vector<HedgedRead>>(n);
   auto shared_done = std::make_shared<const HedgedDone>(std::move(done));
@@ -148,33 +149,37 @@ void ClusterClient::ReadManyHedgedAsync(const std::vector<Oid>& copies,
     }
     (*shared_done)(i, std::move(*hand), from_other);
   };
-  ReadManyAsync(copies, [on_answer](size_t i, Result<wire::ReadResponse> r) {
-    on_answer(i, std::move(r), false);
-  });
+  ReadManyAsync(
+      copies,
+      [on_answer](size_t i, Result<wire::ReadResponse> r) { on_answer(i, std::move(r), false); },
+      windowed);
   // One timer per OSD asked: its reads still unanswered then go to their other copies.
   const MapState* s = state();
   std::map<uint32_t, std::vector<size_t>> by_osd;
   for (size_t i = 0; i < n; ++i) by_osd[s->placement.OsdFor(copies[i])].push_back(i);
   for (auto& [osd_id, indexes] : by_osd) {
     const OsdClient* osd = s->Osd(osd_id);
-    hedges_.After(
-        osd->HedgeDelay(), [this, reads, indexes = std::move(indexes), others, on_answer] {
-          std::vector<Oid> second;
-          std::vector<size_t> which;
-          for (size_t i : indexes) {
-            HedgedRead& read = (*reads)[i];
-            std::lock_guard lock(read.mu);
-            if (read.handed || read.first_done || CopyIsDown(others[i])) continue;
-            read.other_sent = true;
-            second.push_back(others[i]);
-            which.push_back(i);
-          }
-          if (second.empty()) return;
-          hedged_reads_ += second.size();
-          ReadManyAsync(second, [on_answer, which](size_t k, Result<wire::ReadResponse> r) {
-            on_answer(which[k], std::move(r), true);
-          });
-        });
+    hedges_.After(osd->HedgeDelay(),
+                  [this, reads, indexes = std::move(indexes), others, on_answer, windowed] {
+                    std::vector<Oid> second;
+                    std::vector<size_t> which;
+                    for (size_t i : indexes) {
+                      HedgedRead& read = (*reads)[i];
+                      std::lock_guard lock(read.mu);
+                      if (read.handed || read.first_done || CopyIsDown(others[i])) continue;
+                      read.other_sent = true;
+                      second.push_back(others[i]);
+                      which.push_back(i);
+                    }
+                    if (second.empty()) return;
+                    hedged_reads_ += second.size();
+                    ReadManyAsync(
+                        second,
+                        [on_answer, which](size_t k, Result<wire::ReadResponse> r) {
+                          on_answer(which[k], std::move(r), true);
+                        },
+                        windowed);
+                  });
   }
 }
 

@@ -292,6 +292,37 @@ TEST_F(PrefetchTest, CorSequentialReadIsServedByTheReplicaOsd) {
 // more objects is half the cache being loaded at once (W1), so the replica OSD halves its
 // prefetch quantity; orthofs stats reports the degree of thrashing and the synchronous read
 // ratio. Bytes stay right.
+// Files of one object have nothing for a replica OSD to prefetch: their cold reads go out
+// without the client's name (ClusterClient::ReadAsync's `windowed`), so no OSD notifies.
+TEST_F(PrefetchTest, CorReadsOfOneObjectFilesSendNoNotifies) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 1, 40)));
+  constexpr int kFiles = 24;
+  std::vector<std::string> contents;
+  {
+    TestMount writer(cluster_.get(), kFnso);
+    for (int i = 0; i < kFiles; ++i) {
+      contents.push_back(RandomBytes(1000 + 5000 * i, 100 + i));  // up to 116 KiB: one object
+      CreateFile(writer / ("small" + std::to_string(i)), contents.back());
+    }
+    writer.Unmount();
+  }
+  TestMount reader(cluster_.get(), kFnso, kPaperClient);
+  const std::vector<Counters> before = Snapshot(*cluster_);
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_EQ(ReadFile(reader / ("small" + std::to_string(i))), contents[i]) << "file " << i;
+  }
+  std::vector<Counters> after;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        after = Snapshot(*cluster_);
+        return NoPrefetchWorkPending(after);
+      },
+      kInFlightDeadline, kPollInterval));
+  SCOPED_TRACE(Describe(after, before));
+  EXPECT_EQ(SumDelta(after, before, "notifies_sent"), 0u);
+  EXPECT_EQ(SumDelta(after, before, "objects_prefetched"), 0u);
+}
+
 TEST_F(PrefetchTest, SmallOsdCacheTriggersThrashingControl) {
   // Initial window 8: the first notify already loads 9 or more objects (over 1 MiB) at once.
   ASSERT_NO_FATAL_FAILURE(StartCluster(Config(PrefetchMode::kCor, 8, 40), kOsds, 2));
