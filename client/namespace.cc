@@ -20,6 +20,10 @@ namespace {
 // the create or unlink it precedes are microseconds apart), and this many are kept.
 constexpr std::chrono::milliseconds kRecentBucketAge{500};
 constexpr size_t kRecentBuckets = 1024;
+// Listings' buckets and INODEs (listed_buckets_): long enough for `rm -rf` of a directory of
+// thousands of files to reach its last entry.
+constexpr std::chrono::seconds kListedAge{10};
+constexpr size_t kListed = 16384;
 constexpr std::chrono::seconds kWrittenInodeAge{1};
 constexpr size_t kWrittenInodes = 1024;
 
@@ -44,7 +48,9 @@ Namespace::Namespace(ClusterClient* cluster, uint32_t fnso)
       fnso_(fnso),
       recent_buckets_(kRecentBucketAge, kRecentBuckets),
       written_inodes_(kWrittenInodeAge, kWrittenInodes),
-      looked_up_inodes_(kRecentBucketAge, kRecentBuckets) {}
+      looked_up_inodes_(kRecentBucketAge, kRecentBuckets),
+      listed_buckets_(kListedAge, kListed),
+      listed_inodes_(kListedAge, kListed) {}
 
 Status Namespace::Mkfs(ClusterClient* cluster, uint32_t fnso, const Credentials& owner) {
   Namespace ns(cluster, fnso);
@@ -103,6 +109,11 @@ std::vector<Result<InodeRef>> Namespace::GetInodes(const std::vector<uint64_t>& 
   std::vector<Result<InodeRef>> inodes;
   inodes.reserve(fnos.size());
   for (size_t i = 0; i < fnos.size(); ++i) inodes.push_back(InodeFromRead(fnos[i], reads[i]));
+  std::lock_guard lock(recent_mu_);
+  const auto now = RecentReads<InodeRef>::Clock::now();
+  for (const Result<InodeRef>& inode : inodes) {
+    if (inode.ok()) listed_inodes_.Put(std::to_string(inode->fno), *inode, now);
+  }
   return inodes;
 }
 
@@ -133,7 +144,12 @@ Status Namespace::WriteInode(uint64_t fno, const Inode& change, uint64_t expecte
   Inode inode = change;
   const std::optional<Timespec> times_applied = ApplyPendingTimes(fno, &inode);
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
-  const uint64_t deletes_before = inode_deletes_.load(std::memory_order_acquire);
+  {
+    std::lock_guard lock(recent_mu_);
+    InodeCallsUnderWay& calls = inode_calls_[fno];
+    ++calls.writes;
+    if (calls.deletions > 0) calls.deletion_met = true;
+  }
   // A new file number's INODE (expected version 0): no other client can race its creation, so
   // both copies are written at once.
   Result<wire::ObjectMeta> meta =
@@ -146,7 +162,12 @@ Status Namespace::WriteInode(uint64_t fno, const Inode& change, uint64_t expecte
     const std::string key = std::to_string(fno);
     const auto now = RecentReads<InodeRef>::Clock::now();
     looked_up_inodes_.Forget(key);  // older than this write: a change from it would conflict
-    if (!meta.ok() || inode_deletes_.load(std::memory_order_acquire) != deletes_before) {
+    listed_inodes_.Forget(key);
+    InodeCallsUnderWay& calls = inode_calls_[fno];
+    const bool met_deletion = calls.deletion_met || calls.deletions > 0;
+    if (--calls.writes == 0) calls.deletion_met = false;
+    if (calls.writes == 0 && calls.deletions == 0) inode_calls_.erase(fno);
+    if (!meta.ok() || met_deletion) {
       // A failed write may have changed it anyway (a lost answer); an INODE deleted meanwhile
       // must not come back from here.
       written_inodes_.Forget(key);
@@ -185,7 +206,12 @@ Result<InodeRef> Namespace::WrittenOrRead(uint64_t fno) {
 Status Namespace::DeleteInode(uint64_t fno, std::optional<uint64_t> expected_version,
                               PendingCalls* replica_pending) {
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
-  inode_deletes_.fetch_add(1, std::memory_order_acq_rel);
+  {
+    std::lock_guard lock(recent_mu_);
+    InodeCallsUnderWay& calls = inode_calls_[fno];
+    ++calls.deletions;
+    if (calls.writes > 0) calls.deletion_met = true;
+  }
   Status deleted = cluster_->DeleteBothCopies(InodeOid(fno), expected_version, replica_pending);
   if (deleted.ok() && defer_directory_times_.load(std::memory_order_relaxed)) {
     MutexLock lock(&times_mu_);
@@ -195,6 +221,9 @@ Status Namespace::DeleteInode(uint64_t fno, std::optional<uint64_t> expected_ver
     std::lock_guard lock(recent_mu_);
     written_inodes_.Forget(std::to_string(fno));
     looked_up_inodes_.Forget(std::to_string(fno));
+    listed_inodes_.Forget(std::to_string(fno));
+    InodeCallsUnderWay& calls = inode_calls_[fno];
+    if (--calls.deletions == 0 && calls.writes == 0) inode_calls_.erase(fno);
   }
   inode_changes_.fetch_add(1, std::memory_order_acq_rel);
   return deleted;
@@ -237,8 +266,10 @@ Result<Namespace::Bucket> Namespace::ReadBucket(const Oid& oid) {
 Result<Namespace::Bucket> Namespace::BucketToChange(const Oid& oid, bool* recent) {
   {
     std::lock_guard lock(recent_mu_);
-    if (std::optional<Bucket> bucket =
-            recent_buckets_.Take(oid.ToString(), RecentReads<Bucket>::Clock::now())) {
+    const auto now = RecentReads<Bucket>::Clock::now();
+    std::optional<Bucket> bucket = recent_buckets_.Take(oid.ToString(), now);
+    if (!bucket) bucket = listed_buckets_.Take(oid.ToString(), now);
+    if (bucket) {
       *recent = true;
       return *bucket;
     }
@@ -252,6 +283,7 @@ Status Namespace::WriteBucket(const Oid& oid, const std::vector<DirEntry>& entri
   {
     std::lock_guard lock(recent_mu_);  // what a lookup read before this change is stale
     recent_buckets_.Forget(oid.ToString());
+    listed_buckets_.Forget(oid.ToString());
   }
   if (entries.empty()) {
     // The original's conditional delete is the commit point; the replica follows.
@@ -377,7 +409,10 @@ Result<InodeRef> Namespace::Lookup(uint64_t dir, std::string_view name, bool* na
 
 std::optional<InodeRef> Namespace::TakeLookedUpInode(uint64_t fno) {
   std::lock_guard lock(recent_mu_);
-  return looked_up_inodes_.Take(std::to_string(fno), RecentReads<InodeRef>::Clock::now());
+  const auto now = RecentReads<InodeRef>::Clock::now();
+  std::optional<InodeRef> inode = looked_up_inodes_.Take(std::to_string(fno), now);
+  if (!inode) inode = listed_inodes_.Take(std::to_string(fno), now);
+  return inode;
 }
 
 Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
@@ -386,9 +421,15 @@ Result<std::vector<DirEntry>> Namespace::ReadDir(uint64_t dir) {
   auto objects = cluster_->ListFileObjectsEitherCopy(fnso_, dir, ObjectType::kDirent);
   if (!objects.ok()) return objects.status();
   std::vector<DirEntry> entries;
+  const auto now = RecentReads<Bucket>::Clock::now();
   for (const auto& [meta, data] : *objects) {
     Result<std::vector<DirEntry>> bucket = DecodeDirentBucket(data);
     if (!bucket.ok()) return bucket.status();
+    if (!bucket->empty()) {
+      std::lock_guard lock(recent_mu_);
+      listed_buckets_.Put(DirentOid(dir, bucket->front().name).ToString(),
+                          Bucket{*bucket, meta.version()}, now);
+    }
     for (auto& e : *bucket) entries.push_back(std::move(e));
   }
   return entries;

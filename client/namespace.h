@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -378,7 +379,6 @@ class Namespace {
 
   ClusterClient* cluster_;
   std::atomic<uint64_t> inode_changes_{0};
-  std::atomic<uint64_t> inode_deletes_{0};  // DeleteInode calls begun (written_inodes_)
   const uint32_t fnso_;
   std::atomic<uint64_t> conflicts_{0};
   std::mutex fno_mu_;
@@ -396,10 +396,27 @@ class Namespace {
   RecentReads<Bucket> recent_buckets_;
   // INODEs this client wrote a moment ago (RecentlyWritten), by fno.
   RecentReads<InodeRef> written_inodes_;
+  // Writes and deletions of an INODE under way, by fno (while any is): a write that met a
+  // deletion of the same INODE is not kept in written_inodes_, which must never bring a deleted
+  // INODE back. (Deletions of other files, as `rm -rf` makes beside its directory's updates,
+  // leave it alone.)
+  struct InodeCallsUnderWay {
+    int writes = 0;
+    int deletions = 0;
+    bool deletion_met = false;  // a deletion ran beside one of the writes
+  };
+  std::map<uint64_t, InodeCallsUnderWay> inode_calls_;  // guarded by recent_mu_
   // INODEs lookups read a moment ago, by fno: an unlink or a rename of the name starts its
   // update of the INODE from there (TakeLookedUpInode), as changes of entries do from
   // recent_buckets_.
   RecentReads<InodeRef> looked_up_inodes_;
+  // The same from listings (ReadDir's buckets, GetInodes' INODEs, as readdirplus reads them),
+  // kept longer: `rm -rf` lists a directory whole, then removes its entries one by one, with no
+  // lookup in between (the kernel has the names from the listing). A listed bucket holds one
+  // name almost always, so it stays current until that name changes; a stale one only fails
+  // its conditional write, and the change reads afresh.
+  RecentReads<Bucket> listed_buckets_;
+  RecentReads<InodeRef> listed_inodes_;
   std::atomic<bool> defer_directory_times_{false};
   Mutex times_mu_;
   PendingTouches pending_times_ ORTHOFS_GUARDED_BY(times_mu_);

@@ -80,6 +80,7 @@ Result<std::vector<ReadManyItem>> ObjectReads::ServeReadMany(const MapView& view
         ServeRead(view, request.reads(static_cast<int>(i)), &item.head, &object, &item.bytes);
     item.owner = std::move(object);
     parts_.stats->Count(OsdStats::kRead, item.status);
+    ++parts_.stats->counters().batched_reads;
   }
   return items;
 }

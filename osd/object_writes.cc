@@ -266,6 +266,7 @@ void ObjectWrites::WriteTogether(const MapView& view, const std::vector<Received
   }
   for (size_t i = 0; i < n; ++i) {
     parts_.stats->Count(OsdStats::kWrite, outcomes[i]);
+    ++parts_.stats->counters().batched_writes;
     if (!outcomes[i].ok()) SetRefusal(outcomes[i], results[i]);
   }
 }

@@ -76,6 +76,8 @@ void OsdStats::Fill(wire::StatsResponse* response) const {
   counters["store_log_segments_collected"] = store->segments_collected();
   counters["bytes_out"] = counters_.bytes_out.load();
   counters["objects_listed"] = counters_.objects_listed.load();
+  counters["batched_reads"] = counters_.batched_reads.load();
+  counters["batched_writes"] = counters_.batched_writes.load();
   const ObjectCacheStats cache = sources_.cache->stats();
   counters["cache_hits"] = cache.hits;
   counters["cache_misses"] = cache.misses;

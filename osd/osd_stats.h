@@ -27,7 +27,11 @@ struct OsdCounters {
   std::atomic<uint64_t> bytes_in{0};
   std::atomic<uint64_t> bytes_out{0};
   std::atomic<uint64_t> objects_listed{0};  // List answers' objects: what listings cost
-  std::atomic<uint64_t> osd_bytes_in{0};    // prefetch traffic from other OSDs
+  // The reads of ReadMany calls and the writes of WriteMany calls, which read_calls and
+  // write_calls count too: those less these are the Read and Write calls themselves.
+  std::atomic<uint64_t> batched_reads{0};
+  std::atomic<uint64_t> batched_writes{0};
+  std::atomic<uint64_t> osd_bytes_in{0};  // prefetch traffic from other OSDs
   std::atomic<uint64_t> repair_records_written{0};
   // Changes of one copy alone refused because the other copy's OSD answers.
   std::atomic<uint64_t> changes_alone_refused{0};
