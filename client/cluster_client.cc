@@ -457,6 +457,54 @@ void ClusterClient::ReadManyAsync(const std::vector<Oid>& oids,
   }
 }
 
+std::vector<Result<wire::DeleteResponse>> ClusterClient::DeleteManyAndWait(
+    const std::vector<Oid>& copies, uint64_t version_floor) {
+  std::vector<std::optional<Result<wire::DeleteResponse>>> answers(copies.size());
+  std::latch answered(static_cast<std::ptrdiff_t>(copies.size()));
+  auto answer = [&answers, &answered](size_t i, Result<wire::DeleteResponse> r) {
+    answers[i].emplace(std::move(r));
+    answered.count_down();
+  };
+  auto request_for = [&](size_t i) {
+    return DeleteRequestFor(copies[i], std::nullopt, std::nullopt, false, version_floor, false);
+  };
+  auto alone = [&](size_t i) {
+    SendForCopyAsync<wire::DeleteRequest, wire::DeleteResponse>(
+        copies[i], std::make_shared<wire::DeleteRequest>(request_for(i)), &OsdClient::DeleteAsync,
+        [answer, i](Result<wire::DeleteResponse> r) { answer(i, std::move(r)); });
+  };
+  const MapState* s = state();
+  std::map<uint32_t, std::vector<size_t>> by_osd;
+  for (size_t i = 0; i < copies.size(); ++i) by_osd[s->placement.OsdFor(copies[i])].push_back(i);
+  for (const auto& [osd_id, indexes] : by_osd) {
+    OsdClient* osd = s->Osd(osd_id);
+    for (size_t begin = 0; begin < indexes.size(); begin += kMaxDeleteManyDeletes) {
+      const size_t end = std::min(indexes.size(), begin + size_t{kMaxDeleteManyDeletes});
+      if (end - begin == 1 || !osd->MayCall(OsdClient::BatchedCall::kDeleteMany)) {
+        for (size_t k = begin; k < end; ++k) alone(indexes[k]);
+        continue;
+      }
+      auto request = std::make_shared<wire::DeleteManyRequest>();
+      std::vector<size_t> group(indexes.begin() + begin, indexes.begin() + end);
+      for (size_t i : group) *request->add_deletes() = request_for(i);
+      osd->DeleteManyAsync(std::move(request),
+                           [osd, group, answer, alone](Result<wire::DeleteManyResponse> r) {
+                             HandOutResults(
+                                 *osd, OsdClient::BatchedCall::kDeleteMany, r, group.size(),
+                                 [&](size_t k, Result<wire::DeleteResponse> deleted) {
+                                   answer(group[k], std::move(deleted));
+                                 },
+                                 [&](size_t k) { alone(group[k]); });
+                           });
+    }
+  }
+  answered.wait();
+  std::vector<Result<wire::DeleteResponse>> results;
+  results.reserve(copies.size());
+  for (auto& a : answers) results.push_back(std::move(*a));
+  return results;
+}
+
 void ClusterClient::WriteAsync(const Oid& oid, std::string_view data, const ObjectWrite& how,
                                std::function<void(Status)> done) {
   SendForCopyAsync<wire::WriteRequest, wire::WriteResponse>(

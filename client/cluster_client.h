@@ -292,6 +292,18 @@ class ClusterClient {
   // data objects: each delete is two round trips, and one after the other they left the
   // machine idle). Every object is tried; the first failure in `originals` order is returned.
   Status DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight = 8);
+  // DeleteBothCopies of many data objects, unconditionally and batched (the files `rm -rf`
+  // freed): their originals first, a DeleteMany call per OSD, then the replicas of those
+  // deleted, the same way. An object with a copy's OSD believed down, or whose batched delete
+  // failed, is deleted alone by DeleteBothCopies (repair records, retries). One status per
+  // object, in the order of `originals`.
+  std::vector<Status> DeleteDataObjects(const std::vector<Oid>& originals);
+  // Deletes of the copies `copies` (no expected version, `version_floor`): a DeleteMany call
+  // per OSD of the current map (kMaxDeleteManyDeletes each), a lone delete as a plain Delete; a
+  // delete refused for a stale epoch, or by an OSD from before DeleteMany, goes again alone.
+  // Waits; the answers in the order of `copies`.
+  std::vector<Result<wire::DeleteResponse>> DeleteManyAndWait(const std::vector<Oid>& copies,
+                                                              uint64_t version_floor);
   // Every object of one file with one copy flag and type, in offset order, with its data
   // unless with_data is false (then from the records' summaries: no object bytes are read,
   // and a damaged copy is listed like an intact one). limit > 0 stops after that many.

@@ -7,7 +7,8 @@
 
 namespace orthofs {
 
-DeferredReleases::DeferredReleases(size_t max_queued, int workers) : max_queued_(max_queued) {
+DeferredReleases::DeferredReleases(ReleaseMany release, size_t max_queued, int workers)
+    : max_queued_(max_queued), release_(std::move(release)) {
   for (int i = 0; i < workers; ++i) {
     try {
       workers_.emplace_back([this] { Work(); });
@@ -27,7 +28,7 @@ DeferredReleases::~DeferredReleases() {
   for (std::thread& worker : workers_) worker.join();
 }
 
-bool DeferredReleases::Add(uint64_t fno, Release release) {
+bool DeferredReleases::Add(const Unlinked& unlinked) {
   {
     MutexLock lock(&mu_);
     // Without a worker (none could start), every release is the caller's.
@@ -35,7 +36,7 @@ bool DeferredReleases::Add(uint64_t fno, Release release) {
       ++refused_;
       return false;
     }
-    queue_.emplace_back(fno, std::move(release));
+    queue_.emplace_back(unlinked, Clock::now());
     ++added_;
   }
   work_ready_.notify_one();
@@ -45,7 +46,10 @@ bool DeferredReleases::Add(uint64_t fno, Release release) {
 void DeferredReleases::Drain() {
   MutexLock lock(&mu_);
   const uint64_t target = added_;
+  ++draining_;
+  work_ready_.notify_all();
   while (finished_ < target) work_done_.wait(mu_);
+  --draining_;
 }
 
 DeferredReleases::Counts DeferredReleases::counts() const {
@@ -65,20 +69,31 @@ void DeferredReleases::Work() {
       work_ready_.wait(mu_);
       continue;
     }
-    auto [fno, release] = std::move(queue_.front());
-    queue_.pop_front();
-    ++running_;
+    const Clock::time_point due = queue_.front().second + kBatchWait;
+    if (queue_.size() < kMaxBatch && draining_ == 0 && !stopping_ && Clock::now() < due) {
+      work_ready_.wait_until(mu_, due);  // more may come to go along
+      continue;
+    }
+    std::vector<Unlinked> batch;
+    while (!queue_.empty() && batch.size() < kMaxBatch) {
+      batch.push_back(queue_.front().first);
+      queue_.pop_front();
+    }
+    running_ += batch.size();
     mu_.unlock();
-    const Status released = release();
-    release = nullptr;  // what it holds goes outside the lock
-    if (!released.ok()) {
+    const std::vector<Status> released = release_(batch);
+    uint64_t failed = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Status st = i < released.size() ? released[i] : Status::Internal("no answer");
+      if (st.ok()) continue;
       // The INODE or objects stay, unreachable: fsck collects them as orphans.
-      spdlog::warn("freeing unlinked file {}: {}", fno, released.ToString());
+      spdlog::warn("freeing unlinked file {}: {}", batch[i].fno, st.ToString());
+      ++failed;
     }
     mu_.lock();
-    --running_;
-    ++finished_;
-    if (!released.ok()) ++failed_;
+    running_ -= batch.size();
+    finished_ += batch.size();
+    failed_ += failed;
     work_done_.notify_all();
   }
 }

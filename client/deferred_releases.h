@@ -14,6 +14,7 @@
 // Thread-safe. The destructor runs every queued release before it returns.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/namespace.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
 
@@ -30,22 +32,29 @@ namespace orthofs {
 
 class DeferredReleases {
  public:
-  // Frees what remains of one file (Namespace::ReleaseUnlinked, say).
-  using Release = std::function<Status()>;
+  // Frees what remains of some files together (Namespace::ReleaseUnlinkedMany): one status
+  // per file, in order.
+  using ReleaseMany = std::function<std::vector<Status>(const std::vector<Unlinked>&)>;
   // Enough for a few seconds of unlinks; each waiting one costs a few bytes.
   static constexpr size_t kMaxQueued = 4096;
   // Each release is a few round trips in a row: two keep the OSDs busy without taking the
   // CPU that the unlinks themselves need on a small client.
   static constexpr int kWorkers = 2;
+  // A worker takes what waits, up to this many files, in one go: the data objects of 128
+  // small files are a DeleteMany call or two per OSD instead of two calls each.
+  static constexpr size_t kMaxBatch = 128;
+  // ... once the oldest has waited this long (or kMaxBatch wait, or a Drain asks): `rm -rf`
+  // frees a file every millisecond or two, so a batch gathers tens of files.
+  static constexpr std::chrono::milliseconds kBatchWait{50};
 
-  explicit DeferredReleases(size_t max_queued = kMaxQueued, int workers = kWorkers);
+  explicit DeferredReleases(ReleaseMany release, size_t max_queued = kMaxQueued,
+                            int workers = kWorkers);
   DeferredReleases(const DeferredReleases&) = delete;
   DeferredReleases& operator=(const DeferredReleases&) = delete;
   ~DeferredReleases();
 
-  // Queues the release of file `fno`; false when `max_queued` are waiting (the caller releases
-  // it).
-  bool Add(uint64_t fno, Release release);
+  // Queues the release of a file; false when `max_queued` are waiting (the caller releases it).
+  bool Add(const Unlinked& unlinked);
   // Waits until every release added before the call has run.
   void Drain();
 
@@ -64,7 +73,10 @@ class DeferredReleases {
   mutable Mutex mu_;
   std::condition_variable_any work_ready_;
   std::condition_variable_any work_done_;
-  std::deque<std::pair<uint64_t, Release>> queue_ ORTHOFS_GUARDED_BY(mu_);
+  const ReleaseMany release_;
+  using Clock = std::chrono::steady_clock;
+  std::deque<std::pair<Unlinked, Clock::time_point>> queue_ ORTHOFS_GUARDED_BY(mu_);
+  int draining_ ORTHOFS_GUARDED_BY(mu_) = 0;  // Drains waiting: no batch waits for more
   size_t running_ ORTHOFS_GUARDED_BY(mu_) = 0;
   // Releases finished since the start: Drain waits until it passes the count added before it.
   uint64_t added_ ORTHOFS_GUARDED_BY(mu_) = 0;

@@ -159,6 +159,9 @@ class Namespace {
   // ...and the data objects or link target deleted, which nothing reaches any more. With
   // `inode_deleted_at_size` unset, the whole ReleaseInode.
   Status ReleaseUnlinked(const Unlinked& unlinked);
+  // ReleaseUnlinked of each, the data objects of small files all together
+  // (ClusterClient::DeleteDataObjects: a call per OSD, not two per object). One status each.
+  std::vector<Status> ReleaseUnlinkedMany(const std::vector<Unlinked>& unlinked);
   // True only when both copies of the file's INODE answer that it is absent (a read of either
   // copy answers NotFound also when the other copy's OSD is merely unreachable).
   Result<bool> InodeGoneFromBothCopies(uint64_t fno);

@@ -218,4 +218,31 @@ Status Namespace::ReleaseUnlinked(const Unlinked& unlinked) {
   return DeleteObjectsOfFreed(unlinked.fno, *unlinked.inode_deleted_at_size);
 }
 
+std::vector<Status> Namespace::ReleaseUnlinkedMany(const std::vector<Unlinked>& unlinked) {
+  std::vector<Status> results(unlinked.size());
+  const uint64_t object_size = cluster_->map().object_size;
+  // The data objects of small files whose INODE is gone, by index, of all files together.
+  std::vector<Oid> doomed;
+  std::vector<size_t> owner;  // doomed[j] is of unlinked[owner[j]]
+  for (size_t i = 0; i < unlinked.size(); ++i) {
+    const Unlinked& u = unlinked[i];
+    const uint64_t size = u.inode_deleted_at_size.value_or(0);
+    const uint64_t objects = size / object_size + (size % object_size != 0 ? 1 : 0);
+    if (!u.inode_deleted_at_size || u.symlink || size == std::numeric_limits<uint64_t>::max() ||
+        objects > kDeleteUnlistedUpTo) {
+      results[i] = ReleaseUnlinked(u);
+      continue;
+    }
+    for (uint64_t index = 0; index < objects; ++index) {
+      doomed.push_back(DataOid(u.fno, index));
+      owner.push_back(i);
+    }
+  }
+  const std::vector<Status> deleted = cluster_->DeleteDataObjects(doomed);
+  for (size_t j = 0; j < doomed.size(); ++j) {
+    if (!deleted[j].ok() && results[owner[j]].ok()) results[owner[j]] = deleted[j];
+  }
+  return results;
+}
+
 }  // namespace orthofs

@@ -467,7 +467,7 @@ Status OpenFiles::ReleaseSoon(Unlinked unlinked) {
     if (!deleted.ok()) return deleted.status();
     unlinked = *deleted;
   }
-  if (releases_.Add(unlinked.fno, [this, unlinked] { return ns_->ReleaseUnlinked(unlinked); })) {
+  if (releases_.Add(unlinked)) {
     return Status::Ok();
   }
   return ns_->ReleaseUnlinked(unlinked);

@@ -262,7 +262,8 @@ class OpenFiles {
   std::condition_variable_any retry_wakeup_;  // RetryUnpublished's timer
   // Deletes unlinked files' data objects after their unlink or last close answered; drained
   // before the rest goes (it calls ns_ only).
-  DeferredReleases releases_;
+  DeferredReleases releases_{
+      [this](const std::vector<Unlinked>& unlinked) { return ns_->ReleaseUnlinkedMany(unlinked); }};
   // Last member: stopped (and joined) before the rest goes.
   std::jthread unpublished_retrier_{[this](std::stop_token stop) { RetryUnpublished(stop); }};
 };

@@ -637,6 +637,47 @@ Status ClusterClient::MatchDataTombstones(const Oid& one, const wire::DeleteResp
   return DeleteCopy(ahead, std::nullopt, version, true).status();
 }
 
+std::vector<Status> ClusterClient::DeleteDataObjects(const std::vector<Oid>& originals) {
+  std::vector<Status> results(originals.size());
+  std::vector<size_t> alone;    // by DeleteBothCopies
+  std::vector<size_t> batched;  // both copies' OSDs believed up
+  const bool hooked = test_hooks_.before_deleting_both_copies || test_hooks_.instead_of_committing;
+  for (size_t i = 0; i < originals.size(); ++i) {
+    const Oid& o = originals[i];
+    const bool irregular = hooked || o.type != ObjectType::kData ||
+                           CopyIsDown(o.WithFlag(CopyFlag::kOriginal)) ||
+                           CopyIsDown(o.WithFlag(CopyFlag::kReplica));
+    (irregular ? alone : batched).push_back(i);
+  }
+  // As in DeleteBothCopies: the originals first, one floor for both copies of each.
+  const uint64_t floor = VersionFloorAt(std::chrono::system_clock::now());
+  std::vector<Oid> first_copies;
+  for (size_t i : batched) first_copies.push_back(originals[i].WithFlag(CopyFlag::kOriginal));
+  std::vector<Result<wire::DeleteResponse>> first = DeleteManyAndWait(first_copies, floor);
+  std::vector<size_t> followed;  // into `batched`: originals deleted, replicas next
+  std::vector<Oid> replicas;
+  for (size_t k = 0; k < batched.size(); ++k) {
+    if (!first[k].ok()) {
+      alone.push_back(batched[k]);
+      continue;
+    }
+    followed.push_back(k);
+    replicas.push_back(originals[batched[k]].WithFlag(CopyFlag::kReplica));
+  }
+  std::vector<Result<wire::DeleteResponse>> second = DeleteManyAndWait(replicas, floor);
+  for (size_t j = 0; j < followed.size(); ++j) {
+    const size_t k = followed[j];
+    const size_t i = batched[k];
+    if (!second[j].ok()) {
+      alone.push_back(i);  // deleting the original again finds it gone; the replica goes there
+      continue;
+    }
+    results[i] = MatchDataTombstones(first_copies[k], *first[k], replicas[j], *second[j]);
+  }
+  for (size_t i : alone) results[i] = DeleteBothCopies(originals[i]);
+  return results;
+}
+
 Status ClusterClient::DeleteBothCopiesOfEach(const std::vector<Oid>& originals, size_t in_flight) {
   std::vector<Status> results(originals.size());
   std::atomic<size_t> next{0};

@@ -18,5 +18,7 @@ inline constexpr uint64_t kMaxListPageBytes = 4 << 20;
 // stays well inside the message limits of both sides.
 inline constexpr int kMaxReadManyReads = 64;
 inline constexpr uint64_t kMaxReadManyBytes = 4 << 20;
+// Deletes in one DeleteMany call: a reply of a few kilobytes.
+inline constexpr int kMaxDeleteManyDeletes = 256;
 
 }  // namespace orthofs

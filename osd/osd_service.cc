@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "common/limits.h"
 #include "osd/read_reply.h"
 #include "osd/write_many_request.h"
 #include "rpc/tls.h"
@@ -244,6 +245,27 @@ grpc::Status OsdService::Delete(grpc::ServerContext*, const wire::DeleteRequest*
                                 wire::DeleteResponse* response) {
   ORTHOFS_ADMIT_REQUEST();
   return Finish(kDelete, writes_.Delete(view, *request, response));
+}
+
+grpc::Status OsdService::DeleteMany(grpc::ServerContext*, const wire::DeleteManyRequest* request,
+                                    wire::DeleteManyResponse* response) {
+  ORTHOFS_ADMIT_REQUEST();
+  if (request->deletes_size() > kMaxDeleteManyDeletes) {
+    return Finish(kDeleteMany, Status::InvalidArgument(
+                                   "DeleteMany of " + std::to_string(request->deletes_size()) +
+                                   " deletes: at most " + std::to_string(kMaxDeleteManyDeletes)));
+  }
+  for (const wire::DeleteRequest& one : request->deletes()) {
+    wire::DeleteManyResult* result = response->add_results();
+    const Status deleted = writes_.Delete(view, one, result->mutable_response());
+    stats_.Count(kDelete, deleted);
+    ++stats_.counters().batched_deletes;
+    if (!deleted.ok()) {
+      result->clear_response();
+      SetRefusal(deleted, result);
+    }
+  }
+  return Finish(kDeleteMany, Status::Ok());
 }
 
 grpc::Status OsdService::Stat(grpc::ServerContext*, const wire::StatRequest* request,

@@ -106,6 +106,8 @@ class OsdService final : public wire::Osd::Service {
                      wire::WriteResponse*) override;
   grpc::Status Delete(grpc::ServerContext*, const wire::DeleteRequest*,
                       wire::DeleteResponse*) override;
+  grpc::Status DeleteMany(grpc::ServerContext*, const wire::DeleteManyRequest*,
+                          wire::DeleteManyResponse*) override;
   grpc::Status Stat(grpc::ServerContext*, const wire::StatRequest*, wire::StatResponse*) override;
   grpc::Status Transact(grpc::ServerContext*, const wire::TransactRequest*,
                         wire::TransactResponse*) override;

@@ -78,6 +78,7 @@ void OsdStats::Fill(wire::StatsResponse* response) const {
   counters["objects_listed"] = counters_.objects_listed.load();
   counters["batched_reads"] = counters_.batched_reads.load();
   counters["batched_writes"] = counters_.batched_writes.load();
+  counters["batched_deletes"] = counters_.batched_deletes.load();
   const ObjectCacheStats cache = sources_.cache->stats();
   counters["cache_hits"] = cache.hits;
   counters["cache_misses"] = cache.misses;

@@ -31,7 +31,8 @@ struct OsdCounters {
   // write_calls count too: those less these are the Read and Write calls themselves.
   std::atomic<uint64_t> batched_reads{0};
   std::atomic<uint64_t> batched_writes{0};
-  std::atomic<uint64_t> osd_bytes_in{0};  // prefetch traffic from other OSDs
+  std::atomic<uint64_t> batched_deletes{0};  // of DeleteMany calls, in delete_calls too
+  std::atomic<uint64_t> osd_bytes_in{0};     // prefetch traffic from other OSDs
   std::atomic<uint64_t> repair_records_written{0};
   // Changes of one copy alone refused because the other copy's OSD answers.
   std::atomic<uint64_t> changes_alone_refused{0};
@@ -80,13 +81,14 @@ class OsdStats {
     kWriteMany,  // calls; each of their writes counts as a write too
     kReadMany,   // calls; each of their reads counts as a read too
     kDropCaches,
+    kDeleteMany,  // calls; each of their deletes counts as a delete too
     kMethodCount
   };
   static constexpr std::array<const char*, kMethodCount> kMethodNames = {
-      "read",    "write",         "delete",          "stat",      "transact",
-      "list",    "sync",          "prefetch_notify", "prefetch",  "subscribe",
-      "repair",  "set_log_level", "get_map",         "set_map",   "fetch",
-      "discard", "migrate",       "write_many",      "read_many", "drop_caches"};
+      "read",      "write",           "delete",     "stat",      "transact", "list",
+      "sync",      "prefetch_notify", "prefetch",   "subscribe", "repair",   "set_log_level",
+      "get_map",   "set_map",         "fetch",      "discard",   "migrate",  "write_many",
+      "read_many", "drop_caches",     "delete_many"};
 
   explicit OsdStats(OsdStatsSources sources) : sources_(std::move(sources)) {}
 

@@ -358,7 +358,15 @@ void OsdClient::ObserveFailure(const std::string& why, OsdHealth::Cause cause) {
 }
 
 const char* OsdClient::BatchedCallName(BatchedCall call) {
-  return call == BatchedCall::kReadMany ? "ReadMany" : "WriteMany";
+  switch (call) {
+    case BatchedCall::kReadMany:
+      return "ReadMany";
+    case BatchedCall::kWriteMany:
+      return "WriteMany";
+    case BatchedCall::kDeleteMany:
+      return "DeleteMany";
+  }
+  return "?";
 }
 
 bool OsdClient::MayCall(BatchedCall call) const {
@@ -504,6 +512,15 @@ void OsdClient::ReadManyAsync(std::shared_ptr<const wire::ReadManyRequest> reque
   CallAsync<wire::ReadManyRequest, wire::ReadManyResponse>(
       [this](auto* context, auto* req, auto* resp, auto on_done) {
         stub_->async()->ReadMany(context, req, resp, std::move(on_done));
+      },
+      std::move(request), std::move(done), /*batched=*/true);
+}
+
+void OsdClient::DeleteManyAsync(std::shared_ptr<const wire::DeleteManyRequest> request,
+                                std::function<void(Result<wire::DeleteManyResponse>)> done) {
+  CallAsync<wire::DeleteManyRequest, wire::DeleteManyResponse>(
+      [this](auto* context, auto* req, auto* resp, auto on_done) {
+        stub_->async()->DeleteMany(context, req, resp, std::move(on_done));
       },
       std::move(request), std::move(done), /*batched=*/true);
 }

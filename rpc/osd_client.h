@@ -107,6 +107,8 @@ class OsdClient {
                      std::function<void(Result<wire::ReadManyResponse>)> done);
   void DeleteAsync(std::shared_ptr<const wire::DeleteRequest> request,
                    std::function<void(Result<wire::DeleteResponse>)> done);
+  void DeleteManyAsync(std::shared_ptr<const wire::DeleteManyRequest> request,
+                       std::function<void(Result<wire::DeleteManyResponse>)> done);
   void ListAsync(std::shared_ptr<const wire::ListRequest> request,
                  std::function<void(Result<wire::ListResponse>)> done);
   void StatsAsync(std::shared_ptr<const wire::StatsRequest> request,
@@ -153,7 +155,7 @@ class OsdClient {
   // that is remembered for RpcOptions::old_osd_recheck, so that batches meanwhile go out as
   // single calls at once instead of each paying a refused call first. Asked again after that:
   // the OSD may have been upgraded since.
-  enum class BatchedCall { kReadMany, kWriteMany };
+  enum class BatchedCall { kReadMany, kWriteMany, kDeleteMany };
   static const char* BatchedCallName(BatchedCall call);
   bool MayCall(BatchedCall call) const;
   void NoteUnknown(BatchedCall call);
@@ -227,7 +229,7 @@ class OsdClient {
   bool probing_ = false;                       // guarded by probe_mu_
   grpc::ClientContext* probe_call_ = nullptr;  // guarded by probe_mu_: cancellable while set
   // Per BatchedCall: when the OSD last refused it as unknown (steady clock ticks; 0: never).
-  std::atomic<int64_t> unknown_since_[2] = {0, 0};
+  std::atomic<int64_t> unknown_since_[3] = {0, 0, 0};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<wire::Osd::Stub> stub_;
   // Calls whose request is sent as encoded (WriteManyEncodedAsync).

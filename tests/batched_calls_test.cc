@@ -1,7 +1,7 @@
-// The client's batched calls (ReadMany, WriteMany) against an OSD that answers them badly or
-// not at all: a proxy stands in front of one real OSD, forwards every call to it, and either
-// plays an OSD from before the batched calls (UNIMPLEMENTED) or changes one item of a ReadMany
-// or WriteMany answer (left out, refused for a stale epoch; a read corrupted or refused while
+// The client's batched calls (ReadMany, WriteMany, DeleteMany) against an OSD that answers them
+// badly or not at all: a proxy stands in front of one real OSD, forwards every call to it, and
+// either plays an OSD from before the batched calls (UNIMPLEMENTED) or changes one item of a
+// batched answer (left out, refused for a stale epoch; a read corrupted or refused while
 // recovering). Each result must still reach its caller, right or with the right error.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -53,6 +53,7 @@ class OsdProxy final : public wire::Osd::Service {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
 
   std::atomic<int> reads{0}, read_many_calls{0}, writes{0}, write_many_calls{0};
+  std::atomic<int> deletes{0}, delete_many_calls{0};
 
   grpc::Status Read(grpc::ServerContext*, const wire::ReadRequest* request,
                     wire::ReadResponse* response) override {
@@ -63,6 +64,20 @@ class OsdProxy final : public wire::Osd::Service {
                      wire::WriteResponse* response) override {
     ++writes;
     return Forward(real_.Write(*request), response);
+  }
+  grpc::Status Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
+                      wire::DeleteResponse* response) override {
+    ++deletes;
+    return Forward(real_.Delete(*request), response);
+  }
+  grpc::Status DeleteMany(grpc::ServerContext*, const wire::DeleteManyRequest* request,
+                          wire::DeleteManyResponse* response) override {
+    ++delete_many_calls;
+    if (fault_ == Fault::kOldOsd) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "");
+    grpc::Status status =
+        Forward(Await<wire::DeleteManyResponse>(&OsdClient::DeleteManyAsync, *request), response);
+    if (status.ok()) ChangeAnswer(response);
+    return status;
   }
   grpc::Status WriteMany(grpc::ServerContext*, const wire::WriteManyRequest* request,
                          wire::WriteManyResponse* response) override {
@@ -231,6 +246,20 @@ class BatchedCallsTest : public ::testing::Test {
     }
   }
 
+  // Neither copy of any of the objects is stored (read directly from the OSDs).
+  static void ExpectGone(const std::vector<Oid>& oids) {
+    for (const Oid& oid : oids) {
+      for (CopyFlag copy : {CopyFlag::kOriginal, CopyFlag::kReplica}) {
+        Result<wire::ReadResponse> read = cluster_->client().Read(oid.WithFlag(copy));
+        EXPECT_TRUE(read.status().Is(StatusCode::kNotFound))
+            << oid.WithFlag(copy).ToString() << ": " << read.status().ToString();
+      }
+    }
+  }
+  static void ExpectAllOk(const std::vector<Status>& results) {
+    for (const Status& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+
   static TestCluster* cluster_;
   static uint64_t next_fno_;
   uint32_t proxied_ = 0;
@@ -385,6 +414,43 @@ TEST_F(BatchedCallsTest, ARefusalBecauseAnotherOsdRecoversLeavesThisOneUp) {
   EXPECT_EQ(client_->Osd(proxied_)->marked_down(), 0u);
   EXPECT_EQ(client_->Osd(proxied_)->transport_failures(), 0u);
   EXPECT_TRUE(client_->DownOsds().empty());
+}
+
+// The data objects of freed files: their originals on the proxied OSD go in one DeleteMany,
+// then their replicas (on the other OSDs) the same way; no single Delete reaches that OSD.
+TEST_F(BatchedCallsTest, DataObjectsAreDeletedInOneCallPerOsd) {
+  StartProxy(OsdProxy::Fault::kNone);
+  std::vector<std::string> bytes;
+  const std::vector<Oid> oids = ObjectsOnProxiedOsd(12, &bytes);
+  ExpectAllOk(client_->DeleteDataObjects(oids));
+  EXPECT_EQ(proxy_->delete_many_calls.load(), 1);
+  EXPECT_EQ(proxy_->deletes.load(), 0);
+  ExpectGone(oids);
+}
+
+TEST_F(BatchedCallsTest, AnOldOsdGetsSingleDeletes) {
+  StartProxy(OsdProxy::Fault::kOldOsd);
+  std::vector<std::string> bytes;
+  const std::vector<Oid> oids = ObjectsOnProxiedOsd(4, &bytes);
+  ExpectAllOk(client_->DeleteDataObjects(oids));
+  EXPECT_EQ(proxy_->delete_many_calls.load(), 1);
+  EXPECT_EQ(proxy_->deletes.load(), 4);
+  ExpectGone(oids);
+}
+
+// A delete left out of the answer, or refused for a stale epoch: that object alone goes the
+// careful way (DeleteBothCopies), and every object ends up deleted.
+TEST_F(BatchedCallsTest, ADeleteLeftOutOrRefusedGoesAgainAlone) {
+  for (OsdProxy::Fault fault : {OsdProxy::Fault::kShortAnswer, OsdProxy::Fault::kStaleEpoch}) {
+    SCOPED_TRACE(fault == OsdProxy::Fault::kShortAnswer ? "short answer" : "stale epoch");
+    StartProxy(fault);
+    std::vector<std::string> bytes;
+    const std::vector<Oid> oids = ObjectsOnProxiedOsd(4, &bytes);
+    ExpectAllOk(client_->DeleteDataObjects(oids));
+    EXPECT_EQ(proxy_->delete_many_calls.load(), 1);
+    EXPECT_EQ(proxy_->deletes.load(), 1) << "the one left out or refused, alone";
+    ExpectGone(oids);
+  }
 }
 
 }  // namespace

@@ -570,16 +570,6 @@ TEST_F(FusePosixTest, FileLargerThanFourGiB) {
   EXPECT_FALSE(AnyCopyExists(DataOid(st.st_ino, (at - 4 * kGiB) / kObjectSize)));
 }
 
-// A counter ("delete_calls", "objects_listed") summed over the whole cluster so far.
-uint64_t ClusterCounter(ClusterClient& client, const std::string& counter) {
-  uint64_t total = 0;
-  for (const auto& osd : client.osds()) {
-    Result<wire::StatsResponse> stats = osd->Stats({});
-    if (stats.ok()) total += stats->counters().at(counter);
-  }
-  return total;
-}
-
 TEST_F(FusePosixTest, RemovingAHugeSparseFileDeletesOnlyStoredObjects) {
   // One stored object in a 5 GiB file: freeing it must cost about one object, not the
   // 40961 objects the size spans (holes are not stored, so there is nothing else to delete).

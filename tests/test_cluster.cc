@@ -465,6 +465,17 @@ void SuiteCluster::Stop() {
   cluster_.reset();
 }
 
+uint64_t ClusterCounter(ClusterClient& client, const std::string& counter) {
+  uint64_t total = 0;
+  for (const auto& osd : client.osds()) {
+    Result<wire::StatsResponse> stats = osd->Stats({});
+    if (!stats.ok()) continue;
+    auto it = stats->counters().find(counter);
+    if (it != stats->counters().end()) total += it->second;
+  }
+  return total;
+}
+
 void ExpectTwoEqualCopies(TestCluster& cluster, uint32_t fnso, uint64_t fno, uint64_t objects) {
   for (uint64_t i = 0; i < objects; ++i) {
     const Oid original{fnso, fno, i, ObjectType::kData, CopyFlag::kOriginal};

@@ -125,6 +125,9 @@ class TestCluster {
 // and checksum (gtest expectations).
 void ExpectTwoEqualCopies(TestCluster& cluster, uint32_t fnso, uint64_t fno, uint64_t objects);
 
+// An OSD stats counter ("delete_calls", "objects_listed") summed over the OSDs that answer.
+uint64_t ClusterCounter(ClusterClient& client, const std::string& counter);
+
 // A namespace of a TestCluster mounted through orthofs-mount; unmounted by the destructor
 // (lazily, if a test left something busy).
 class TestMount {
