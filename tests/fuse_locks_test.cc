@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -321,6 +322,10 @@ TEST_F(FuseLocksTest, FsckCollectsTheLocksOfARemovedFileAndKeepsLiveSessions) {
   close(fd_b_);
   fd_b_ = -1;
   ASSERT_EQ(unlink((*b_ / name_).c_str()), 0);
+  // B frees the file's data objects after the unlink answered; statfs waits for that (`df`
+  // right after `rm` counts the space), so fsck finds only the lock object left over.
+  struct statvfs sv {};
+  ASSERT_EQ(statvfs(b_->path().c_str(), &sv), 0) << std::strerror(errno);
   auto fsck = [&] {
     CommandResult run =
         cluster_->Orthofs("fsck", {"--fnso", std::to_string(kFnso), "--json", "--grace", "0"});
