@@ -363,6 +363,13 @@ class ClusterClient {
   // gives both one version. The copy behind being down, the one ahead records a repair for it.
   Status MatchDataTombstones(const Oid& one, const wire::DeleteResponse& one_deleted,
                              const Oid& other, const wire::DeleteResponse& other_deleted);
+  // The version a deletion answered, to carry to the other copy (none when it was 0).
+  static std::optional<uint64_t> DeletedAt(const wire::DeleteResponse& gone);
+  // After the original was deleted (`gone`, its answer) and the replica's delete answered
+  // `replica`: data tombstones matched, or a repair record on the original at the deletion's
+  // version when the replica's OSD failed (DeleteBothCopies, DeleteDataObjects).
+  Status FinishDeletion(const Oid& original_copy, const wire::DeleteResponse& gone,
+                        const Result<wire::DeleteResponse>& replica);
   // A write of `data` (also its checksum, when it replaces the object); without the bytes
   // themselves when !with_data (they travel apart, SharedWrite).
   wire::WriteRequest MakeWrite(const Oid& oid, std::string_view data, const ObjectWrite& how,

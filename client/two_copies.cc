@@ -555,28 +555,19 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
       // another client (older by version) cannot bring the deleted object back. A data replica
       // is simply removed (no tombstone for every object ever deleted), unless one copy kept a
       // tombstone anyway (MatchDataTombstones).
-      std::optional<uint64_t> deleted_at;
-      if (gone->version() > 0) deleted_at = gone->version();
+      const std::optional<uint64_t> deleted_at = DeletedAt(*gone);
       const bool data = original.type == ObjectType::kData;
       if (!data && replica_pending != nullptr) {
         MakeReplicaDeleteFollow(original_copy, deleted_at, floor, replica_pending);
         return Status::Ok();
       }
       // A replica believed down is not waited for (one that hangs would hold every delete of
-      // a file's data, whose replicas all sit on it): the record below stands in.
-      Result<wire::DeleteResponse> replica =
-          CopyIsDown(replica_copy) ? Result<wire::DeleteResponse>(BelievedDown(replica_copy))
-                                   : DeleteCopy(replica_copy, std::nullopt,
-                                                data ? std::nullopt : deleted_at, false, floor);
-      if (replica.ok()) {
-        return data ? MatchDataTombstones(original_copy, *gone, replica_copy, *replica)
-                    : Status::Ok();
-      }
-      if (!IsOsdFailure(replica.status())) return replica.status();
-      // The replica's OSD is down: the original (deleted already) records the repair and keeps
-      // a tombstone at the deletion's version, so that a rewrite there goes on above the
-      // replica's version and its replay is not a no-op.
-      return DeleteCopy(original_copy, std::nullopt, deleted_at, true).status();
+      // a file's data, whose replicas all sit on it): the record FinishDeletion leaves stands in.
+      return FinishDeletion(original_copy, *gone,
+                            CopyIsDown(replica_copy)
+                                ? Result<wire::DeleteResponse>(BelievedDown(replica_copy))
+                                : DeleteCopy(replica_copy, std::nullopt,
+                                             data ? std::nullopt : deleted_at, false, floor));
     }
     if (!IsOsdFailure(gone.status())) return gone.status();
     if (WaitedForUnsentCall(gone.status(), attempt)) continue;
@@ -587,6 +578,25 @@ Status ClusterClient::DeleteBothCopies(const Oid& original,
     if (WaitedForOriginalToAnswer(original_copy, alone, attempt)) continue;
     if (!BothRefusedAsRecovering(gone.status(), alone, attempt)) return alone;
   }
+}
+
+std::optional<uint64_t> ClusterClient::DeletedAt(const wire::DeleteResponse& gone) {
+  if (gone.version() == 0) return std::nullopt;
+  return gone.version();
+}
+
+Status ClusterClient::FinishDeletion(const Oid& original_copy, const wire::DeleteResponse& gone,
+                                     const Result<wire::DeleteResponse>& replica) {
+  if (replica.ok()) {
+    if (original_copy.type != ObjectType::kData) return Status::Ok();
+    return MatchDataTombstones(original_copy, gone, original_copy.OtherCopy(), *replica);
+  }
+  if (!IsOsdFailure(replica.status())) return replica.status();
+  // The replica's OSD is down: the original (deleted already) records the repair and
+  // keeps a tombstone at the deletion's version, so that a rewrite there goes on above the
+  // replica's version and the replay deletes the replica rather than find it newer. Only the
+  // original's own answer carries that version: deleting it again would find nothing and answer 0.
+  return DeleteCopy(original_copy, std::nullopt, DeletedAt(gone), true).status();
 }
 
 void ClusterClient::MakeReplicaDeleteFollow(const Oid& original_copy,
@@ -610,7 +620,9 @@ void ClusterClient::MakeReplicaDeleteFollow(const Oid& original_copy,
       std::make_shared<wire::DeleteRequest>(
           DeleteRequestFor(replica_copy, std::nullopt, deleted_at, false, version_floor, false)),
       &OsdClient::DeleteAsync, [pending, record_repair](Result<wire::DeleteResponse> gone) {
-        if (gone.ok() || !IsOsdFailure(gone.status())) return pending->Done(gone.status());
+        if (gone.ok() || !IsOsdFailure(gone.status())) {
+          return pending->Done(gone.status());
+        }
         record_repair();
       });
 }
@@ -667,12 +679,7 @@ std::vector<Status> ClusterClient::DeleteDataObjects(const std::vector<Oid>& ori
   std::vector<Result<wire::DeleteResponse>> second = DeleteManyAndWait(replicas, floor);
   for (size_t j = 0; j < followed.size(); ++j) {
     const size_t k = followed[j];
-    const size_t i = batched[k];
-    if (!second[j].ok()) {
-      alone.push_back(i);  // deleting the original again finds it gone; the replica goes there
-      continue;
-    }
-    results[i] = MatchDataTombstones(first_copies[k], *first[k], replicas[j], *second[j]);
+    results[batched[k]] = FinishDeletion(first_copies[k], *first[k], second[j]);
   }
   for (size_t i : alone) results[i] = DeleteBothCopies(originals[i]);
   return results;

@@ -31,6 +31,7 @@ class OsdProxy final : public wire::Osd::Service {
     kCorruptRead,
     kRecoveringRead,
     kAnothersRecoveryRead,  // refused as a fenced peer refuses: another OSD recovers
+    kDeletesFail,           // every Delete and DeleteMany fails as an OSD that went down
   };
   // The item of every batched answer that a fault changes (the others pass as they are); a
   // short answer leaves out the last one.
@@ -68,12 +69,14 @@ class OsdProxy final : public wire::Osd::Service {
   grpc::Status Delete(grpc::ServerContext*, const wire::DeleteRequest* request,
                       wire::DeleteResponse* response) override {
     ++deletes;
+    if (fault_ == Fault::kDeletesFail) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "");
     return Forward(real_.Delete(*request), response);
   }
   grpc::Status DeleteMany(grpc::ServerContext*, const wire::DeleteManyRequest* request,
                           wire::DeleteManyResponse* response) override {
     ++delete_many_calls;
     if (fault_ == Fault::kOldOsd) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "");
+    if (fault_ == Fault::kDeletesFail) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "");
     grpc::Status status =
         Forward(Await<wire::DeleteManyResponse>(&OsdClient::DeleteManyAsync, *request), response);
     if (status.ok()) ChangeAnswer(response);
@@ -176,13 +179,15 @@ class BatchedCallsTest : public ::testing::Test {
     client_ = std::make_unique<ClusterClient>(map, options);
   }
 
-  // `n` whole objects whose original the proxied OSD holds, written (both copies) directly.
-  std::vector<Oid> ObjectsOnProxiedOsd(size_t n, std::vector<std::string>* bytes) {
+  // `n` whole objects whose original (or `copy`) the proxied OSD holds, written (both copies)
+  // directly.
+  std::vector<Oid> ObjectsOnProxiedOsd(size_t n, std::vector<std::string>* bytes,
+                                       CopyFlag copy = CopyFlag::kOriginal) {
     std::vector<Oid> oids;
     const Placement& placement = cluster_->client().placement();
     while (oids.size() < n) {
       const Oid oid{1, ++next_fno_, 0, ObjectType::kData, CopyFlag::kOriginal};
-      if (placement.OsdFor(oid) != proxied_) continue;
+      if (placement.OsdFor(oid.WithFlag(copy)) != proxied_) continue;
       const std::string data =
           "object of file " + std::to_string(oid.fno) + std::string(1000 + 97 * oids.size(), 'x');
       EXPECT_TRUE(cluster_->client().WriteBothCopies(oid, data, {.replace = true}).ok());
@@ -451,6 +456,23 @@ TEST_F(BatchedCallsTest, ADeleteLeftOutOrRefusedGoesAgainAlone) {
     EXPECT_EQ(proxy_->deletes.load(), 1) << "the one left out or refused, alone";
     ExpectGone(oids);
   }
+}
+
+// The replicas' OSD fails once their originals are deleted: each original keeps a tombstone
+// with a repair record, and the replay deletes the replica, so no copy is left without its twin.
+TEST_F(BatchedCallsTest, ReplicasWhoseOsdFailsAreDeletedByTheRepair) {
+  StartProxy(OsdProxy::Fault::kDeletesFail);
+  std::vector<std::string> bytes;
+  const std::vector<Oid> oids = ObjectsOnProxiedOsd(4, &bytes, CopyFlag::kReplica);
+  ExpectAllOk(client_->DeleteDataObjects(oids));
+  EXPECT_EQ(proxy_->delete_many_calls.load(), 1) << "the replicas, together";
+  for (const Oid& oid : oids) {
+    EXPECT_TRUE(cluster_->client().Read(oid.WithFlag(CopyFlag::kReplica)).ok())
+        << "the replica stays until the repair: " << oid.ToString();
+  }
+  const CommandResult repair = cluster_->Repair();
+  ASSERT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+  ExpectGone(oids);
 }
 
 }  // namespace
