@@ -98,6 +98,10 @@ TEST(ScrubTest, ReadsSurviveBadCopiesAndScrubRewritesEachOne) {
   EXPECT_EQ(first.report["stale"], 1) << first.report.dump();
   EXPECT_EQ(first.report["missing"], 1) << first.report.dump();
   EXPECT_EQ(first.report["repaired"], 7) << first.report.dump();
+  EXPECT_EQ(first.report["repaired_copies"].size(), 7u) << first.report.dump();
+  EXPECT_NE(first.report.dump().find(DataOid(fno, 9, CopyFlag::kReplica).ToString() + " missing"),
+            std::string::npos)
+      << first.report.dump();
   EXPECT_EQ(first.report["unrecoverable"], 0) << first.report.dump();
   ExpectTwoEqualCopies(cluster, kFnso, fno, objects);
 

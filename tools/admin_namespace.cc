@@ -158,11 +158,15 @@ int RunScrubCommand(const CommonFlags& common, uint32_t fnso, ScrubOptions optio
                                 {"misplaced", r->misplaced},
                                 {"unrecoverable", r->unrecoverable},
                                 {"unrecoverable_oids", r->unrecoverable_oids},
+                                {"repaired_copies", r->repaired_copies},
                                 {"dry_run", options.dry_run}}
                      .dump()
               << "\n";
   } else {
     for (const auto& oid : r->unrecoverable_oids) std::printf("no intact copy: %s\n", oid.c_str());
+    for (const auto& copy : r->repaired_copies) {
+      std::printf("%s: %s\n", options.dry_run ? "would rewrite" : "rewrote", copy.c_str());
+    }
     std::printf("namespace %u: %llu objects checked (%llu copies), %llu with two matching copies\n",
                 fnso, static_cast<unsigned long long>(r->objects),
                 static_cast<unsigned long long>(r->copies_listed),

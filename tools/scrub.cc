@@ -164,6 +164,10 @@ Result<ScrubReport> RunScrub(ClusterClient* cluster, uint32_t fnso, const ScrubO
       }
     }
     ++report.repaired;
+    if (report.repaired_copies.size() < ScrubReport::kMaxListed) {
+      report.repaired_copies.push_back(target.ToString() + " " +
+                                       std::string(ScrubReasonName(verdict.reason)));
+    }
     switch (verdict.reason) {
       case ScrubReason::kCorrupt:
         ++report.corrupt;

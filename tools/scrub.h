@@ -36,6 +36,8 @@ struct ScrubReport {
   uint64_t misplaced = 0;      // copies on an OSD placement does not name (rebalance's job)
   uint64_t unrecoverable = 0;  // no intact copy
   std::vector<std::string> unrecoverable_oids;  // the first kMaxListed of them
+  // The first kMaxListed copies rewritten, each as "<oid> <reason>" (ScrubReasonName).
+  std::vector<std::string> repaired_copies;
   static constexpr size_t kMaxListed = 100;
 };
 
