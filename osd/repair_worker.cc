@@ -184,8 +184,13 @@ Status RepairWorker::Push(const Oid& other, const CopyState& ours, uint64_t reco
   // afterwards holds the version it found, 0): the other copy may since hold a newer write of
   // its own. A metadata copy's delete that found it absent records at 0 as well (it keeps no
   // tombstone: see Delete), and the other copy must go, unconditionally as that delete was.
-  const uint64_t deleted_at = ours.tombstone ? ours.version : recorded_version;
+  // A data record above 0 was taken while our copy existed at that version: the deletion came
+  // after it, and a push of that version may have reached the other copy after the deletion
+  // did (a push crossing a delete). So the other copy goes up to that version, included; a
+  // newer write of its own, at a later floor, stays.
+  uint64_t deleted_at = ours.tombstone ? ours.version : recorded_version;
   if (deleted_at == 0 && other.type == ObjectType::kData) return Status::Ok();
+  if (!ours.tombstone && other.type == ObjectType::kData) ++deleted_at;
   wire::DeleteRequest r;
   r.set_epoch(epoch);
   *r.mutable_oid() = ToWire(other);
