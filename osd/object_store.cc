@@ -16,6 +16,7 @@
 #include "common/object_record.h"
 #include "common/oid.h"
 #include "osd/rocksdb_crc32c.h"
+#include "osd/rocksdb_logger.h"
 
 namespace orthofs {
 namespace {
@@ -389,6 +390,9 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
                                                        const StoreOptions& options) {
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
+  // No LOG file: on a disk full to the last byte RocksDB aborts at its next line after a failed
+  // append to it (osd/rocksdb_logger.h).
+  db_options.info_log = std::make_shared<RocksDbLogger>(dir);
   db_options.merge_operator = std::make_shared<AddInt64Operator>();
   db_options.use_direct_reads = options.direct_reads;
   // Records of older stores lay side by side in blob files until they moved to the data log,
