@@ -127,6 +127,13 @@ class ClusterClient {
   static bool IsOsdFailure(const Status& status) {
     return status.Is(StatusCode::kUnavailable) || status.Is(StatusCode::kDeadlineExceeded);
   }
+  // A replica's delete, after its original's, that a repair record on the original must bring
+  // along: its OSD failed, or its store refuses writes for now (a disk full to the last byte
+  // stops an OSD's store until it restarts, osd/store_write_stop.h). Deleting frees space, so
+  // the deletion stands rather than fail with the replica left behind alone.
+  static bool ReplicaDeleteFollowsByRecord(const Status& status) {
+    return IsOsdFailure(status) || status.Is(StatusCode::kNoSpace);
+  }
   // A read of one copy that the other copy should answer instead: its OSD failed, its bytes
   // are corrupt, or it is missing (a copy not yet repaired after a degraded write).
   static bool NeedsOtherCopy(const Status& status) {

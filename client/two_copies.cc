@@ -591,8 +591,8 @@ Status ClusterClient::FinishDeletion(const Oid& original_copy, const wire::Delet
     if (original_copy.type != ObjectType::kData) return Status::Ok();
     return MatchDataTombstones(original_copy, gone, original_copy.OtherCopy(), *replica);
   }
-  if (!IsOsdFailure(replica.status())) return replica.status();
-  // The replica's OSD is down: the original (deleted already) records the repair and
+  if (!ReplicaDeleteFollowsByRecord(replica.status())) return replica.status();
+  // The replica's OSD is down (or full): the original (deleted already) records the repair and
   // keeps a tombstone at the deletion's version, so that a rewrite there goes on above the
   // replica's version and the replay deletes the replica rather than find it newer. Only the
   // original's own answer carries that version: deleting it again would find nothing and answer 0.
@@ -620,7 +620,7 @@ void ClusterClient::MakeReplicaDeleteFollow(const Oid& original_copy,
       std::make_shared<wire::DeleteRequest>(
           DeleteRequestFor(replica_copy, std::nullopt, deleted_at, false, version_floor, false)),
       &OsdClient::DeleteAsync, [pending, record_repair](Result<wire::DeleteResponse> gone) {
-        if (gone.ok() || !IsOsdFailure(gone.status())) {
+        if (gone.ok() || !ReplicaDeleteFollowsByRecord(gone.status())) {
           return pending->Done(gone.status());
         }
         record_repair();

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,25 @@ struct Flags {
 int Fail(const std::string& message) {
   std::cerr << "orthofs-osd: " << message << "\n";
   return 1;
+}
+
+// Waits for SIGTERM or SIGINT and returns it; or, once the store stopped writing after a disk
+// error (osd/store_write_stop.h), for `room` bytes free on its disk for 5 s in a row, and
+// returns 0: the OSD then restarts in place, which reopens the store. (The 5 s keep a device
+// that fails again at once from restarting the OSD every second.)
+int WaitForSignalOrRoom(const sigset_t& signals, const orthofs::ObjectStore& store,
+                        const std::string& data_dir, uint64_t room) {
+  int seconds_with_room = 0;
+  while (true) {
+    const timespec second{1, 0};
+    if (const int sig = sigtimedwait(&signals, nullptr, &second); sig > 0) return sig;
+    if (!store.writes_stopped()) continue;
+    struct statvfs fs {};
+    const bool has_room = statvfs(data_dir.c_str(), &fs) == 0 &&
+                          static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize >= room;
+    seconds_with_room = has_room ? seconds_with_room + 1 : 0;
+    if (seconds_with_room == 5) return 0;
+  }
 }
 
 // Writable, creating it if missing; a clear message otherwise.
@@ -345,17 +365,33 @@ int main(int argc, char** argv) {
   if (*tls == nullptr) spdlog::warn("--insecure: plaintext gRPC, any peer may call anything");
   service.StartRecovery();
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  spdlog::info("signal {} ({}): shutting down", sig, strsignal(sig));
+  // Room for the store to go on: the reserve, and a memtable's flush above it.
+  const uint64_t room = (flags.reserve_mb << 20) + (64 << 20);
+  const int sig = WaitForSignalOrRoom(signals, **store, flags.data_dir, room);
+  if (sig == 0) {
+    spdlog::warn(
+        "OSD {}: {} MiB free again on {} after the disk error that stopped its store's "
+        "writes: restarting in place to reopen the store",
+        flags.id, room >> 20, flags.data_dir);
+  } else {
+    spdlog::info("signal {} ({}): shutting down", sig, strsignal(sig));
+  }
   if (!service.Drain(std::chrono::seconds(5))) {
     spdlog::warn("requests still in flight after 5 s; cancelling them");
   }
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
+  server.reset();  // its listening port, free for the restarted OSD
   metrics.reset();
   service.StopBackgroundWork();
   store->reset();
+  if (sig == 0) {
+    spdlog::default_logger()->flush();
+    // The same pid (pid files and supervisors see no change); SIGTERM and SIGINT stay blocked,
+    // so one sent meanwhile waits for the new sigwait.
+    execv("/proc/self/exe", argv);
+    return Fail(std::string("cannot restart (exec /proc/self/exe): ") + strerror(errno));
+  }
   spdlog::info("OSD {} stopped cleanly", flags.id);
   return 0;
 }

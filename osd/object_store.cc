@@ -261,6 +261,8 @@ void ObjectStore::MaintenanceThread() {
     if (closing_) return;
     const bool requested = compaction_requested_;
     compaction_requested_ = false;
+    // Stopped after a disk error: nothing is written until the OSD restarts.
+    if (write_stop_->stopped()) continue;
     lock.unlock();
     // Asked to reclaim space: every segment with garbage; else the mostly-garbage ones.
     if (Status st = CollectSegments(requested ? 0.0 : kCollectGarbageFraction); !st.ok()) {
@@ -454,6 +456,8 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   ORTHOFS_RETURN_IF_ERROR(DataLog::SyncExisting(dir + "/data-log"));
   auto flush_listener = std::make_shared<LogSyncBeforeFlush>();
   db_options.listeners.push_back(flush_listener);
+  auto write_stop = std::make_shared<StoreWriteStop>();
+  db_options.listeners.push_back(write_stop);
   rocksdb::Status s = rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
   if (!s.ok()) {
     if (s.ToString().find("lock file") != std::string::npos) {
@@ -479,6 +483,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   std::unique_ptr<ObjectStore> store(
       new ObjectStore(std::move(db), std::move(handles), std::move(*log), options));
   store->flush_listener_ = flush_listener;
+  store->write_stop_ = write_stop;
   store->block_cache_ = std::move(block_cache);
   if (Status st = store->RestoreSegmentUsage(*usage); !st.ok()) return st;
   if (Status st = store->BackfillSummaries(dir); !st.ok()) {
@@ -637,6 +642,7 @@ Status ObjectStore::PutRecordBytes(const std::string& key, const std::string& re
 Status ObjectStore::Commit(Batch* batch, bool sync) {
   if (batch->committed_) return Status::InvalidArgument("a store batch is committed only once");
   batch->committed_ = true;
+  ORTHOFS_RETURN_IF_ERROR(write_stop_->WritesAllowed());
   {
     // One change per key: the extents a change replaces are read before the write.
     std::vector<std::string> keys = batch->changed_keys_;
@@ -838,6 +844,7 @@ Status ObjectStore::BackfillSummaries(const std::string& dir) {
 }
 
 Status ObjectStore::SyncWal() {
+  ORTHOFS_RETURN_IF_ERROR(write_stop_->WritesAllowed());
   // The log's bytes first: the index must never be durable before what it refers to.
   ORTHOFS_RETURN_IF_ERROR(log_->Sync());
   ORTHOFS_RETURN_IF_ERROR(FromRocks(db_->SyncWAL(), "WAL sync"));
@@ -853,6 +860,7 @@ Result<std::string> ObjectStore::GetMeta(const std::string& name) const {
 }
 
 Status ObjectStore::PutMeta(const std::string& name, const std::string& value) {
+  ORTHOFS_RETURN_IF_ERROR(write_stop_->WritesAllowed());
   // A synced write makes the whole WAL durable: the log's bytes first (see Commit).
   ORTHOFS_RETURN_IF_ERROR(log_->Sync());
   rocksdb::WriteOptions wo;
@@ -914,6 +922,7 @@ Status ObjectStore::MoveRecordsToLog(const std::string& dir) {
 }
 
 Status ObjectStore::CollectSegments(double min_garbage_fraction) {
+  ORTHOFS_RETURN_IF_ERROR(write_stop_->WritesAllowed());
   if (min_garbage_fraction == 0.0) ORTHOFS_RETURN_IF_ERROR(log_->SealActiveIfGarbage());
   const std::vector<uint64_t> victims = log_->Victims(min_garbage_fraction, kCollectMaxLiveBytes);
   if (victims.empty()) return Status::Ok();

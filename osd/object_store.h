@@ -31,6 +31,7 @@
 #include "common/object_record.h"
 #include "common/status.h"
 #include "osd/data_log.h"
+#include "osd/store_write_stop.h"
 
 namespace orthofs {
 
@@ -195,6 +196,10 @@ class ObjectStore {
   bool data_log_unsynced() const { return log_->HasUnsynced(); }
   // Writes of the index made durable (synced commits, WAL syncs): what sync requests cost.
   uint64_t wal_syncs() const { return wal_syncs_.load(); }
+  // After RocksDB's first background error (a full disk, a failing device) every write is
+  // refused until the store is reopened (osd/store_write_stop.h); reads go on.
+  bool writes_stopped() const { return write_stop_->stopped(); }
+  Status WritesAllowed() const { return write_stop_->WritesAllowed(); }
 
   uint64_t object_count() const { return objects_.load(); }
   uint64_t byte_count() const { return bytes_.load(); }
@@ -264,6 +269,7 @@ class ObjectStore {
   std::thread compaction_thread_;
   std::unique_ptr<DataLog> log_;
   std::shared_ptr<rocksdb::EventListener> flush_listener_;  // syncs log_ before flushes
+  std::shared_ptr<StoreWriteStop> write_stop_;              // set by RocksDB's errors
   std::shared_ptr<rocksdb::Cache> block_cache_;             // RocksDB's (DropBlockCache)
   rocksdb::ColumnFamilyHandle* segment_usage_ = nullptr;    // live bytes per log segment
   std::array<std::mutex, 64> key_stripes_;
