@@ -394,7 +394,8 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
   db_options.create_if_missing = true;
   // No LOG file: on a disk full to the last byte RocksDB aborts at its next line after a failed
   // append to it (osd/rocksdb_logger.h).
-  db_options.info_log = std::make_shared<RocksDbLogger>(dir);
+  auto info_log = std::make_shared<RocksDbLogger>(dir);
+  db_options.info_log = info_log;
   db_options.merge_operator = std::make_shared<AddInt64Operator>();
   db_options.use_direct_reads = options.direct_reads;
   // Records of older stores lay side by side in blob files until they moved to the data log,
@@ -467,6 +468,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& dir,
     return FromRocks(s, "cannot open store in " + dir);
   }
   std::unique_ptr<rocksdb::DB> db(raw);
+  info_log->Opened();
   Result<std::map<uint64_t, int64_t>> usage = ReadSegmentUsage(db.get(), handles.at(2));
   Result<std::unique_ptr<DataLog>> log =
       usage.ok() ? DataLog::Open(dir + "/data-log",

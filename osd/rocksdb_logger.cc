@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -32,7 +33,9 @@ void RocksDbLogger::Logv(const char* format, va_list ap) {
 }
 
 void RocksDbLogger::Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) {
-  const auto spd_level = static_cast<spdlog::level::level_enum>(SpdlogLevelOf(level));
+  auto spd_level = static_cast<spdlog::level::level_enum>(SpdlogLevelOf(level));
+  if (!opened_.load(std::memory_order_relaxed))
+    spd_level = std::min(spd_level, spdlog::level::debug);
   if (!spdlog::should_log(spd_level)) return;  // most lines: no formatting at all
   char line[2048];
   va_list copy;

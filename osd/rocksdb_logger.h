@@ -10,6 +10,7 @@
 
 #include <rocksdb/env.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <memory>
 #include <string>
@@ -25,8 +26,13 @@ class RocksDbLogger final : public rocksdb::Logger {
   void Logv(const char* format, va_list ap) override;
   void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override;
 
+  // Until the store is open every line is debug: an open that fails says why in one line of
+  // the OSD's own (a held LOCK: "data dir ... is in use"), not also in RocksDB's words.
+  void Opened() { opened_.store(true, std::memory_order_relaxed); }
+
  private:
   const std::string name_;
+  std::atomic<bool> opened_{false};
 };
 
 // The spdlog level of a RocksDB log level (INFO and below: debug).

@@ -43,5 +43,25 @@ TEST(RocksDbLoggerTest, TheStoreLogsThroughSpdlogAndWritesNoLogFile) {
   std::filesystem::remove_all(dir);
 }
 
+// A failed open (the data dir in use) leaves its explanation to the caller: nothing at warn.
+TEST(RocksDbLoggerTest, AFailedOpenLogsNothingAboveDebug) {
+  const std::string dir = ::testing::TempDir() + "/rocksdb_logger_held_test";
+  std::filesystem::remove_all(dir);
+  Result<std::unique_ptr<ObjectStore>> holder = ObjectStore::Open(dir, StoreOptions{});
+  ASSERT_TRUE(holder.ok()) << holder.status().ToString();
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_level(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  Result<std::unique_ptr<ObjectStore>> second = ObjectStore::Open(dir, StoreOptions{});
+  spdlog::set_default_logger(previous);
+  ASSERT_FALSE(second.ok());  // RocksDB's LOCK is held (by this process here)
+  EXPECT_EQ(out.str(), "");
+  holder = Status::Internal("closed");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace orthofs
