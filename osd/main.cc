@@ -145,75 +145,104 @@ orthofs::Result<RunningMaps> ChooseMaps(orthofs::ObjectStore* store,
   return RunningMaps{file_map, {}};
 }
 
+// The options of `orthofs-osd --help`; --id and --map are required, but checked after parsing
+// so that an unknown flag is reported as such rather than as a missing --id.
+void AddFlags(CLI::App* app, Flags* flags, CLI::Option** id_option, CLI::Option** map_option) {
+  *id_option = app->add_option("--id", flags->id, "this OSD's id in the cluster map (required)");
+  *map_option = app->add_option("--map", flags->map_path, "cluster map file, YAML (required)");
+  app->add_option("--data-dir", flags->data_dir,
+                  "store directory (default /var/lib/orthofs/osd-ID)");
+  app->add_option("--metrics", flags->metrics,
+                  "serve Prometheus metrics at http://HOST:PORT/metrics (default: off)");
+  app->add_option("--listen", flags->listen,
+                  "listen address host:port (default: this OSD's address in the map)");
+  app->add_option("--cache-mb", flags->cache_mb, "object cache size in MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  app->add_option("--reserve-mb", flags->reserve_mb,
+                  "refuse writes (NO_SPACE) that would leave less free space on the data dir's "
+                  "file system; the store needs room for its log, flushes and compactions (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30));
+  app->add_option("--threads", flags->threads, "request polling threads (busy calls get more)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app->add_option("--log-level", flags->log_level, "trace|debug|info|warn|error|critical|off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app->add_flag("--sync-writes", flags->sync_writes,
+                "fsync the WAL on every write (default: only writes that ask for it)");
+  app->add_flag("--direct-reads", flags->direct_reads, "O_DIRECT store reads (cold-read tests)");
+  app->add_flag("--keep-written-pages", flags->keep_written_pages,
+                "keep written object bytes in the page cache once on disk (default: dropped, so "
+                "that streams of writes do not push out what reads use)");
+  app->add_option("--disk-model", flags->disk_model,
+                  "experiments: none, or hdd (reads also take a 7200 rpm disk's seek, rotation "
+                  "and transfer time; see common/disk_model.h)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "hdd"}));
+  app->add_option("--peer-timeout-ms", flags->peer_timeout_ms,
+                  "deadline of one call to another OSD (a repair's push, a recovery's ask)")
+      ->capture_default_str()
+      ->check(CLI::Range(50, 600000));
+  app->add_option("--recovery-limit-s", flags->recovery_limit_s,
+                  "at start, refuse reads at most this long while peers replay the writes this "
+                  "OSD missed (past it, copies a peer has not replayed yet are served stale)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400));
+  app->add_option("--stall-recovery-ms", flags->stall_recovery_ms,
+                  "after not running for longer than this (stopped, a paused VM, starved of CPU), "
+                  "recover as after a restart: peers may have taken changes of its copies alone "
+                  "meanwhile (0: off; keep it below the 500 ms after which a client or a peer "
+                  "gives up on a silent OSD)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600000));
+  // Hidden (an empty group): tests hold an OSD in its recovering state with it.
+  app->add_option("--hold-recovery-while", flags->hold_recovery_while,
+                  "for tests: recovery waits to ask the peers while this file exists")
+      ->group("");
+  app->add_flag("--serial", flags->serial,
+                "do prefetch work inline on the request path (default: its own executor)");
+  app->add_option("--prefetch-threads", flags->prefetch_threads, "threads of the prefetch executor")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app->add_option("--prefetch", flags->expected_prefetch,
+                  "none|spa|cor: refuse to start unless the cluster map prefetches this way");
+  orthofs::AddTlsFlags(app, &flags->tls, "osd.ID");
+}
+
+// The gRPC server of `service`, listening (`bound_port` 0 when it could not).
+std::unique_ptr<grpc::Server> StartServer(const Flags& flags, const orthofs::TlsIdentity* tls,
+                                          uint32_t object_size, orthofs::OsdService* service,
+                                          int* bound_port) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(flags.listen, orthofs::ServerCredentialsFor(tls), bound_port);
+  builder.RegisterService(service);
+  // gRPC would otherwise let a second OSD bind the same port (SO_REUSEPORT).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const auto& [name, value] : orthofs::SocketReadArguments()) {
+    builder.AddChannelArgument(name, value);
+  }
+  builder.SetOption(orthofs::TcpCongestionServerOption());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(object_size) * 2 + (1 << 20));
+  builder.SetMaxSendMessageSize(static_cast<int>(orthofs::kMaxObjectSize) + (4 << 20));
+  // The sync server runs each call on its own thread and answers RESOURCE_EXHAUSTED beyond
+  // the quota: a client writing many objects at once needs far more than --threads pollers.
+  grpc::ResourceQuota quota("orthofs-osd");
+  quota.SetMaxThreads(std::max(flags.threads * 16, 256));
+  builder.SetResourceQuota(quota);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, flags.threads);
+  return builder.BuildAndStart();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"orthofs-osd: an OrthoFS object storage daemon (RocksDB store, gRPC service)."};
-  // --id and --map are required, but checked after parsing so that an unknown flag is
-  // reported as such rather than as a missing --id.
-  CLI::Option* id_option =
-      app.add_option("--id", flags.id, "this OSD's id in the cluster map (required)");
-  CLI::Option* map_option =
-      app.add_option("--map", flags.map_path, "cluster map file, YAML (required)");
-  app.add_option("--data-dir", flags.data_dir, "store directory (default /var/lib/orthofs/osd-ID)");
-  app.add_option("--metrics", flags.metrics,
-                 "serve Prometheus metrics at http://HOST:PORT/metrics (default: off)");
-  app.add_option("--listen", flags.listen,
-                 "listen address host:port (default: this OSD's address in the map)");
-  app.add_option("--cache-mb", flags.cache_mb, "object cache size in MiB")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--reserve-mb", flags.reserve_mb,
-                 "refuse writes (NO_SPACE) that would leave less free space on the data dir's "
-                 "file system; the store needs room for its log, flushes and compactions (0: off)")
-      ->capture_default_str()
-      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30));
-  app.add_option("--threads", flags.threads, "request polling threads (busy calls get more)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  app.add_option("--log-level", flags.log_level, "trace|debug|info|warn|error|critical|off")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  app.add_flag("--sync-writes", flags.sync_writes,
-               "fsync the WAL on every write (default: only writes that ask for it)");
-  app.add_flag("--direct-reads", flags.direct_reads, "O_DIRECT store reads (cold-read tests)");
-  app.add_flag("--keep-written-pages", flags.keep_written_pages,
-               "keep written object bytes in the page cache once on disk (default: dropped, so "
-               "that streams of writes do not push out what reads use)");
-  app.add_option("--disk-model", flags.disk_model,
-                 "experiments: none, or hdd (reads also take a 7200 rpm disk's seek, rotation "
-                 "and transfer time; see common/disk_model.h)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"none", "hdd"}));
-  app.add_option("--peer-timeout-ms", flags.peer_timeout_ms,
-                 "deadline of one call to another OSD (a repair's push, a recovery's ask)")
-      ->capture_default_str()
-      ->check(CLI::Range(50, 600000));
-  app.add_option("--recovery-limit-s", flags.recovery_limit_s,
-                 "at start, refuse reads at most this long while peers replay the writes this "
-                 "OSD missed (past it, copies a peer has not replayed yet are served stale)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 86400));
-  app.add_option("--stall-recovery-ms", flags.stall_recovery_ms,
-                 "after not running for longer than this (stopped, a paused VM, starved of CPU), "
-                 "recover as after a restart: peers may have taken changes of its copies alone "
-                 "meanwhile (0: off; keep it below the 500 ms after which a client or a peer "
-                 "gives up on a silent OSD)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 600000));
-  // Hidden (an empty group): tests hold an OSD in its recovering state with it.
-  app.add_option("--hold-recovery-while", flags.hold_recovery_while,
-                 "for tests: recovery waits to ask the peers while this file exists")
-      ->group("");
-  app.add_flag("--serial", flags.serial,
-               "do prefetch work inline on the request path (default: its own executor)");
-  app.add_option("--prefetch-threads", flags.prefetch_threads, "threads of the prefetch executor")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--prefetch", flags.expected_prefetch,
-                 "none|spa|cor: refuse to start unless the cluster map prefetches this way");
-  orthofs::AddTlsFlags(&app, &flags.tls, "osd.ID");
+  CLI::Option* id_option = nullptr;
+  CLI::Option* map_option = nullptr;
+  AddFlags(&app, &flags, &id_option, &map_option);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -335,25 +364,9 @@ int main(int argc, char** argv) {
     spdlog::info("metrics at {}", metrics->url());
   }
 
-  grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(flags.listen, orthofs::ServerCredentialsFor(tls->get()), &bound_port);
-  builder.RegisterService(&service);
-  // gRPC would otherwise let a second OSD bind the same port (SO_REUSEPORT).
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  for (const auto& [name, value] : orthofs::SocketReadArguments()) {
-    builder.AddChannelArgument(name, value);
-  }
-  builder.SetOption(orthofs::TcpCongestionServerOption());
-  builder.SetMaxReceiveMessageSize(static_cast<int>(map->object_size) * 2 + (1 << 20));
-  builder.SetMaxSendMessageSize(static_cast<int>(orthofs::kMaxObjectSize) + (4 << 20));
-  // The sync server runs each call on its own thread and answers RESOURCE_EXHAUSTED beyond
-  // the quota: a client writing many objects at once needs far more than --threads pollers.
-  grpc::ResourceQuota quota("orthofs-osd");
-  quota.SetMaxThreads(std::max(flags.threads * 16, 256));
-  builder.SetResourceQuota(quota);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, flags.threads);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  std::unique_ptr<grpc::Server> server =
+      StartServer(flags, tls->get(), map->object_size, &service, &bound_port);
   if (!server || bound_port == 0) {
     return Fail("cannot listen on " + flags.listen + " (address in use or not local?)");
   }
