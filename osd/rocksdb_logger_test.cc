@@ -13,6 +13,23 @@
 namespace orthofs {
 namespace {
 
+// spdlog's default logger writes to `out` at `level` while this lives.
+class CapturedLog {
+ public:
+  explicit CapturedLog(spdlog::level::level_enum level) : previous_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>(
+        "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger->set_level(level);
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
 TEST(RocksDbLoggerTest, LevelsMapToSpdlogs) {
   EXPECT_EQ(SpdlogLevelOf(rocksdb::InfoLogLevel::INFO_LEVEL), spdlog::level::debug);
   EXPECT_EQ(SpdlogLevelOf(rocksdb::InfoLogLevel::HEADER_LEVEL), spdlog::level::debug);
@@ -24,21 +41,18 @@ TEST(RocksDbLoggerTest, LevelsMapToSpdlogs) {
 
 // An object store logs RocksDB's lines through spdlog and keeps no LOG file.
 TEST(RocksDbLoggerTest, TheStoreLogsThroughSpdlogAndWritesNoLogFile) {
-  std::ostringstream out;
-  auto previous = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
-  logger->set_level(spdlog::level::debug);
-  spdlog::set_default_logger(logger);
   const std::string dir = ::testing::TempDir() + "/rocksdb_logger_test";
   std::filesystem::remove_all(dir);
+  std::string logged;
   {
+    CapturedLog log(spdlog::level::debug);
     Result<std::unique_ptr<ObjectStore>> store = ObjectStore::Open(dir, StoreOptions{});
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     ASSERT_TRUE((*store)->PutMeta("name", "value").ok());
+    store = Status::Internal("closed");
+    logged = log.text();
   }
-  spdlog::set_default_logger(previous);
-  EXPECT_NE(out.str().find("rocksdb " + dir + ": "), std::string::npos) << out.str();
+  EXPECT_NE(logged.find("rocksdb " + dir + ": "), std::string::npos) << logged;
   EXPECT_FALSE(std::filesystem::exists(dir + "/LOG"));
   std::filesystem::remove_all(dir);
 }
@@ -49,16 +63,14 @@ TEST(RocksDbLoggerTest, AFailedOpenLogsNothingAboveDebug) {
   std::filesystem::remove_all(dir);
   Result<std::unique_ptr<ObjectStore>> holder = ObjectStore::Open(dir, StoreOptions{});
   ASSERT_TRUE(holder.ok()) << holder.status().ToString();
-  std::ostringstream out;
-  auto previous = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
-  logger->set_level(spdlog::level::info);
-  spdlog::set_default_logger(logger);
-  Result<std::unique_ptr<ObjectStore>> second = ObjectStore::Open(dir, StoreOptions{});
-  spdlog::set_default_logger(previous);
-  ASSERT_FALSE(second.ok());  // RocksDB's LOCK is held (by this process here)
-  EXPECT_EQ(out.str(), "");
+  std::string logged;
+  {
+    CapturedLog log(spdlog::level::info);
+    Result<std::unique_ptr<ObjectStore>> second = ObjectStore::Open(dir, StoreOptions{});
+    EXPECT_FALSE(second.ok());  // RocksDB's LOCK is held (by this process here)
+    logged = log.text();
+  }
+  EXPECT_EQ(logged, "");
   holder = Status::Internal("closed");
   std::filesystem::remove_all(dir);
 }

@@ -24,6 +24,19 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
+# `orthofs repair` leaves no record, then `orthofs scrub` finds two matching copies of every
+# object of namespace 1 (it names the copies it had to rewrite when not).
+expect_repaired_and_scrubbed() {
+  "$bin/orthofs" repair --timeout-ms 120000 > "$work/repair.out" ||
+    fail "records left: $(cat "$work/repair.out")"
+  "$bin/orthofs" scrub --fnso 1 --json --timeout-ms 60000 > "$work/scrub.out" \
+    2> "$work/scrub.log" || fail "scrub failed: $(cat "$work/scrub.out" "$work/scrub.log")"
+  python3 - "$work/scrub.out" << 'EOF' || fail "copies differ after repair: $(cat "$work/scrub.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["objects"] > 0 and r["matched"] == r["objects"] else 1)
+EOF
+}
 
 if declare -F before_cluster_up > /dev/null; then before_cluster_up; fi
 "$src/deploy/local-cluster" up --osds "${cluster_osds:-3}" --dir "$cluster" --mount "$mnt" \

@@ -109,13 +109,5 @@ for i in $(seq 1 40); do
 done
 
 step "repair and scrub: two matching copies of everything"
-"$bin/orthofs" repair --timeout-ms 60000 > "$work/repair.out" ||
-  fail "records left: $(cat "$work/repair.out")"
-"$bin/orthofs" scrub --fnso 1 --json > "$work/scrub.out" ||
-  fail "scrub failed: $(cat "$work/scrub.out")"
-python3 - "$work/scrub.out" << 'PY' || fail "copies differ: $(cat "$work/scrub.out")"
-import json, sys
-r = json.load(open(sys.argv[1]))
-sys.exit(0 if r["objects"] > 0 and r["matched"] == r["objects"] else 1)
-PY
+expect_repaired_and_scrubbed
 echo "osd_disk_full_test: all checks passed"

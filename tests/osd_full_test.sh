@@ -55,13 +55,5 @@ cmp "$work/after" "$mnt/after" || fail "data written after freeing space reads b
 cmp "$work/before" "$mnt/before" || fail "data written before reads back wrong"
 
 step "repair and scrub: two matching copies of everything"
-"$bin/orthofs" repair --timeout-ms 60000 > "$work/repair.out" ||
-  fail "records left: $(cat "$work/repair.out")"
-"$bin/orthofs" scrub --fnso 1 --json > "$work/scrub.out" ||
-  fail "scrub failed: $(cat "$work/scrub.out")"
-python3 - "$work/scrub.out" << 'PY' || fail "copies differ: $(cat "$work/scrub.out")"
-import json, sys
-r = json.load(open(sys.argv[1]))
-sys.exit(0 if r["objects"] > 0 and r["matched"] == r["objects"] else 1)
-PY
+expect_repaired_and_scrubbed
 echo "osd_full_test: all checks passed ($(counter writes_refused_full) writes refused while full)"

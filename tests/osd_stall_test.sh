@@ -61,16 +61,6 @@ EOF
     fail "the mount never found OSD $victim silent: $(tail -n 20 "$cluster/mount.log")"
 
   step "OSD $victim going on: repair, scrub"
-  "$bin/orthofs" repair --timeout-ms 120000 > "$work/repair.out" ||
-    fail "records left: $(cat "$work/repair.out")"
-  # Its log names each copy it rewrote: the failure message shows them.
-  scrub_out() { cat "$work/scrub.out" "$work/scrub.log"; }
-  "$bin/orthofs" scrub --fnso 1 --json --timeout-ms 60000 > "$work/scrub.out" \
-    2> "$work/scrub.log" || fail "scrub failed: $(scrub_out)"
-  python3 - "$work/scrub.out" << 'EOF' || fail "copies differ after repair: $(scrub_out)"
-import json, sys
-r = json.load(open(sys.argv[1]))
-sys.exit(0 if r["objects"] > 0 and r["matched"] == r["objects"] else 1)
-EOF
+  expect_repaired_and_scrubbed
 done
 echo "PASS"
