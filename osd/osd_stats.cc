@@ -62,6 +62,9 @@ void OsdStats::Fill(wire::StatsResponse* response) const {
     response->set_filesystem_id(static_cast<uint64_t>(fs.f_fsid));
   }
   response->set_reserve_bytes(sources_.reserve_bytes);
+  if (Status writes = store->WritesAllowed(); !writes.ok()) {
+    response->set_writes_stopped(writes.message());
+  }
   auto& counters = *response->mutable_counters();
   for (int m = 0; m < kMethodCount; ++m) {
     counters[std::string(kMethodNames[m]) + "_calls"] = methods_[m].calls.load();
@@ -126,6 +129,9 @@ std::string OsdStats::RenderMetrics(bool recovering) const {
   out.Gauge("orthofs_osd_map_epoch", "Cluster map epoch", stats.epoch(), osd);
   out.Gauge("orthofs_osd_recovering", "1 while waiting for the others to replay missed writes",
             recovering ? 1 : 0, osd);
+  out.Gauge("orthofs_osd_store_writes_stopped",
+            "1 once a disk error stopped the store's writes (until the OSD restarts)",
+            stats.writes_stopped().empty() ? 0 : 1, osd);
   if (sources_.tls_not_after > 0) {
     out.Gauge("orthofs_osd_tls_certificate_expiry_timestamp_seconds",
               "When this OSD's TLS certificate expires (alert well before)",

@@ -66,8 +66,21 @@ wait_for 30 grep -q "writes stopped until the OSD restarts" "$log" ||
   fail "the store never stopped writing: $(tail -n 20 "$log")"
 osd0_alive
 
-step "OSD 0 up: reads served, writes refused with ENOSPC (no EIO, no hang)"
-"$bin/orthofs" status > "$work/status.out" || fail "an OSD is down: $(cat "$work/status.out")"
+step "OSD 0 up: status says read-only and why, reads served, writes refused with ENOSPC"
+set +e
+"$bin/orthofs" status --json > "$work/status.out" 2> "$work/status.err"
+status=$?
+set -e
+[ "$status" -eq 3 ] || fail "status exit $status, not 3 (degraded): $(cat "$work/status.out")"
+python3 - "$work/status.out" << 'PY' || fail "status: $(cat "$work/status.out")"
+import json, sys
+osds = {o["id"]: o for o in json.load(open(sys.argv[1]))["osds"]}
+ok = (osds[0]["state"] == "read-only" and "No space left" in osds[0]["writes_stopped"] and
+      all(o["state"] == "up" for i, o in osds.items() if i != 0))
+sys.exit(0 if ok else 1)
+PY
+grep -q "OSD 0: OSD store stopped writing" "$work/status.err" ||
+  fail "status did not say why: $(cat "$work/status.err")"
 echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true
 cmp "$work/before" "$mnt/before" || fail "data written before the disk filled reads back wrong"
 for i in $(seq 21 40); do

@@ -80,6 +80,7 @@ int RunStatus(const CommonFlags& common, bool json) {
   if (!cluster.ok()) return Error(cluster.status().message());
   nlohmann::json out = nlohmann::json::array();
   int down = 0;
+  std::vector<std::string> stopped;  // "OSD 3: why", for the lines after the table
   std::vector<uint32_t> answered;
   std::vector<OsdSpace> spaces;
   if (!json) {
@@ -101,7 +102,13 @@ int RunStatus(const CommonFlags& common, bool json) {
       }
     } else {
       const bool epoch_ok = stats->epoch() == (*cluster)->map().epoch;
-      row["state"] = "up";
+      // Up, but refusing writes until it restarts (a disk error stopped its store).
+      const bool read_only = !stats->writes_stopped().empty();
+      row["state"] = read_only ? "read-only" : "up";
+      if (read_only) {
+        row["writes_stopped"] = stats->writes_stopped();
+        stopped.push_back("OSD " + std::to_string(osd->osd_id()) + ": " + stats->writes_stopped());
+      }
       row["epoch"] = stats->epoch();
       row["epoch_matches_map"] = epoch_ok;
       row["objects"] = stats->objects();
@@ -121,8 +128,9 @@ int RunStatus(const CommonFlags& common, bool json) {
                                 address.substr(0, address.rfind(':'))});
       if (!json) {
         std::printf("%-4u %-22s %-5s %6llu%s %10llu %11s %11s %11s\n", osd->osd_id(),
-                    osd->address().c_str(), "up", static_cast<unsigned long long>(stats->epoch()),
-                    epoch_ok ? "" : "!", static_cast<unsigned long long>(stats->objects()),
+                    osd->address().c_str(), read_only ? "ro" : "up",
+                    static_cast<unsigned long long>(stats->epoch()), epoch_ok ? "" : "!",
+                    static_cast<unsigned long long>(stats->objects()),
                     HumanBytes(stats->bytes()).c_str(), HumanBytes(stats->capacity_bytes()).c_str(),
                     HumanBytes(stats->available_bytes()).c_str());
       }
@@ -152,11 +160,12 @@ int RunStatus(const CommonFlags& common, bool json) {
     }
   }
   if (wrong_map) std::cerr << "orthofs: " << *wrong_map << "\n";
+  for (const std::string& line : stopped) std::cerr << "orthofs: " << line << "\n";
   if (plaintext_refused) {
     std::cerr << "orthofs: no OSD answered a plaintext (--insecure) connection; if the cluster "
                  "runs mutual TLS, drop --insecure and give --tls-dir\n";
   }
-  return down == 0 && !wrong_map ? kExitOk : kExitDegraded;
+  return down == 0 && stopped.empty() && !wrong_map ? kExitOk : kExitDegraded;
 }
 
 // ---- stats ----
