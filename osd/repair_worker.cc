@@ -275,11 +275,20 @@ wire::RepairResponse RepairWorker::RunPass(std::optional<uint32_t> only_osd) {
       if (st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kDeadlineExceeded)) {
         unreachable.insert(other_osd);
         result.set_unreachable(result.unreachable() + 1);
+      } else if (st.Is(StatusCode::kNoSpace)) {
+        if (refusing_full_.insert(other_osd).second) {
+          spdlog::warn("repair: OSD {} refuses pushes as full, its records wait: {}", other_osd,
+                       st.ToString());
+        }
       } else {
         spdlog::warn("repair: {} on OSD {} refused: {}", other->ToString(), other_osd,
                      st.ToString());
       }
       continue;
+    }
+    // A full OSD still takes deletes: only a written copy ends the episode.
+    if (ours->exists && refusing_full_.erase(other_osd) > 0) {
+      spdlog::info("repair: OSD {} takes pushes again", other_osd);
     }
     // One sync per OSD for a batch of pushes, not one per push: a pass of hundreds of records
     // (an OSD's restart under load) took 5 ms a record, and the restarted OSD refuses

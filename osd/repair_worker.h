@@ -114,6 +114,9 @@ class RepairWorker {
   std::mutex peers_mu_;
   std::map<uint32_t, std::unique_ptr<OsdClient>> peers_;  // made on first use, by OSD id
   std::mutex pass_mu_;
+  // OSDs refusing pushes as full (NO_SPACE) since their last accepted push: logged once per
+  // episode, not once per record and pass. Guarded by pass_mu_.
+  std::set<uint32_t> refusing_full_;
   std::atomic<bool> pending_{true};  // records may exist from before a restart
   std::atomic<uint64_t> repaired_total_{0};
   std::atomic<uint64_t> recovery_asks_repeated_{0};

@@ -121,6 +121,13 @@ for i in $(seq 1 40); do
   fi
 done
 
+# The peers' pushes to OSD 0 waited while it was full: one line each, not one per record.
+for id in 1 2; do
+  [ "$(grep -c "on OSD 0 refused: NO_SPACE" "$cluster/osd-$id.log")" -eq 0 ] &&
+    [ "$(grep -c "OSD 0 refuses pushes as full" "$cluster/osd-$id.log")" -le 1 ] ||
+    fail "OSD $id logged every refused push: $(grep -c "OSD 0" "$cluster/osd-$id.log") lines"
+done
+
 step "repair and scrub: two matching copies of everything"
 expect_repaired_and_scrubbed
 echo "osd_disk_full_test: all checks passed"
