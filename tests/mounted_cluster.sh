@@ -24,6 +24,16 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
+# expect_enospc_write FILE MIB: writing MIB MiB to FILE (fsynced) fails with ENOSPC, within
+# 120 s (not a hang, not another error).
+expect_enospc_write() {
+  local status=0
+  timeout 120 dd if=/dev/urandom of="$1" bs=1M count="$2" conv=fsync 2> "$work/dd.err" ||
+    status=$?
+  [ "$status" -ne 124 ] || fail "a write of $2 MiB to $1 hung on a full disk"
+  [ "$status" -ne 0 ] || fail "$2 MiB fit in $1 on a full disk"
+  grep -q "No space left on device" "$work/dd.err" || fail "not ENOSPC: $(cat "$work/dd.err")"
+}
 # `orthofs repair` leaves no record, then `orthofs scrub` finds two matching copies of every
 # object of namespace 1 (it names the copies it had to rewrite when not).
 expect_repaired_and_scrubbed() {

@@ -41,13 +41,7 @@ dd if=/dev/zero of="$disk/ballast-rest" bs=4k 2> /dev/null || true
   fail "the ballast left room: $(df -h "$disk" | tail -1)"
 
 step "writes fail with ENOSPC; deletes make the store flush, which fails and stops its writes"
-set +e
-timeout 120 dd if=/dev/urandom of="$mnt/refused" bs=1M count=8 conv=fsync 2> "$work/dd.err"
-status=$?
-set -e
-[ "$status" -ne 124 ] || fail "a write hung on a full disk"
-[ "$status" -ne 0 ] || fail "8 MiB fit on a full disk"
-grep -q "No space left on device" "$work/dd.err" || fail "not ENOSPC: $(cat "$work/dd.err")"
+expect_enospc_write "$mnt/refused" 8
 # That write met the full disk in the data log, or the free-space guard once it looked again
 # (at least every second). A write the guard refuses marks OSD 0 full; a delete (it takes no
 # space of its own) on a full OSD asks for a flush and compaction, and the flush meets the full
@@ -86,12 +80,7 @@ cmp "$work/before" "$mnt/before" || fail "data written before the disk filled re
 for i in $(seq 21 40); do
   [ "$(cat "$mnt/small/f$i")" = "small file $i" ] || fail "small/f$i reads back wrong"
 done
-set +e
-timeout 120 dd if=/dev/urandom of="$mnt/refused2" bs=1M count=8 conv=fsync 2> "$work/dd.err"
-status=$?
-set -e
-[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "a write to the stopped store: status $status"
-grep -q "No space left on device" "$work/dd.err" || fail "not ENOSPC: $(cat "$work/dd.err")"
+expect_enospc_write "$mnt/refused2" 8
 rm -f "$mnt/refused2" || true
 osd0_alive
 

@@ -28,13 +28,7 @@ cp "$work/before" "$mnt/before"
 
 step "ballast leaves 40 MiB above the reserve; a 200 MiB write fails with ENOSPC"
 fallocate -l $((($(free_mb) - reserve_mb - 40) << 20)) "$disk/ballast"
-set +e
-timeout 120 dd if=/dev/urandom of="$mnt/big" bs=1M count=200 conv=fsync 2> "$work/dd.err"
-status=$?
-set -e
-[ "$status" -ne 124 ] || fail "the write hung on a full OSD"
-[ "$status" -ne 0 ] || fail "200 MiB fit on a full OSD: $(free_mb) MiB free"
-grep -q "No space left on device" "$work/dd.err" || fail "not ENOSPC: $(cat "$work/dd.err")"
+expect_enospc_write "$mnt/big" 200
 [ "$(counter writes_refused_full)" -gt 0 ] || fail "OSD 0 counted no refused write"
 
 step "OSD 0 stays up, old data reads back, deleting works"
